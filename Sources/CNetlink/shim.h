@@ -1,0 +1,37 @@
+// The C boundary of the Reachability package: libmnl plus the few things Swift
+// cannot import directly. Only prefixed `static inline` wrappers live here.
+// Do not include <linux/if.h> (it clashes with glibc's <net/if.h>); interface
+// flags and ARPHRD values are retyped in Sources/Reachability/Netlink/Constants.swift.
+#ifndef CNETLINK_SHIM_H
+#define CNETLINK_SHIM_H
+
+#include <libmnl/libmnl.h>
+#include <linux/rtnetlink.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <errno.h>
+#include <sys/prctl.h>
+
+/// MNL_SOCKET_BUFFER_SIZE is a macro over sysconf; Swift cannot import it.
+static inline size_t cnl_socket_buffer_size(void) { return MNL_SOCKET_BUFFER_SIZE; }
+
+/// NLMSG_HDRLEN / NLA_HDRLEN are macro expressions.
+static inline size_t cnl_nlmsg_hdrlen(void) { return MNL_NLMSG_HDRLEN; }
+static inline size_t cnl_attr_hdrlen(void) { return MNL_ATTR_HDRLEN; }
+static inline size_t cnl_align(size_t len) { return MNL_ALIGN(len); }
+
+/// setns(2) for a network namespace. Called through syscall(2) so that the
+/// declaration does not depend on _GNU_SOURCE having been defined first.
+static inline int cnl_setns_net(int fd) { return (int)syscall(SYS_setns, fd, 0x40000000 /* CLONE_NEWNET */); }
+
+/// eventfd(2) with close-on-exec and non-blocking flags.
+static inline int cnl_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+
+/// The current thread's kernel thread id (for diagnostics and tests).
+static inline int cnl_gettid(void) { return (int)syscall(SYS_gettid); }
+
+/// Names the calling thread (prctl PR_SET_NAME; at most 15 bytes are kept).
+static inline int cnl_set_thread_name(const char *name) { return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL); }
+
+#endif

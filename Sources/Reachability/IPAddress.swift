@@ -1,0 +1,156 @@
+import Glibc
+
+/// An IPv4 or IPv6 address, parsed strictly.
+///
+/// Only the standard literal forms are accepted: dotted-quad IPv4 with four
+/// decimal parts (`"1.2.3"` and `"0x7f.1"` are rejected, unlike `inet_aton`) and
+/// RFC 4291 IPv6, optionally with a zone (`"fe80::1%eth0"` or `"fe80::1%2"`). A
+/// zone names an interface of the process's own network namespace.
+///
+/// `Sendable`: a plain value.
+public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
+    /// The address family.
+    public enum Family: String, Sendable, Hashable {
+        case ipv4, ipv6
+    }
+
+    /// The family of this address.
+    public let family: Family
+    /// The IPv6 zone (interface index), 0 when none.
+    public let scopeID: UInt32
+    // Network byte order: IPv4 in the high 4 bytes of `high`; IPv6 across both.
+    private let high: UInt64
+    private let low: UInt64
+
+    /// Parses an address literal, throwing ``ReachabilityError/Code/invalidAddress``
+    /// with the input in the message when it is not one.
+    public init(_ string: String) throws(ReachabilityError) {
+        guard !string.isEmpty else {
+            throw ReachabilityError(.invalidAddress, "\"\" is not an IP address: the string is empty")
+        }
+        guard string.utf8.count <= 64, !string.utf8.contains(0) else {
+            throw ReachabilityError(.invalidAddress, "\(Self.quoted(string)) is not an IPv4 or IPv6 address literal")
+        }
+        if let v4 = Self.parse(string, family: AF_INET, size: 4) {
+            self.init(validBytes: v4, scopeID: 0)
+            return
+        }
+        var literal = Substring(string)
+        var scope: UInt32 = 0
+        if let percent = string.firstIndex(of: "%") {
+            literal = string[..<percent]
+            let zone = String(string[string.index(after: percent)...])
+            guard !zone.isEmpty else {
+                throw ReachabilityError(.invalidAddress, "\(Self.quoted(string)) has an empty zone after '%'")
+            }
+            if let number = UInt32(zone), number > 0 {
+                scope = number
+            } else {
+                scope = if_nametoindex(zone)
+                guard scope != 0 else {
+                    throw ReachabilityError(
+                        .invalidAddress, "\(Self.quoted(string)) names zone \"\(zone)\", which is no interface here")
+                }
+            }
+        }
+        guard let v6 = Self.parse(String(literal), family: AF_INET6, size: 16) else {
+            let hint =
+                string.contains(where: { $0.isLetter && !$0.isHexDigit }) && !string.contains(":")
+                ? " (a hostname? use Reachability(hostname:) for names)" : ""
+            throw ReachabilityError(.invalidAddress, "\(Self.quoted(string)) is not an IPv4 or IPv6 address literal\(hint)")
+        }
+        if scope != 0 {
+            let candidate = IPAddress(validBytes: v6, scopeID: 0)
+            guard candidate.isLinkLocal || candidate.isMulticastLinkLocal else {
+                throw ReachabilityError(
+                    .invalidAddress, "\(Self.quoted(string)) has a zone, but only link-local IPv6 addresses take one")
+            }
+        }
+        self.init(validBytes: v6, scopeID: scope)
+    }
+
+    /// Creates an address from 4 (IPv4) or 16 (IPv6) bytes in network order;
+    /// `nil` for any other count. The scope applies to IPv6 only.
+    public init?(bytes: some Collection<UInt8>, scopeID: UInt32 = 0) {
+        let array = Array(bytes)
+        guard array.count == 4 || array.count == 16 else { return nil }
+        self.init(validBytes: array, scopeID: scopeID)
+    }
+
+    /// `bytes` must hold exactly 4 or 16 bytes.
+    init(validBytes array: [UInt8], scopeID: UInt32) {
+        if array.count == 4 {
+            family = .ipv4
+            high = array.reduce(0) { $0 << 8 | UInt64($1) } << 32
+            low = 0
+            self.scopeID = 0
+        } else {
+            family = .ipv6
+            high = array[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
+            low = array[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
+            self.scopeID = scopeID
+        }
+    }
+
+    /// The address in network byte order: 4 or 16 bytes.
+    public var bytes: [UInt8] {
+        let count = family == .ipv4 ? 4 : 16
+        return (0..<count).map { i in
+            i < 8 ? UInt8(truncatingIfNeeded: high >> (56 - 8 * UInt64(i))) : UInt8(truncatingIfNeeded: low >> (56 - 8 * UInt64(i - 8)))
+        }
+    }
+
+    /// The canonical text form (`inet_ntop`), with `%zone` when there is one.
+    public var description: String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let af = family == .ipv4 ? AF_INET : AF_INET6
+        let text = bytes.withUnsafeBytes { raw -> String in
+            guard inet_ntop(af, raw.baseAddress, &buffer, socklen_t(buffer.count)) != nil else { return "?" }
+            return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+        return scopeID == 0 ? text : "\(text)%\(scopeID)"
+    }
+
+    /// IPv4 169.254.0.0/16 or IPv6 fe80::/10.
+    public var isLinkLocal: Bool {
+        switch family {
+        case .ipv4: return high >> 48 == 0xA9FE
+        case .ipv6: return high >> 54 == 0xFE80 >> 6
+        }
+    }
+
+    /// IPv4 127.0.0.0/8 or IPv6 ::1.
+    public var isLoopback: Bool {
+        switch family {
+        case .ipv4: return high >> 56 == 127
+        case .ipv6: return high == 0 && low == 1
+        }
+    }
+
+    var isMulticastLinkLocal: Bool { family == .ipv6 && high >> 48 == 0xFF02 }
+
+    /// True for 0.0.0.0 and ::.
+    var isUnspecified: Bool { high == 0 && low == 0 }
+
+    /// IPv4 0.0.0.0, Apple's "the Internet" target.
+    static let ipv4Any = IPAddress(validBytes: [0, 0, 0, 0], scopeID: 0)
+
+    private static func parse(_ string: String, family: Int32, size: Int) -> [UInt8]? {
+        var out = [UInt8](repeating: 0, count: size)
+        let ok = out.withUnsafeMutableBytes { inet_pton(family, string, $0.baseAddress) }
+        return ok == 1 ? out : nil
+    }
+
+    static func quoted(_ string: String) -> String {
+        let shown = string.utf8.count > 80 ? String(string.prefix(80)) + "…" : string
+        var escaped = ""
+        for scalar in shown.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                escaped += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return "\"\(escaped)\""
+    }
+}

@@ -1,0 +1,114 @@
+/// What the monitor knows about one interface: its link state, its addresses,
+/// and how it was classified.
+struct InterfaceState: Sendable, Equatable {
+    var index: Int32
+    var name: String
+    var flags: UInt32
+    var hardwareType: UInt16
+    var operState: UInt8
+    var kind: String?
+    var classification: InterfaceClassification
+
+    var isUp: Bool { flags & IFF.up != 0 }
+    var hasCarrier: Bool { flags & IFF.lowerUp != 0 }
+    var isLoopback: Bool { flags & IFF.loopback != 0 }
+
+    var publicInterface: NetworkInterface {
+        NetworkInterface(name: name, index: Int(index), type: classification.type)
+    }
+}
+
+/// An address on an interface, with the flags that decide whether it is usable.
+struct InterfaceAddress: Sendable, Hashable {
+    var address: IPAddress
+    var prefixLength: UInt8
+    var flags: UInt32
+    var scope: UInt8
+
+    /// Still in duplicate address detection (IPv6).
+    var isTentative: Bool { flags & IFA.fTentative != 0 && flags & IFA.fOptimistic == 0 }
+    /// Duplicate address detection found a conflict: never usable.
+    var isDADFailed: Bool { flags & IFA.fDADFailed != 0 }
+}
+
+/// The link and address state of one network namespace, built from an rtnetlink
+/// dump and kept current by events. A value type: the monitor hands copies to
+/// evaluation, which is pure.
+struct InterfaceTable: Sendable, Equatable {
+    private(set) var interfaces: [Int32: InterfaceState] = [:]
+    /// Addresses by interface index. Kept apart from `interfaces` because an
+    /// address event can arrive for a link the table has not seen yet.
+    private(set) var addresses: [Int32: [InterfaceAddress]] = [:]
+
+    init() {}
+
+    subscript(index: Int32) -> InterfaceState? { interfaces[index] }
+
+    func addresses(of index: Int32) -> [InterfaceAddress] { addresses[index] ?? [] }
+
+    /// The interface and address that own `address`, if any interface does.
+    func owner(of address: IPAddress) -> (index: Int32, address: InterfaceAddress)? {
+        for (index, list) in addresses {
+            if let match = list.first(where: { $0.address == address }) { return (index, match) }
+        }
+        return nil
+    }
+
+    /// Applies one message. Returns true when anything the evaluation reads changed.
+    /// `classify` is called only for links that are new or renamed or changed kind.
+    @discardableResult
+    mutating func apply(_ message: NetlinkMessage, classify: (LinkMessage) -> InterfaceClassification) -> Bool {
+        switch message {
+        case .newLink(let link):
+            let old = interfaces[link.index]
+            let name = link.name ?? old?.name ?? "if\(link.index)"
+            var merged = link
+            merged.name = name
+            let kind = link.kind ?? old?.kind
+            merged.kind = kind
+            let classification: InterfaceClassification
+            if let old, old.name == name, old.kind == kind, old.hardwareType == link.hardwareType {
+                classification = old.classification
+            } else {
+                classification = classify(merged)
+            }
+            let state = InterfaceState(
+                index: link.index, name: name, flags: link.flags, hardwareType: link.hardwareType,
+                operState: link.operState ?? old?.operState ?? IFOper.unknown, kind: kind,
+                classification: classification)
+            guard state != old else { return false }
+            interfaces[link.index] = state
+            return true
+        case .deletedLink(let link):
+            let hadLink = interfaces.removeValue(forKey: link.index) != nil
+            let hadAddresses = addresses.removeValue(forKey: link.index) != nil
+            return hadLink || hadAddresses
+        case .newAddress(let message):
+            let entry = InterfaceAddress(
+                address: message.address, prefixLength: message.prefixLength, flags: message.flags,
+                scope: message.scope)
+            var list = addresses[message.index] ?? []
+            if let position = list.firstIndex(where: {
+                $0.address == entry.address && $0.prefixLength == entry.prefixLength
+            }) {
+                guard list[position] != entry else { return false }
+                list[position] = entry
+            } else {
+                list.append(entry)
+            }
+            addresses[message.index] = list
+            return true
+        case .deletedAddress(let message):
+            guard var list = addresses[message.index],
+                let position = list.firstIndex(where: {
+                    $0.address == message.address && $0.prefixLength == message.prefixLength
+                })
+            else { return false }
+            list.remove(at: position)
+            addresses[message.index] = list.isEmpty ? nil : list
+            return true
+        case .route, .rule, .error, .done, .overrun, .ignored:
+            return false
+        }
+    }
+}

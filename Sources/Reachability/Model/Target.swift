@@ -1,0 +1,87 @@
+/// The answer for one target: its flags and the output interface the kernel chose.
+struct ReachabilityState: Sendable, Equatable {
+    var flags: ReachabilityFlags
+    var interface: NetworkInterface?
+
+    static let unreachable = ReachabilityState(flags: [], interface: nil)
+}
+
+/// One RTM_GETROUTE question: "which way would a packet to `destination` go?"
+struct LookupRequest: Sendable, Hashable {
+    var destination: IPAddress
+    var source: IPAddress?
+}
+
+/// The kernel's answer to a lookup.
+enum LookupResult: Sendable, Equatable {
+    /// The kernel answered with an error: ENETUNREACH (no route), EHOSTUNREACH
+    /// (unreachable route), EINVAL (blackhole), EACCES (prohibit), or another.
+    case noRoute(errno: Int32)
+    /// The route the kernel would use.
+    case route(RouteMessage)
+}
+
+/// What a `Reachability` instance watches.
+enum Target: Sendable, Hashable, CustomStringConvertible {
+    /// The Internet (Apple's 0.0.0.0): the better of an IPv4 and an IPv6 lookup
+    /// for a global unicast address.
+    case internet
+    /// One address.
+    case address(IPAddress)
+    /// A remote address reached from a given local address.
+    case addressPair(local: IPAddress, remote: IPAddress)
+    /// The local link (Apple's reachabilityForLocalWiFi, 169.254.0.0).
+    case linkLocal
+
+    /// Global unicast addresses whose lookups stand for "the Internet". Nothing is
+    /// ever sent to them: the kernel is only asked which way a packet would go.
+    static let internetProbeV4 = IPAddress(validBytes: [8, 8, 8, 8], scopeID: 0)
+    static let internetProbeV6 = IPAddress(
+        validBytes: [0x20, 0x01, 0x48, 0x60, 0x48, 0x60, 0, 0, 0, 0, 0, 0, 0, 0, 0x88, 0x88], scopeID: 0)
+
+    /// The lookups this target needs, in the order `evaluate` expects their results.
+    var lookups: [LookupRequest] {
+        switch self {
+        case .internet:
+            return [LookupRequest(destination: Self.internetProbeV4), LookupRequest(destination: Self.internetProbeV6)]
+        case .address(let address):
+            return [LookupRequest(destination: address)]
+        case .addressPair(let local, let remote):
+            return [LookupRequest(destination: remote, source: local)]
+        case .linkLocal:
+            return []
+        }
+    }
+
+    /// Combines the lookup results (one per entry of `lookups`) with the
+    /// interface table. Pure.
+    func evaluate(_ results: [LookupResult], in table: InterfaceTable) -> ReachabilityState {
+        switch self {
+        case .internet:
+            guard results.count == 2 else { return .unreachable }
+            let v4 = FlagsEvaluator.evaluate(results[0], destination: Self.internetProbeV4, in: table)
+            let v6 = FlagsEvaluator.evaluate(results[1], destination: Self.internetProbeV6, in: table)
+            return FlagsEvaluator.better(v4, v6)
+        case .address(let address):
+            guard let result = results.first else { return .unreachable }
+            return FlagsEvaluator.evaluate(result, destination: address, in: table)
+        case .addressPair(let local, let remote):
+            // A local address this host does not own can't be a source: nothing is reachable from it.
+            guard let result = results.first, let owner = table.owner(of: local), !owner.address.isDADFailed else {
+                return .unreachable
+            }
+            return FlagsEvaluator.evaluate(result, destination: remote, in: table)
+        case .linkLocal:
+            return FlagsEvaluator.evaluateLocalLink(in: table)
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .internet: return "internet"
+        case .address(let address): return address.description
+        case .addressPair(let local, let remote): return "\(local) → \(remote)"
+        case .linkLocal: return "link-local"
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Synchronization
+
+/// One monitor per watched namespace, shared by every client in the process:
+/// started by the first client, stopped after the last one leaves. Ten thousand
+/// targets share one event socket.
+enum MonitorRegistry {
+    /// What makes two environments share a monitor.
+    struct Key: Hashable, Sendable {
+        var namespace: FileIdentity?
+        var sysfsRoot: String?
+        var eventReceiveBuffer: Int
+
+        init(_ environment: NetworkEnvironment) throws(ReachabilityError) {
+            if let path = environment.networkNamespacePath {
+                switch Syscall.fileIdentity(path) {
+                case .success(let identity): namespace = identity
+                case .failure(let failure):
+                    throw ReachabilityError(.namespace, "network namespace \(path) is not usable", errno: failure.errno)
+                }
+            }
+            sysfsRoot = environment.sysfsRoot
+            eventReceiveBuffer = environment.eventReceiveBuffer
+        }
+    }
+
+    private static let monitors = Mutex<[Key: NetlinkMonitor]>([:])
+
+    /// Adds `client` to its namespace's monitor, starting the monitor if it is
+    /// the first. Throws when the monitor cannot start (socket errors).
+    static func register(_ client: any MonitorClient, environment: NetworkEnvironment) throws(ReachabilityError)
+        -> NetlinkMonitor
+    {
+        let key = try Key(environment)
+        let outcome: Result<NetlinkMonitor, ReachabilityError> = monitors.withLock { monitors in
+            if let running = monitors[key] {
+                running.add(client)
+                return .success(running)
+            }
+            do throws(ReachabilityError) {
+                let monitor = try NetlinkMonitor(environment: environment)
+                monitor.add(client)
+                try monitor.start()
+                monitors[key] = monitor
+                return .success(monitor)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try outcome.get()
+    }
+
+    /// Removes `client`; stops the monitor (outside the registry lock) when it was the last.
+    static func unregister(_ client: any MonitorClient, from monitor: NetlinkMonitor) {
+        let finished = monitors.withLock { monitors -> NetlinkMonitor? in
+            guard monitor.remove(client) == 0 else { return nil }
+            for (key, value) in monitors where value === monitor {
+                monitors[key] = nil
+            }
+            return monitor
+        }
+        finished?.stop()
+    }
+
+    /// The running monitor for `environment`, if any.
+    static func running(for environment: NetworkEnvironment) -> NetlinkMonitor? {
+        guard let key = try? Key(environment) else { return nil }
+        return monitors.withLock { $0[key] }
+    }
+
+    /// How many monitors are running (tests check that targets share one).
+    static var runningCount: Int { monitors.withLock { $0.count } }
+}
+
+/// Evaluates a target once, without a notifier: through the running monitor of
+/// its namespace when there is one, else with a short-lived request socket.
+enum OneShotEvaluator {
+    static func evaluate(_ target: Target, environment: NetworkEnvironment) throws(ReachabilityError)
+        -> ReachabilityState
+    {
+        if let monitor = MonitorRegistry.running(for: environment),
+            let (state, _) = try? monitor.evaluate(target)
+        {
+            return state
+        }
+        let sysfs = SysfsReader(root: environment.sysfsRoot)
+        return try JoinableThread.inNamespace(environment.networkNamespacePath) { () throws(ReachabilityError) in
+            let socket = try NetlinkSocket(receiveBuffer: 1 << 20)
+            var table = InterfaceTable()
+            for message in try socket.dump(NLMsgType.getLink) + socket.dump(NLMsgType.getAddr) {
+                table.apply(message) { InterfaceClassifier.classify($0, sysfs: sysfs) }
+            }
+            return target.evaluate(try socket.lookup(target.lookups), in: table)
+        }
+    }
+}

@@ -1,0 +1,326 @@
+import Dispatch
+import Synchronization
+
+/// Something the monitor evaluates after every relevant kernel event.
+protocol MonitorClient: AnyObject, Sendable {
+    var target: Target { get }
+    /// Called on the monitor's reader thread (or the registering thread) with a
+    /// fresh evaluation. Must not call user code or block.
+    func monitor(didEvaluate state: ReachabilityState, generation: UInt64)
+}
+
+/// The process-wide monitor of one network namespace: one event socket joined
+/// to the link, address, route and rule groups, one request socket for dumps and
+/// lookups, and one reader thread that blocks in poll(2) until the kernel has
+/// news or `stop()` is called. It serves every client (Reachability instance)
+/// of its namespace.
+final class NetlinkMonitor: Sendable {
+    struct Shared: Sendable {
+        /// The published interface table: what one-off evaluations read.
+        var table = InterfaceTable()
+        var clients: [ObjectIdentifier: any MonitorClient] = [:]
+        /// Bumped each time the table or the routing state changes.
+        var generation: UInt64 = 0
+        var stopRequested = false
+        var statistics = MonitorStatistics()
+    }
+
+    let environment: NetworkEnvironment
+    private let shared = Mutex(Shared())
+    /// The request socket, shared by the reader thread and registering threads.
+    private let requests = Mutex<RequestSocket?>(nil)
+    private let wake: Int32
+    private let thread = Mutex<JoinableThread?>(nil)
+
+    init(environment: NetworkEnvironment) throws(ReachabilityError) {
+        self.environment = environment
+        switch Syscall.eventfd() {
+        case .success(let fd): wake = fd
+        case .failure(let failure): throw failure.reachabilityError
+        }
+    }
+
+    deinit {
+        Syscall.close(wake)
+    }
+
+    var statistics: MonitorStatistics { shared.withLock { $0.statistics } }
+    var clientCount: Int { shared.withLock { $0.clients.count } }
+
+    func add(_ client: any MonitorClient) {
+        shared.withLock { $0.clients[ObjectIdentifier(client)] = client }
+    }
+
+    /// Removes a client; returns how many remain.
+    func remove(_ client: any MonitorClient) -> Int {
+        shared.withLock {
+            $0.clients[ObjectIdentifier(client)] = nil
+            return $0.clients.count
+        }
+    }
+
+    // MARK: Lifecycle
+
+    /// Starts the reader thread and waits until it has subscribed and loaded the
+    /// initial link and address dump. Throws what the thread could not do.
+    func start() throws(ReachabilityError) {
+        let ready = ResultBox<Bool>()
+        let semaphore = DispatchSemaphore(value: 0)
+        let reader = try JoinableThread(name: "reachability-nl") { [self] in
+            run(ready: ready, semaphore: semaphore)
+        }
+        semaphore.wait()
+        do throws(ReachabilityError) {
+            _ = try ready.get()
+        } catch {
+            reader.join()
+            throw error
+        }
+        thread.withLock { $0 = reader }
+    }
+
+    /// Stops the reader thread and closes the sockets. Returns after the thread
+    /// has exited (unless called on the reader thread itself).
+    func stop() {
+        shared.withLock { $0.stopRequested = true }
+        Syscall.signal(wake)
+        guard let reader = thread.withLock({ current -> JoinableThread? in
+            defer { current = nil }
+            return current
+        }) else { return }
+        if reader.isCurrent { reader.detach() } else { reader.join() }
+    }
+
+    // MARK: Evaluation
+
+    /// Evaluates `target` now: the published table plus fresh kernel lookups.
+    func evaluate(_ target: Target) throws(ReachabilityError) -> (ReachabilityState, UInt64) {
+        let (table, generation) = shared.withLock { ($0.table, $0.generation) }
+        let results = try lookup(target.lookups)
+        return (target.evaluate(results, in: table), generation)
+    }
+
+    private func lookup(_ requests: [LookupRequest]) throws(ReachabilityError) -> [LookupResult] {
+        guard !requests.isEmpty else { return [] }
+        let outcome: Result<[LookupResult], ReachabilityError> = self.requests.withLock { socket in
+            guard let socket else {
+                return .failure(ReachabilityError(.systemCall, "the netlink monitor is stopped"))
+            }
+            do throws(ReachabilityError) { return .success(try socket.socket.lookup(requests)) } catch {
+                return .failure(error)
+            }
+        }
+        return try outcome.get()
+    }
+
+    // MARK: Reader thread
+
+    private func run(ready: ResultBox<Bool>, semaphore: DispatchSemaphore) {
+        let events: NetlinkSocket
+        var table = InterfaceTable()
+        let sysfs = SysfsReader(root: environment.sysfsRoot)
+        do throws(ReachabilityError) {
+            if let path = environment.networkNamespacePath {
+                if case .failure(let failure) = Syscall.enterNetworkNamespace(path) {
+                    throw ReachabilityError(.namespace, "cannot enter network namespace \(path)", errno: failure.errno)
+                }
+            }
+            // Subscribe first, then dump: events that race with the dump queue up
+            // on the event socket and are applied after it.
+            events = try NetlinkSocket(receiveBuffer: environment.eventReceiveBuffer, groups: RTNLGroup.monitored)
+            let request = try NetlinkSocket(receiveBuffer: 4 << 20)
+            try Self.load(into: &table, from: request, sysfs: sysfs)
+            let published = table
+            shared.withLock {
+                $0.table = published
+                $0.generation &+= 1
+                $0.statistics.eventReceiveBuffer = events.receiveBufferSize
+            }
+            requests.withLock { $0 = RequestSocket(socket: request) }
+            ready.set(.success(true))
+        } catch {
+            ready.set(.failure(error))
+            semaphore.signal()
+            return
+        }
+        semaphore.signal()
+        loop(events: events, table: &table, sysfs: sysfs)
+        requests.withLock { $0 = nil }
+    }
+
+    /// Replaces `table` with a fresh dump of links and addresses (never routes).
+    private static func load(into table: inout InterfaceTable, from socket: NetlinkSocket, sysfs: SysfsReader)
+        throws(ReachabilityError)
+    {
+        let links = try socket.dump(NLMsgType.getLink)
+        let addresses = try socket.dump(NLMsgType.getAddr)
+        var fresh = InterfaceTable()
+        for message in links + addresses {
+            fresh.apply(message) { table.reuseOrClassify($0, sysfs: sysfs) }
+        }
+        table = fresh
+    }
+
+    private func loop(events: NetlinkSocket, table: inout InterfaceTable, sysfs: SysfsReader) {
+        var retryPending = false
+        while true {
+            // No timer while nothing changes; a 1 s retry only after a failed pass.
+            let ready = Syscall.poll([events.fd, wake], timeoutMilliseconds: retryPending ? 1000 : -1)
+            guard case .success(let readable) = ready else { return }
+            if readable[1] {
+                Syscall.drain(wake)
+                if shared.withLock({ $0.stopRequested }) { return }
+            }
+            var pass = Pass()
+            if readable[0] { drain(events, into: &table, pass: &pass, sysfs: sysfs) }
+            if pass.needsResync {
+                resync(&table, sysfs: sysfs, pass: &pass)
+            }
+            if pass.changed || retryPending {
+                let published = table
+                let tableChanged = pass.tableChanged
+                shared.withLock {
+                    if tableChanged { $0.table = published }
+                    $0.generation &+= 1
+                    $0.statistics.evaluationPasses += 1
+                }
+                retryPending = !reevaluateAll()
+            }
+            if shared.withLock({ $0.stopRequested }) { return }
+        }
+    }
+
+    private struct Pass {
+        var changed = false
+        var tableChanged = false
+        var needsResync = false
+    }
+
+    /// Most datagrams handled per wake-up before evaluating; bounds the work (and
+    /// the staleness) of one pass during a storm. The rest waits in the socket.
+    static let drainLimit = 8192
+
+    private func drain(_ events: NetlinkSocket, into table: inout InterfaceTable, pass: inout Pass, sysfs: SysfsReader) {
+        var messages = 0
+        for _ in 0..<Self.drainLimit {
+            let received: NetlinkSocket.Received
+            do throws(ReachabilityError) {
+                received = try events.receive()
+            } catch {
+                pass.needsResync = true
+                return
+            }
+            switch received {
+            case .empty:
+                break
+            case .overrun:
+                // The kernel dropped events: our picture may be wrong. Keep the socket, re-dump.
+                pass.needsResync = true
+                shared.withLock { $0.statistics.overruns += 1 }
+                continue
+            case .datagram(let bytes):
+                let parsed = NetlinkParser.parse(bytes)
+                messages += parsed.messages.count
+                for item in parsed.messages {
+                    switch item.message {
+                    case .route, .rule:
+                        pass.changed = true
+                    case .overrun:
+                        pass.needsResync = true
+                    default:
+                        if table.apply(item.message, classify: { InterfaceClassifier.classify($0, sysfs: sysfs) }) {
+                            pass.changed = true
+                            pass.tableChanged = true
+                        }
+                    }
+                }
+                if parsed.malformed != nil {
+                    pass.needsResync = true
+                    shared.withLock { $0.statistics.malformedMessages += 1 }
+                }
+                continue
+            }
+            break
+        }
+        let count = messages
+        shared.withLock { $0.statistics.eventsReceived += count }
+    }
+
+    private func resync(_ table: inout InterfaceTable, sysfs: SysfsReader, pass: inout Pass) {
+        let outcome: Result<InterfaceTable, ReachabilityError> = requests.withLock { socket in
+            guard let socket else { return .failure(ReachabilityError(.systemCall, "stopped")) }
+            var fresh = table
+            do throws(ReachabilityError) {
+                try Self.load(into: &fresh, from: socket.socket, sysfs: sysfs)
+                return .success(fresh)
+            } catch { return .failure(error) }
+        }
+        if case .success(let fresh) = outcome { table = fresh }
+        pass.changed = true
+        pass.tableChanged = true
+        shared.withLock { $0.statistics.resyncs += 1 }
+    }
+
+    /// Looks up every client's target (pipelined, identical lookups shared) and
+    /// hands each its new state. Returns false when the lookups failed.
+    private func reevaluateAll() -> Bool {
+        let (clients, table, generation) = shared.withLock { (Array($0.clients.values), $0.table, $0.generation) }
+        guard !clients.isEmpty else { return true }
+        var unique: [LookupRequest: Int] = [:]
+        var ordered: [LookupRequest] = []
+        let plans = clients.map { client in
+            client.target.lookups.map { request in
+                if let slot = unique[request] { return slot }
+                unique[request] = ordered.count
+                ordered.append(request)
+                return ordered.count - 1
+            }
+        }
+        let results: [LookupResult]
+        do throws(ReachabilityError) {
+            results = try lookup(ordered)
+        } catch {
+            shared.withLock { $0.statistics.failedPasses += 1 }
+            return false
+        }
+        for (client, plan) in zip(clients, plans) {
+            let state = client.target.evaluate(plan.map { results[$0] }, in: table)
+            client.monitor(didEvaluate: state, generation: generation)
+        }
+        return true
+    }
+}
+
+/// The request socket, boxed so the `Mutex` can own it.
+struct RequestSocket: @unchecked Sendable {
+    // @unchecked: the socket is only used inside NetlinkMonitor.requests' lock.
+    let socket: NetlinkSocket
+}
+
+/// Counters kept by a monitor, for tests and diagnostics.
+struct MonitorStatistics: Sendable, Equatable {
+    /// Times the kernel reported dropped events (ENOBUFS).
+    var overruns = 0
+    /// Re-dumps of links and addresses after an overrun or a malformed message.
+    var resyncs = 0
+    var malformedMessages = 0
+    var eventsReceived = 0
+    var evaluationPasses = 0
+    var failedPasses = 0
+    /// SO_RCVBUF the kernel granted the event socket.
+    var eventReceiveBuffer = 0
+}
+
+extension InterfaceTable {
+    /// Keeps the classification of a link that is already known under the same
+    /// name and kind: sysfs is read once per interface, not once per event.
+    func reuseOrClassify(_ link: LinkMessage, sysfs: SysfsReader) -> InterfaceClassification {
+        if let known = self[link.index], known.name == link.name, known.kind == link.kind,
+            known.hardwareType == link.hardwareType
+        {
+            return known.classification
+        }
+        return InterfaceClassifier.classify(link, sysfs: sysfs)
+    }
+}
+

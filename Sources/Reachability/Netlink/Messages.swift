@@ -1,0 +1,331 @@
+import CNetlink
+
+/// A link as rtnetlink describes it (RTM_NEWLINK / RTM_DELLINK, family AF_UNSPEC).
+struct LinkMessage: Sendable, Equatable {
+    var index: Int32
+    var name: String?
+    var flags: UInt32
+    var hardwareType: UInt16
+    var operState: UInt8?
+    var kind: String?
+}
+
+/// An interface address (RTM_NEWADDR / RTM_DELADDR).
+struct AddressMessage: Sendable, Equatable {
+    var index: Int32
+    var address: IPAddress
+    var prefixLength: UInt8
+    var flags: UInt32
+    var scope: UInt8
+}
+
+/// A route (RTM_NEWROUTE / RTM_DELROUTE, and the answer to an RTM_GETROUTE lookup).
+struct RouteMessage: Sendable, Equatable {
+    var family: UInt8
+    var type: UInt8
+    var table: UInt32
+    var destinationLength: UInt8
+    var outputInterface: Int32?
+    var hasGateway: Bool
+    var preferredSource: IPAddress?
+    var priority: UInt32?
+}
+
+/// One parsed netlink message.
+enum NetlinkMessage: Sendable, Equatable {
+    case newLink(LinkMessage)
+    case deletedLink(LinkMessage)
+    case newAddress(AddressMessage)
+    case deletedAddress(AddressMessage)
+    case route(RouteMessage, deleted: Bool)
+    case rule(deleted: Bool)
+    /// NLMSG_ERROR: `errno` 0 is an acknowledgement.
+    case error(errno: Int32)
+    case done
+    case overrun
+    /// A valid message of a type or family the monitor does not use.
+    case ignored(type: UInt16)
+}
+
+/// A message with the header fields the socket layer matches on.
+struct ParsedMessage: Sendable, Equatable {
+    var sequence: UInt32
+    var flags: UInt16
+    var message: NetlinkMessage
+}
+
+/// Why a buffer could not be parsed completely.
+struct MalformedMessage: Error, Sendable, Equatable, CustomStringConvertible {
+    var offset: Int
+    var reason: String
+    var description: String { "malformed netlink message at byte \(offset): \(reason)" }
+}
+
+/// Parses the contents of one netlink datagram. Every length is checked (with
+/// libmnl's `mnl_nlmsg_ok`, `mnl_attr_ok` and `mnl_attr_validate`) before it is
+/// read; unknown attribute types are skipped; a malformed message stops parsing
+/// and is reported, with the messages before it, so the caller can resync.
+enum NetlinkParser {
+    struct Result: Sendable {
+        var messages: [ParsedMessage] = []
+        var malformed: MalformedMessage?
+    }
+
+    /// Parses `bytes`, which may start at any alignment (it is copied when needed).
+    static func parse(_ bytes: UnsafeRawBufferPointer) -> Result {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return Result() }
+        if Int(bitPattern: base) % 4 == 0 {
+            return parseAligned(base, count: bytes.count)
+        }
+        let words = (bytes.count + 3) / 4
+        var aligned = [UInt32](repeating: 0, count: words)
+        return aligned.withUnsafeMutableBytes { copy in
+            copy.copyMemory(from: bytes)
+            // The copy has room for `words * 4` bytes; only `bytes.count` are input.
+            return parseAligned(UnsafeRawPointer(copy.baseAddress!), count: bytes.count)
+        }
+    }
+
+    static func parse(_ bytes: [UInt8]) -> Result {
+        bytes.withUnsafeBytes { parse($0) }
+    }
+
+    private static func parseAligned(_ base: UnsafeRawPointer, count: Int) -> Result {
+        var result = Result()
+        guard count <= Int(Int32.max) else {
+            result.malformed = MalformedMessage(offset: 0, reason: "buffer larger than 2 GiB")
+            return result
+        }
+        var remaining = Int32(count)
+        var header = base.assumingMemoryBound(to: nlmsghdr.self)
+        while remaining > 0 {
+            let offset = count - Int(remaining)
+            guard mnl_nlmsg_ok(header, remaining) else {
+                result.malformed = MalformedMessage(
+                    offset: offset, reason: "header or length out of bounds (\(remaining) bytes left)")
+                return result
+            }
+            switch parseOne(header) {
+            case .success(let message):
+                result.messages.append(
+                    ParsedMessage(
+                        sequence: header.pointee.nlmsg_seq, flags: header.pointee.nlmsg_flags, message: message))
+            case .failure(let reason):
+                result.malformed = MalformedMessage(offset: offset, reason: reason)
+                return result
+            }
+            header = UnsafePointer(mnl_nlmsg_next(header, &remaining))
+        }
+        return result
+    }
+
+    private enum One {
+        case success(NetlinkMessage)
+        case failure(String)
+    }
+
+    private static func parseOne(_ header: UnsafePointer<nlmsghdr>) -> One {
+        let type = header.pointee.nlmsg_type
+        switch type {
+        case NLMsgType.done:
+            return .success(.done)
+        case NLMsgType.overrun:
+            return .success(.overrun)
+        case NLMsgType.noop:
+            return .success(.ignored(type: type))
+        case NLMsgType.error:
+            guard mnl_nlmsg_get_payload_len(header) >= MemoryLayout<Int32>.size else {
+                return .failure("NLMSG_ERROR shorter than its error code")
+            }
+            let code = mnl_nlmsg_get_payload(header).loadUnaligned(as: Int32.self)
+            // The kernel sends negative errno values; take the magnitude without trapping on Int32.min.
+            return .success(.error(errno: code == Int32.min ? Int32.max : abs(code)))
+        case NLMsgType.newLink, NLMsgType.delLink:
+            return parseLink(header, deleted: type == NLMsgType.delLink)
+        case NLMsgType.newAddr, NLMsgType.delAddr:
+            return parseAddress(header, deleted: type == NLMsgType.delAddr)
+        case NLMsgType.newRoute, NLMsgType.delRoute:
+            return parseRoute(header, deleted: type == NLMsgType.delRoute)
+        case NLMsgType.newRule, NLMsgType.delRule:
+            return .success(.rule(deleted: type == NLMsgType.delRule))
+        default:
+            return .success(.ignored(type: type))
+        }
+    }
+
+    /// Calls `body` for each attribute after a fixed header of `headerSize` bytes.
+    /// Returns a failure reason when the header or an attribute is out of bounds.
+    private static func forEachAttribute(
+        _ header: UnsafePointer<nlmsghdr>, headerSize: Int, _ body: (UnsafePointer<nlattr>) -> String?
+    ) -> String? {
+        let aligned = cnl_align(headerSize)
+        guard mnl_nlmsg_get_payload_len(header) >= aligned else {
+            return "payload shorter than its \(headerSize)-byte family header"
+        }
+        let tail = UnsafeRawPointer(mnl_nlmsg_get_payload_tail(header))!
+        var attribute = UnsafeRawPointer(mnl_nlmsg_get_payload_offset(header, aligned))!
+        while attribute < tail {
+            let left = tail - attribute
+            let pointer = attribute.assumingMemoryBound(to: nlattr.self)
+            guard mnl_attr_ok(pointer, Int32(left)) else {
+                return "attribute length out of bounds (\(left) bytes left)"
+            }
+            if let failure = body(pointer) { return failure }
+            attribute = UnsafeRawPointer(mnl_attr_next(pointer))
+        }
+        return nil
+    }
+
+    private static func u32(_ attribute: UnsafePointer<nlattr>, _ name: String) -> Swift.Result<UInt32, Failure> {
+        guard mnl_attr_validate(attribute, MNL_TYPE_U32) >= 0 else { return .failure(Failure("\(name) is not 4 bytes")) }
+        return .success(mnl_attr_get_u32(attribute))
+    }
+
+    private struct Failure: Error {
+        var reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+
+    private static func string(_ attribute: UnsafePointer<nlattr>) -> String {
+        let length = Int(mnl_attr_get_payload_len(attribute))
+        let payload = UnsafeRawBufferPointer(start: mnl_attr_get_payload(attribute), count: length)
+        let bytes = payload.prefix(while: { $0 != 0 })
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func address(_ attribute: UnsafePointer<nlattr>, family: UInt8) -> IPAddress? {
+        let length = Int(mnl_attr_get_payload_len(attribute))
+        let expected = family == AddressFamily.inet ? 4 : family == AddressFamily.inet6 ? 16 : -1
+        guard length == expected else { return nil }
+        return IPAddress(bytes: UnsafeRawBufferPointer(start: mnl_attr_get_payload(attribute), count: length))
+    }
+
+    private static func parseLink(_ header: UnsafePointer<nlmsghdr>, deleted: Bool) -> One {
+        guard mnl_nlmsg_get_payload_len(header) >= MemoryLayout<ifinfomsg>.size else {
+            return .failure("link message shorter than ifinfomsg")
+        }
+        let info = mnl_nlmsg_get_payload(header).loadUnaligned(as: ifinfomsg.self)
+        // Bridge-port (AF_BRIDGE) and other per-family link messages are partial views.
+        guard info.ifi_family == AddressFamily.unspec else { return .success(.ignored(type: header.pointee.nlmsg_type)) }
+        var link = LinkMessage(
+            index: info.ifi_index, name: nil, flags: info.ifi_flags, hardwareType: info.ifi_type, operState: nil,
+            kind: nil)
+        let failure = forEachAttribute(header, headerSize: MemoryLayout<ifinfomsg>.size) { attribute in
+            switch mnl_attr_get_type(attribute) {
+            case IFLA.ifname:
+                guard mnl_attr_validate(attribute, MNL_TYPE_STRING) >= 0 else { return "IFLA_IFNAME empty" }
+                link.name = string(attribute)
+            case IFLA.operstate:
+                guard mnl_attr_validate(attribute, MNL_TYPE_U8) >= 0 else { return "IFLA_OPERSTATE is not 1 byte" }
+                link.operState = mnl_attr_get_u8(attribute)
+            case IFLA.linkinfo:
+                guard mnl_attr_validate(attribute, MNL_TYPE_NESTED) >= 0 else { return "IFLA_LINKINFO is not nested" }
+                return parseLinkInfo(attribute, into: &link)
+            default:
+                break
+            }
+            return nil
+        }
+        if let failure { return .failure(failure) }
+        return .success(deleted ? .deletedLink(link) : .newLink(link))
+    }
+
+    private static func parseLinkInfo(_ nest: UnsafePointer<nlattr>, into link: inout LinkMessage) -> String? {
+        let start = UnsafeRawPointer(mnl_attr_get_payload(nest))!
+        let end = start + Int(mnl_attr_get_payload_len(nest))
+        var attribute = start
+        while attribute < end {
+            let pointer = attribute.assumingMemoryBound(to: nlattr.self)
+            guard mnl_attr_ok(pointer, Int32(end - attribute)) else { return "IFLA_LINKINFO attribute out of bounds" }
+            if mnl_attr_get_type(pointer) == IFLA.infoKind {
+                guard mnl_attr_validate(pointer, MNL_TYPE_STRING) >= 0 else { return "IFLA_INFO_KIND empty" }
+                link.kind = string(pointer)
+            }
+            attribute = UnsafeRawPointer(mnl_attr_next(pointer))
+        }
+        return nil
+    }
+
+    private static func parseAddress(_ header: UnsafePointer<nlmsghdr>, deleted: Bool) -> One {
+        guard mnl_nlmsg_get_payload_len(header) >= MemoryLayout<ifaddrmsg>.size else {
+            return .failure("address message shorter than ifaddrmsg")
+        }
+        let info = mnl_nlmsg_get_payload(header).loadUnaligned(as: ifaddrmsg.self)
+        guard info.ifa_family == AddressFamily.inet || info.ifa_family == AddressFamily.inet6 else {
+            return .success(.ignored(type: header.pointee.nlmsg_type))
+        }
+        var local: IPAddress?
+        var peer: IPAddress?
+        var flags = UInt32(info.ifa_flags)
+        let failure = forEachAttribute(header, headerSize: MemoryLayout<ifaddrmsg>.size) { attribute in
+            switch mnl_attr_get_type(attribute) {
+            case IFA.local, IFA.address:
+                guard let value = address(attribute, family: info.ifa_family) else {
+                    return "IFA_ADDRESS/IFA_LOCAL of the wrong length for family \(info.ifa_family)"
+                }
+                if mnl_attr_get_type(attribute) == IFA.local { local = value } else { peer = value }
+            case IFA.flags:
+                switch u32(attribute, "IFA_FLAGS") {
+                case .success(let value): flags = value
+                case .failure(let failure): return failure.reason
+                }
+            default:
+                break
+            }
+            return nil
+        }
+        if let failure { return .failure(failure) }
+        // IPv4 point-to-point addresses carry the peer in IFA_ADDRESS and our own in IFA_LOCAL.
+        guard let own = local ?? peer else { return .failure("address message without IFA_ADDRESS") }
+        let message = AddressMessage(
+            index: Int32(bitPattern: info.ifa_index), address: own, prefixLength: info.ifa_prefixlen, flags: flags,
+            scope: info.ifa_scope)
+        return .success(deleted ? .deletedAddress(message) : .newAddress(message))
+    }
+
+    private static func parseRoute(_ header: UnsafePointer<nlmsghdr>, deleted: Bool) -> One {
+        guard mnl_nlmsg_get_payload_len(header) >= MemoryLayout<rtmsg>.size else {
+            return .failure("route message shorter than rtmsg")
+        }
+        let info = mnl_nlmsg_get_payload(header).loadUnaligned(as: rtmsg.self)
+        var route = RouteMessage(
+            family: info.rtm_family, type: info.rtm_type, table: UInt32(info.rtm_table),
+            destinationLength: info.rtm_dst_len, outputInterface: nil, hasGateway: false, preferredSource: nil,
+            priority: nil)
+        let failure = forEachAttribute(header, headerSize: MemoryLayout<rtmsg>.size) { attribute in
+            switch mnl_attr_get_type(attribute) {
+            case RTA.oif:
+                switch u32(attribute, "RTA_OIF") {
+                case .success(let value): route.outputInterface = Int32(bitPattern: value)
+                case .failure(let failure): return failure.reason
+                }
+            case RTA.table:
+                switch u32(attribute, "RTA_TABLE") {
+                case .success(let value): route.table = value
+                case .failure(let failure): return failure.reason
+                }
+            case RTA.priority:
+                switch u32(attribute, "RTA_PRIORITY") {
+                case .success(let value): route.priority = value
+                case .failure(let failure): return failure.reason
+                }
+            case RTA.gateway, RTA.via:
+                guard mnl_attr_get_payload_len(attribute) > 0 else { return "empty RTA_GATEWAY/RTA_VIA" }
+                route.hasGateway = true
+            case RTA.prefsrc:
+                // Only meaningful for IPv4/IPv6; other families have no source we track.
+                if info.rtm_family == AddressFamily.inet || info.rtm_family == AddressFamily.inet6 {
+                    guard let value = address(attribute, family: info.rtm_family) else {
+                        return "RTA_PREFSRC of the wrong length for family \(info.rtm_family)"
+                    }
+                    route.preferredSource = value
+                }
+            default:
+                break
+            }
+            return nil
+        }
+        if let failure { return .failure(failure) }
+        return .success(.route(route, deleted: deleted))
+    }
+}

@@ -1,0 +1,241 @@
+import CNetlink
+import Glibc
+
+/// One rtnetlink socket, over libmnl. Not thread-safe: each owner serializes
+/// its use (the monitor keeps the request socket behind a lock, and only the
+/// reader thread touches the event socket).
+final class NetlinkSocket {
+    private let handle: OpaquePointer
+    /// The descriptor, for poll(2).
+    let fd: Int32
+    private var sequence: UInt32
+    /// Receive buffer; dumps can send up to 32 KiB per datagram.
+    private let buffer: UnsafeMutableRawBufferPointer
+    /// How long a request may wait for the kernel's answer.
+    static let replyTimeoutMilliseconds: Int32 = 5000
+    /// Lookups sent per write; each answer is one datagram on the receive queue.
+    static let lookupWindow = 128
+
+    /// Opens a non-blocking NETLINK_ROUTE socket, joins `groups`, and asks for a
+    /// receive buffer of `receiveBuffer` bytes (SO_RCVBUFFORCE when privileged,
+    /// else SO_RCVBUF, which the kernel caps at net.core.rmem_max).
+    init(receiveBuffer: Int, groups: [UInt32] = []) throws(ReachabilityError) {
+        guard let handle = mnl_socket_open2(netlinkRoute, SockFlag.nonBlock | SockFlag.closeOnExec) else {
+            throw ReachabilityError(.systemCall, "opening a NETLINK_ROUTE socket failed", errno: Syscall.errno)
+        }
+        self.handle = handle
+        self.fd = mnl_socket_get_fd(handle)
+        self.sequence = UInt32(truncatingIfNeeded: time(nil))
+        self.buffer = .allocate(byteCount: 64 << 10, alignment: 8)
+        guard mnl_socket_bind(handle, 0, 0) == 0 else {
+            let error = Syscall.errno
+            mnl_socket_close(handle)
+            buffer.deallocate()
+            throw ReachabilityError(.systemCall, "binding the netlink socket failed", errno: error)
+        }
+        let size = Int32(clamping: receiveBuffer)
+        if case .failure = Syscall.setOption(fd, level: SockOpt.solSocket, name: SockOpt.rcvbufForce, value: size) {
+            _ = Syscall.setOption(fd, level: SockOpt.solSocket, name: SockOpt.rcvbuf, value: size)
+        }
+        // Errors need not echo our request back.
+        _ = Syscall.setOption(fd, level: SockOpt.solNetlink, name: SockOpt.capAck, value: 1)
+        for group in groups {
+            if case .failure(let failure) = Syscall.setOption(
+                fd, level: SockOpt.solNetlink, name: SockOpt.addMembership, value: Int32(group))
+            {
+                mnl_socket_close(handle)
+                buffer.deallocate()
+                throw ReachabilityError(.systemCall, "joining rtnetlink group \(group) failed", errno: failure.errno)
+            }
+        }
+    }
+
+    deinit {
+        mnl_socket_close(handle)
+        buffer.deallocate()
+    }
+
+    /// The receive buffer the kernel granted (it reports double the request).
+    var receiveBufferSize: Int { Int(Syscall.option(fd, level: SockOpt.solSocket, name: SockOpt.rcvbuf) ?? 0) }
+
+    enum Received {
+        /// One datagram; the bytes are valid until the next receive.
+        case datagram(UnsafeRawBufferPointer)
+        /// Nothing queued.
+        case empty
+        /// The kernel dropped messages for this socket (ENOBUFS).
+        case overrun
+    }
+
+    /// Receives one datagram without blocking.
+    func receive() throws(ReachabilityError) -> Received {
+        while true {
+            let count = mnl_socket_recvfrom(handle, buffer.baseAddress, buffer.count)
+            if count >= 0 { return .datagram(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) }
+            switch Syscall.errno {
+            case Errno.intr: continue
+            case Errno.again: return .empty
+            case Errno.noBufs: return .overrun
+            case let error: throw ReachabilityError(.systemCall, "receiving from the netlink socket failed", errno: error)
+            }
+        }
+    }
+
+    /// Waits until a datagram is queued; false at the deadline.
+    func waitReadable(timeoutMilliseconds: Int32) throws(ReachabilityError) -> Bool {
+        switch Syscall.poll([fd], timeoutMilliseconds: timeoutMilliseconds) {
+        case .success(let ready): return ready[0]
+        case .failure(let failure): throw failure.reachabilityError
+        }
+    }
+
+    private func send(_ bytes: UnsafeRawBufferPointer) throws(ReachabilityError) {
+        while true {
+            if mnl_socket_sendto(handle, bytes.baseAddress, bytes.count) >= 0 { return }
+            if Syscall.errno == Errno.intr { continue }
+            throw ReachabilityError(.systemCall, "sending a netlink request failed", errno: Syscall.errno)
+        }
+    }
+
+    private func nextSequence() -> UInt32 {
+        sequence &+= 1
+        return sequence
+    }
+
+    // MARK: Dumps
+
+    /// Dumps every link (RTM_GETLINK) or every address (RTM_GETADDR) of the
+    /// namespace. A dump the kernel marks NLM_F_DUMP_INTR (the table changed
+    /// under it) is retried.
+    func dump(_ type: UInt16) throws(ReachabilityError) -> [NetlinkMessage] {
+        for _ in 0..<16 {
+            let (messages, interrupted) = try dumpOnce(type)
+            if !interrupted { return messages }
+        }
+        throw ReachabilityError(.netlinkProtocol, "the kernel interrupted the rtnetlink dump (type \(type)) 16 times")
+    }
+
+    private func dumpOnce(_ type: UInt16) throws(ReachabilityError) -> ([NetlinkMessage], Bool) {
+        let seq = nextSequence()
+        var request = [UInt64](repeating: 0, count: 8)
+        let length = request.withUnsafeMutableBytes { raw -> Int in
+            let header = mnl_nlmsg_put_header(raw.baseAddress)!
+            header.pointee.nlmsg_type = type
+            header.pointee.nlmsg_flags = NLMsgFlag.request | NLMsgFlag.dump
+            header.pointee.nlmsg_seq = seq
+            // ifinfomsg is the larger of the two family headers; all zero means "every family".
+            _ = mnl_nlmsg_put_extra_header(header, MemoryLayout<ifinfomsg>.size)
+            return Int(header.pointee.nlmsg_len)
+        }
+        try request.withUnsafeBytes { raw in
+            Result { () throws(ReachabilityError) in try send(UnsafeRawBufferPointer(rebasing: raw[0..<length])) }
+        }.get()
+        var messages: [NetlinkMessage] = []
+        var interrupted = false
+        while true {
+            guard try waitReadable(timeoutMilliseconds: Self.replyTimeoutMilliseconds) else {
+                throw ReachabilityError(.timedOut, "the kernel did not finish the rtnetlink dump (type \(type))")
+            }
+            let datagram: UnsafeRawBufferPointer
+            switch try receive() {
+            case .datagram(let bytes): datagram = bytes
+            case .empty: continue
+            case .overrun:
+                throw ReachabilityError(.systemCall, "the rtnetlink dump overran the socket", errno: Errno.noBufs)
+            }
+            let parsed = NetlinkParser.parse(datagram)
+            for item in parsed.messages where item.sequence == seq {
+                if item.flags & NLMsgFlag.dumpInterrupted != 0 { interrupted = true }
+                switch item.message {
+                case .done:
+                    return (messages, interrupted)
+                case .error(let errno) where errno != 0:
+                    throw ReachabilityError(.systemCall, "the rtnetlink dump (type \(type)) failed", errno: errno)
+                default:
+                    messages.append(item.message)
+                }
+            }
+            if let malformed = parsed.malformed {
+                throw ReachabilityError(.netlinkProtocol, "rtnetlink dump: \(malformed)")
+            }
+        }
+    }
+
+    // MARK: Lookups
+
+    /// Asks the kernel which route it would use for each request (RTM_GETROUTE,
+    /// as `ip route get` does: no packet is sent, policy rules and VRFs apply).
+    /// Requests are pipelined: a window of them per write, answers matched by
+    /// sequence number.
+    func lookup(_ requests: [LookupRequest]) throws(ReachabilityError) -> [LookupResult] {
+        var results = [LookupResult?](repeating: nil, count: requests.count)
+        var start = 0
+        let message = [UInt64](repeating: 0, count: 12)  // 96 bytes: header, rtmsg, RTA_DST, RTA_SRC, RTA_OIF
+        var batch = [UInt8]()
+        while start < requests.count {
+            let end = min(start + Self.lookupWindow, requests.count)
+            let first = sequence &+ 1
+            batch.removeAll(keepingCapacity: true)
+            for request in requests[start..<end] {
+                var one = message
+                let length = one.withUnsafeMutableBytes { Self.putLookup(request, seq: nextSequence(), into: $0) }
+                one.withUnsafeBytes { batch.append(contentsOf: $0[0..<length]) }
+            }
+            try batch.withUnsafeBytes { raw in Result { () throws(ReachabilityError) in try send(raw) } }.get()
+            var pending = end - start
+            while pending > 0 {
+                guard try waitReadable(timeoutMilliseconds: Self.replyTimeoutMilliseconds) else {
+                    throw ReachabilityError(.timedOut, "the kernel did not answer \(pending) route lookups")
+                }
+                let datagram: UnsafeRawBufferPointer
+                switch try receive() {
+                case .datagram(let bytes): datagram = bytes
+                case .empty: continue
+                case .overrun:
+                    throw ReachabilityError(.systemCall, "route lookup answers overran the socket", errno: Errno.noBufs)
+                }
+                let parsed = NetlinkParser.parse(datagram)
+                for item in parsed.messages {
+                    let offset = Int(item.sequence &- first)
+                    guard offset >= 0, offset < end - start, results[start + offset] == nil else { continue }
+                    switch item.message {
+                    case .route(let route, deleted: false):
+                        results[start + offset] = .route(route)
+                    case .error(let errno):
+                        results[start + offset] = .noRoute(errno: errno)
+                    default:
+                        continue
+                    }
+                    pending -= 1
+                }
+                if let malformed = parsed.malformed {
+                    throw ReachabilityError(.netlinkProtocol, "route lookup answer: \(malformed)")
+                }
+            }
+            start = end
+        }
+        return results.map { $0 ?? .noRoute(errno: 0) }
+    }
+
+    /// Writes one RTM_GETROUTE request into `raw`; returns its length.
+    static func putLookup(_ request: LookupRequest, seq: UInt32, into raw: UnsafeMutableRawBufferPointer) -> Int {
+        let header = mnl_nlmsg_put_header(raw.baseAddress)!
+        header.pointee.nlmsg_type = NLMsgType.getRoute
+        header.pointee.nlmsg_flags = NLMsgFlag.request
+        header.pointee.nlmsg_seq = seq
+        let route = mnl_nlmsg_put_extra_header(header, MemoryLayout<rtmsg>.size)!.assumingMemoryBound(to: rtmsg.self)
+        let destination = request.destination
+        route.pointee.rtm_family = destination.family == .ipv4 ? AddressFamily.inet : AddressFamily.inet6
+        route.pointee.rtm_dst_len = destination.family == .ipv4 ? 32 : 128
+        destination.bytes.withUnsafeBytes { mnl_attr_put(header, RTA.dst, $0.count, $0.baseAddress) }
+        if let source = request.source {
+            route.pointee.rtm_src_len = source.family == .ipv4 ? 32 : 128
+            source.bytes.withUnsafeBytes { mnl_attr_put(header, RTA.src, $0.count, $0.baseAddress) }
+        }
+        if destination.scopeID != 0 {
+            // A zoned (link-local) destination is looked up on its interface.
+            mnl_attr_put_u32(header, RTA.oif, destination.scopeID)
+        }
+        return Int(header.pointee.nlmsg_len)
+    }
+}

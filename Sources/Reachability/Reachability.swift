@@ -1,0 +1,179 @@
+public import Dispatch
+import Foundation
+
+/// Can this host reach a target now, over what kind of link — and tell me the
+/// moment that changes. Apple's SCNetworkReachability / Reachability model, driven
+/// by the Linux kernel's routing events.
+///
+/// ```swift
+/// let reachability = try Reachability()          // the Internet
+/// reachability.whenReachable = { r in print("up via", r.interfaceType ?? .other) }
+/// reachability.whenUnreachable = { _ in print("down") }
+/// try reachability.startNotifier()
+/// ```
+///
+/// The flags come from the kernel's own answer for the target (an `RTM_GETROUTE`
+/// lookup, which honours policy rules and VRFs and sends no packet) and the state
+/// of the output interface. All instances of a namespace share one process-wide
+/// netlink monitor and its one reader thread.
+///
+/// Callbacks and notifications run on ``notificationQueue``, a serial queue owned
+/// by the library unless you pass one. A Linux daemon may never drain the main
+/// queue, so `.main` is not the default; pass it if your program runs a main loop.
+///
+/// `Sendable`: all mutable state is behind a lock, and callbacks are `@Sendable`.
+public final class Reachability: Sendable {
+    /// A closure called with the instance when it becomes reachable or unreachable.
+    public typealias NetworkReachable = @Sendable (Reachability) -> Void
+
+    /// The serial queue the library delivers on when none is given.
+    public static let defaultNotificationQueue = DispatchQueue(label: "reachability.notifications")
+
+    let core: NotifierCore
+
+    /// The namespace and sysfs tree this instance watches.
+    public var environment: NetworkEnvironment { core.environment }
+
+    private init(target: Target, environment: NetworkEnvironment, queue: DispatchQueue?) throws(ReachabilityError) {
+        if let path = environment.networkNamespacePath {
+            _ = try MonitorRegistry.Key(environment)  // A missing or unreadable namespace file fails here.
+            guard !path.isEmpty else { throw ReachabilityError(.namespace, "the network namespace path is empty") }
+        }
+        core = NotifierCore(target: target, environment: environment, queue: queue ?? Self.defaultNotificationQueue)
+        core.storage.withLock { $0.owner = self }
+    }
+
+    deinit {
+        core.stop()
+    }
+
+    // MARK: Targets
+
+    /// Watches the Internet (Apple's 0.0.0.0 target): the better of the IPv4 and
+    /// IPv6 routes to global unicast addresses.
+    public convenience init(
+        environment: NetworkEnvironment = .default, notificationQueue: DispatchQueue? = nil
+    ) throws(ReachabilityError) {
+        try self.init(target: .internet, environment: environment, queue: notificationQueue)
+    }
+
+    /// Watches one address, given as an IPv4 or IPv6 literal (`"192.0.2.1"`,
+    /// `"2001:db8::1"`, `"fe80::1%eth0"`). `"0.0.0.0"` and `"::"` mean the Internet.
+    /// Throws ``ReachabilityError/Code/invalidAddress``, naming the string, for
+    /// anything else (hostnames included).
+    public convenience init(
+        address: String, environment: NetworkEnvironment = .default, notificationQueue: DispatchQueue? = nil
+    ) throws(ReachabilityError) {
+        try self.init(address: IPAddress(address), environment: environment, notificationQueue: notificationQueue)
+    }
+
+    /// Watches one address. The unspecified addresses mean the Internet.
+    public convenience init(
+        address: IPAddress, environment: NetworkEnvironment = .default, notificationQueue: DispatchQueue? = nil
+    ) throws(ReachabilityError) {
+        let target: Target = address.isUnspecified ? .internet : .address(address)
+        try self.init(target: target, environment: environment, queue: notificationQueue)
+    }
+
+    /// Watches `remoteAddress` as reached from `localAddress` (the lookup names the
+    /// source, as `ip route get REMOTE from LOCAL` does). A local address this host
+    /// does not own gives no flags. Both must be of the same family.
+    public convenience init(
+        localAddress: String, remoteAddress: String, environment: NetworkEnvironment = .default,
+        notificationQueue: DispatchQueue? = nil
+    ) throws(ReachabilityError) {
+        let local = try IPAddress(localAddress)
+        let remote = try IPAddress(remoteAddress)
+        guard local.family == remote.family else {
+            throw ReachabilityError(
+                .invalidAddress,
+                "local address \(IPAddress.quoted(localAddress)) is \(local.family) but remote address \(IPAddress.quoted(remoteAddress)) is \(remote.family)"
+            )
+        }
+        try self.init(
+            target: .addressPair(local: local, remote: remote), environment: environment, queue: notificationQueue)
+    }
+
+    /// Watches the local link (Apple's `reachabilityForLocalWiFi`): reachable and
+    /// isDirect when some non-loopback interface is up, has carrier and a usable
+    /// address, so that neighbours on the link can be reached without a router.
+    public static func forLinkLocal(
+        environment: NetworkEnvironment = .default, notificationQueue: DispatchQueue? = nil
+    ) throws(ReachabilityError) -> Reachability {
+        try Reachability(target: .linkLocal, environment: environment, queue: notificationQueue)
+    }
+
+    /// What this instance watches: `"internet"`, an address, `"local → remote"`, or `"link-local"`.
+    public var targetDescription: String { core.target.description }
+
+    // MARK: State
+
+    /// The current flags. With the notifier running this reads the cached state
+    /// (kept current by kernel events); without it, it asks the kernel afresh.
+    /// Never waits on DNS.
+    public var flags: ReachabilityFlags { core.state.flags }
+
+    /// Apple's status for the current flags.
+    public var currentReachabilityStatus: NetworkStatus { NetworkStatus(flags: flags) }
+
+    /// True when the route exists but the interface is not usable yet (IPv6 DAD
+    /// in progress, link settling, or 802.1X/WPA authentication pending).
+    public var connectionRequired: Bool { flags.contains(.connectionRequired) }
+
+    /// The output interface the kernel chose for the target, if there is a route.
+    public var interface: NetworkInterface? { core.state.interface }
+
+    /// The medium of the output interface, if there is a route.
+    public var interfaceType: InterfaceType? { interface?.type }
+
+    // MARK: Notifier
+
+    /// Called on ``notificationQueue`` when the notifier starts in a reachable
+    /// state, and whenever the state changes and is reachable.
+    public var whenReachable: NetworkReachable? {
+        get { core.storage.withLock { $0.whenReachable } }
+        set { core.storage.withLock { $0.whenReachable = newValue } }
+    }
+
+    /// Called on ``notificationQueue`` when the notifier starts in an unreachable
+    /// state, and whenever the state changes and is not reachable.
+    public var whenUnreachable: NetworkReachable? {
+        get { core.storage.withLock { $0.whenUnreachable } }
+        set { core.storage.withLock { $0.whenUnreachable = newValue } }
+    }
+
+    /// The serial queue callbacks and notifications run on. Changing it affects
+    /// deliveries scheduled afterwards.
+    public var notificationQueue: DispatchQueue {
+        get { core.storage.withLock { $0.queue } }
+        set { core.storage.withLock { $0.queue = newValue } }
+    }
+
+    /// Whether the notifier is running.
+    public var isNotifierRunning: Bool { core.isRunning }
+
+    /// Starts watching: joins the shared netlink monitor (starting it if this is
+    /// the first instance), evaluates the target, and delivers the current state
+    /// once to the closures and to NotificationCenter. After that it delivers only
+    /// when the flags or the output interface change. Calling it while running
+    /// does nothing. Throws when the netlink sockets cannot be opened.
+    public func startNotifier() throws(ReachabilityError) {
+        try core.start()
+    }
+
+    /// Stops watching. Deliveries already queued are dropped; the shared monitor
+    /// stops when its last instance stops. Starting again delivers the current
+    /// state again.
+    public func stopNotifier() {
+        core.stop()
+    }
+}
+
+extension Reachability: CustomStringConvertible {
+    /// `"internet: reachableViaWiFi -R ------- via eth0 (#2, wiredEthernet)"`.
+    public var description: String {
+        let state = core.state
+        let via = state.interface.map { " via \($0)" } ?? ""
+        return "\(targetDescription): \(NetworkStatus(flags: state.flags)) \(state.flags)\(via)"
+    }
+}
