@@ -1,0 +1,329 @@
+import Foundation
+import Testing
+
+@testable import Reachability
+
+/// Against the real kernel, each test in a network namespace of its own (so they
+/// can run in parallel). See DESIGN §9.
+@Suite("Reachability against the kernel", .enabled(if: IntegrationGate.enabled))
+struct ReachabilityIntegrationTests {
+    @Test("IPv4 default route: the Internet is reachable over wired Ethernet")
+    func ipv4DefaultRoute() async throws {
+        let ns = try TestNamespace()
+        try ns.ipv4WithDefaultRoute()
+        let reachability = try Reachability(environment: ns.environment)
+        // Without the notifier: evaluated afresh.
+        #expect(reachability.currentReachabilityStatus == .reachableViaWiFi)
+        #expect(reachability.flags == [.reachable])
+        #expect(reachability.interfaceType == .wiredEthernet)
+        #expect(reachability.interface?.name == "veth0")
+        #expect(!reachability.connectionRequired)
+
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        try await log.wait(forCount: 1, "the initial delivery")
+        #expect(log.entries == [Delivery(status: .reachableViaWiFi, flags: [.reachable], interface: "veth0")])
+        #expect(reachability.currentReachabilityStatus == .reachableViaWiFi)
+        #expect(reachability.flags.description == "-R -------")
+        reachability.stopNotifier()
+    }
+
+    @Test("No default route: the Internet is not reachable")
+    func noDefaultRoute() throws {
+        let ns = try TestNamespace()
+        try ns.addVeth("veth0", peer: "veth1")
+        try ns.ip("addr add 192.0.2.1/24 dev veth0")
+        let reachability = try Reachability(environment: ns.environment)
+        #expect(reachability.currentReachabilityStatus == .notReachable)
+        #expect(reachability.flags == [])
+        #expect(reachability.interface == nil)
+    }
+
+    @Test("IPv4 only: link down on the default-route interface, then up with the route back")
+    func linkDownUp() async throws {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        let reachability = try Reachability(environment: ns.environment)
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        try await log.wait(forLast: .reachableViaWiFi, "reachable at start")
+
+        // Link down removes the IPv4 routes without RTM_DELROUTE: the link event must trigger re-evaluation.
+        try ns.ip("link set veth0 down")
+        try await log.wait(forLast: .notReachable, "notReachable after link down")
+
+        try ns.ip("link set veth0 up")
+        try ns.ip("route add default via 192.0.2.2 dev veth0")
+        try await log.wait(forLast: .reachableViaWiFi, "reachable after link up + route")
+        #expect(log.entries.map(\.status) == [.reachableViaWiFi, .notReachable, .reachableViaWiFi])
+        #expect(log.notificationCount == log.entries.count)
+    }
+
+    @Test("IPv4 only: carrier loss (peer down, routes stay) and back")
+    func carrierLoss() async throws {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        let reachability = try Reachability(environment: ns.environment)
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        try await log.wait(forLast: .reachableViaWiFi, "reachable at start")
+
+        try ns.ip("link set veth1 down")
+        try await log.wait(forLast: .notReachable, "notReachable after carrier loss")
+        // The route is still there, flagged linkdown; the interface is still the output interface.
+        #expect(try ns.ip("route show default").contains("linkdown"))
+        #expect(log.entries.last?.interface == "veth0")
+        #expect(log.entries.last?.flags == [])
+
+        try ns.ip("link set veth1 up")
+        try await log.wait(forLast: .reachableViaWiFi, "reachable after carrier returns")
+        #expect(log.entries.map(\.status) == [.reachableViaWiFi, .notReachable, .reachableViaWiFi])
+    }
+
+    @Test("Default route delete and add; replace onto a second interface gives one delivery")
+    func defaultRouteChanges() async throws {
+        let ns = try TestNamespace()
+        try ns.ipv4WithDefaultRoute()
+        try ns.addVeth("veth2", peer: "veth3")
+        try ns.ip("addr add 198.51.100.1/24 dev veth2")
+        let reachability = try Reachability(environment: ns.environment)
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        try await log.wait(forLast: .reachableViaWiFi, "reachable at start")
+
+        try ns.ip("route del default")
+        try await log.wait(forLast: .notReachable, "notReachable after route delete")
+        try ns.ip("route add default via 192.0.2.2 dev veth0")
+        try await log.wait(forLast: .reachableViaWiFi, "reachable after route add")
+        #expect(log.entries.count == 3)
+
+        try ns.ip("route replace default via 198.51.100.2 dev veth2")
+        try await log.wait(for: "a delivery naming veth2") { $0.last?.interface == "veth2" }
+        #expect(log.entries.count == 4, "exactly one delivery for the replace: \(log.entries)")
+        #expect(log.entries.last == Delivery(status: .reachableViaWiFi, flags: [.reachable], interface: "veth2"))
+    }
+
+    @Test("IPv6 only: reachable over IPv6; during DAD reachable + connectionRequired + transientConnection")
+    func ipv6OnlyWithDAD() async throws {
+        let ns = try TestNamespace()
+        try ns.addVeth("veth0", peer: "veth1")
+        // Slow DAD down so the tentative phase is certain to be seen.
+        try ns.run(["sysctl", "-qw", "net.ipv6.conf.veth0.dad_transmits=3"])
+        try ns.ip("-6 addr add 2001:db8::1/64 dev veth0")
+        try ns.ip("-6 route add default via 2001:db8::2 dev veth0")
+        #expect(try ns.ip("-6 addr show dev veth0").contains("tentative"))
+
+        let reachability = try Reachability(environment: ns.environment)
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        try await log.wait(forCount: 1, "the initial delivery")
+        #expect(
+            log.entries.first
+                == Delivery(
+                    status: .notReachable, flags: [.reachable, .connectionRequired, .transientConnection],
+                    interface: "veth0"))
+        try await log.wait(forLast: .reachableViaWiFi, "reachable once DAD ends")
+        #expect(log.entries.last == Delivery(status: .reachableViaWiFi, flags: [.reachable], interface: "veth0"))
+        #expect(!(try ns.ip("-6 addr show dev veth0 scope global").contains("tentative")))
+        // No IPv4 at all: the IPv6 answer alone decides.
+        #expect(try Reachability(address: "192.0.2.9", environment: ns.environment).flags == [])
+    }
+
+    @Test("Address targets: own, on-link, via gateway, blackhole/unreachable/prohibit")
+    func addressTargets() throws {
+        let ns = try TestNamespace()
+        try ns.ipv4WithDefaultRoute()
+        try ns.batch([
+            "route add blackhole 203.0.113.0/26",
+            "route add unreachable 203.0.113.64/26",
+            "route add prohibit 203.0.113.128/26",
+            "route add throw 203.0.113.192/26",
+        ])
+        func flags(_ address: String) throws -> ReachabilityFlags {
+            try Reachability(address: address, environment: ns.environment).flags
+        }
+        #expect(try flags("192.0.2.1") == [.reachable, .isLocalAddress, .isDirect])
+        #expect(try flags("127.0.0.1") == [.reachable, .isLocalAddress, .isDirect])
+        #expect(try flags("192.0.2.77") == [.reachable, .isDirect])
+        #expect(try flags("198.18.0.1") == [.reachable])
+        #expect(try flags("203.0.113.1") == [])
+        #expect(try flags("203.0.113.65") == [])
+        #expect(try flags("203.0.113.129") == [])
+        // throw falls through to the next rule; main has no other match, default has none.
+        #expect(try flags("203.0.113.193") == [])
+        let onLink = try Reachability(address: "192.0.2.77", environment: ns.environment)
+        #expect(onLink.interface?.name == "veth0")
+        #expect(onLink.currentReachabilityStatus == .reachableViaWiFi)
+        let own = try Reachability(address: "192.0.2.1", environment: ns.environment)
+        #expect(own.interface?.type == .loopback)
+    }
+
+    @Test("Address pair: a local address this host owns, and one it doesn't")
+    func addressPairs() throws {
+        let ns = try TestNamespace()
+        try ns.ipv4WithDefaultRoute()
+        let owned = try Reachability(
+            localAddress: "192.0.2.1", remoteAddress: "198.18.0.1", environment: ns.environment)
+        #expect(owned.flags == [.reachable])
+        #expect(owned.interface?.name == "veth0")
+        let foreign = try Reachability(
+            localAddress: "192.0.2.99", remoteAddress: "198.18.0.1", environment: ns.environment)
+        #expect(foreign.flags == [])
+    }
+
+    @Test("A target routed only through an ip rule into another table follows the rule")
+    func policyRule() async throws {
+        let ns = try TestNamespace()
+        try ns.addVeth("veth0", peer: "veth1")
+        try ns.ip("addr add 192.0.2.1/24 dev veth0")
+        try ns.ip("route add 198.51.100.0/24 via 192.0.2.3 dev veth0 table 100")
+        let reachability = try Reachability(address: "198.51.100.7", environment: ns.environment)
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        try await log.wait(forLast: .notReachable, "notReachable without the rule")
+
+        try ns.ip("rule add to 198.51.100.0/24 lookup 100")
+        try await log.wait(forLast: .reachableViaWiFi, "reachable through the rule")
+        #expect(log.entries.last == Delivery(status: .reachableViaWiFi, flags: [.reachable], interface: "veth0"))
+
+        try ns.ip("rule del to 198.51.100.0/24 lookup 100")
+        try await log.wait(forLast: .notReachable, "notReachable once the rule is gone")
+    }
+
+    @Test("The monitored interface is deleted: notReachable, no crash, and the monitor keeps working")
+    func interfaceDeleted() async throws {
+        let ns = try TestNamespace()
+        try ns.ipv4WithDefaultRoute()
+        let reachability = try Reachability(environment: ns.environment)
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        try await log.wait(forLast: .reachableViaWiFi, "reachable at start")
+
+        try ns.ip("link del veth0")
+        try await log.wait(forLast: .notReachable, "notReachable after deletion")
+        #expect(log.entries.last?.interface == nil)
+
+        try ns.ipv4WithDefaultRoute("veth4", peer: "veth5")
+        try await log.wait(forLast: .reachableViaWiFi, "reachable over a new interface")
+        #expect(log.entries.last?.interface == "veth4")
+    }
+
+    @Test("Re-adding an identical route many times delivers nothing")
+    func identicalRouteNoDelivery() async throws {
+        let ns = try TestNamespace()
+        try ns.ipv4WithDefaultRoute()
+        let reachability = try Reachability(environment: ns.environment)
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        try await log.wait(forCount: 1, "the initial delivery")
+
+        try ns.batch(Array(repeating: "route replace default via 192.0.2.2 dev veth0", count: 200))
+        try ns.batch(Array(repeating: "link set veth0 up", count: 50))
+        // A marker change: deliveries are ordered, so anything the replaces caused comes before it.
+        try ns.ip("route del default")
+        try await log.wait(forLast: .notReachable, "the marker delivery")
+        #expect(log.entries.map(\.status) == [.reachableViaWiFi, .notReachable])
+    }
+
+    @Test("Stop + start delivers the current state again; nothing is delivered while stopped")
+    func stopStart() async throws {
+        let ns = try TestNamespace()
+        try ns.ipv4WithDefaultRoute()
+        let reachability = try Reachability(environment: ns.environment)
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        try await log.wait(forCount: 1, "the first start's delivery")
+        #expect(reachability.isNotifierRunning)
+        reachability.stopNotifier()
+        #expect(!reachability.isNotifierRunning)
+
+        try ns.ip("route del default")
+        // Stopped: the getters evaluate afresh, never a stale answer.
+        #expect(reachability.currentReachabilityStatus == .notReachable)
+        try reachability.startNotifier()
+        try await log.wait(forCount: 2, "the second start's delivery")
+        #expect(log.entries.map(\.status) == [.reachableViaWiFi, .notReachable])
+        try reachability.startNotifier()  // Already running: no second delivery.
+        try ns.ip("route add default via 192.0.2.2 dev veth0")
+        try await log.wait(forCount: 3, "the change after restart")
+        #expect(log.entries.map(\.status) == [.reachableViaWiFi, .notReachable, .reachableViaWiFi])
+    }
+
+    @Test("Many instances share one monitor; it stops after the last one, and a dropped instance stops cleanly")
+    func sharedMonitorLifecycle() async throws {
+        let ns = try TestNamespace()
+        try ns.ipv4WithDefaultRoute()
+        let environment = ns.environment
+        var instances: [Reachability] = []
+        for host in 1...50 {
+            let r = try Reachability(address: "192.0.2.\(100 + host)", environment: environment)
+            try r.startNotifier()
+            instances.append(r)
+        }
+        let monitor = try #require(MonitorRegistry.running(for: environment))
+        #expect(monitor.clientCount == 50)
+        #expect(instances.allSatisfy { $0.flags == [.reachable, .isDirect] })
+
+        instances.removeLast(25)  // Dropped while running: deinit stops them.
+        #expect(monitor.clientCount == 25)
+        for r in instances { r.stopNotifier() }
+        #expect(MonitorRegistry.running(for: environment) == nil)
+        instances.removeAll()
+    }
+
+    @Test("Forced ENOBUFS: the monitor resyncs, counts it, and the final state is right")
+    func overrunResync() async throws {
+        let ns = try TestNamespace()
+        try ns.ipv4WithDefaultRoute()
+        try ns.addVeth("veth2", peer: "veth3")
+        var environment = ns.environment
+        environment.eventReceiveBuffer = 4096  // Tiny: a burst overruns it.
+        let reachability = try Reachability(environment: environment)
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        try await log.wait(forCount: 1, "the initial delivery")
+        let monitor = try #require(MonitorRegistry.running(for: environment))
+
+        var burst: [String] = []
+        for i in 0..<5000 { burst.append("route add 10.\(i / 250).\(i % 250).0/24 dev veth2") }
+        burst.append("route del default")
+        try ns.batch(burst)
+        try await log.wait(forLast: .notReachable, "notReachable after the burst")
+        #expect(monitor.statistics.overruns >= 1)
+        #expect(monitor.statistics.resyncs >= 1)
+
+        // Deliveries keep flowing after the resync.
+        try ns.ip("route add default via 192.0.2.2 dev veth0")
+        try await log.wait(forLast: .reachableViaWiFi, "reachable after the resync")
+    }
+
+    @Test("Link-local target follows the local link")
+    func linkLocal() async throws {
+        let ns = try TestNamespace()
+        try ns.addVeth("veth0", peer: "veth1")
+        try ns.ip("addr add 192.0.2.1/24 dev veth0")
+        let reachability = try Reachability.forLinkLocal(environment: ns.environment)
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        try await log.wait(for: "reachable + isDirect on the link") {
+            $0.last?.flags.isSuperset(of: [.reachable, .isDirect]) == true && $0.last?.flags.contains(.connectionRequired) == false
+        }
+        try ns.ip("link set veth1 down")
+        try await log.wait(forLast: .notReachable, "notReachable without carrier")
+    }
+
+    @Test("A namespace that cannot be entered surfaces as a thrown error")
+    func badNamespace() throws {
+        #expect(throws: ReachabilityError.self) {
+            try Reachability(environment: NetworkEnvironment(networkNamespacePath: "/nonexistent/ns/net"))
+        }
+        // A file that exists but is not a network namespace: setns fails on the reader thread.
+        let reachability = try Reachability(environment: NetworkEnvironment(networkNamespacePath: "/proc/self/ns/uts"))
+        let error = try #require(throws: ReachabilityError.self) { try reachability.startNotifier() }
+        #expect(error.code == .namespace)
+        #expect(error.description.contains("/proc/self/ns/uts"))
+        #expect(!reachability.isNotifierRunning)
+    }
+}

@@ -1,0 +1,226 @@
+import Foundation
+import Testing
+
+@testable import Reachability
+
+/// Whether integration tests must run: in CI they fail (never skip) when a
+/// namespace cannot be made.
+enum IntegrationGate {
+    static let isCI = ProcessInfo.processInfo.environment["CI"] == "true"
+    static let namespacesWork: Bool = (try? TestNamespace()) != nil
+    /// Run when namespaces work, and always in CI (where a failure to make one fails the test).
+    static var enabled: Bool { isCI || namespacesWork }
+}
+
+struct CommandFailed: Error, CustomStringConvertible {
+    var command: String
+    var status: Int32
+    var stderr: String
+    var description: String { "`\(command)` exited \(status): \(stderr)" }
+}
+
+/// A private network namespace for one test. A child process (`unshare -n cat`)
+/// holds it open; `cat` exits when the test process closes its stdin, so a
+/// crashed test leaves nothing behind. Two tests never share a namespace.
+final class TestNamespace: @unchecked Sendable {
+    // @unchecked: the fields are set once in init and only read afterwards.
+    private let holder: Process
+    private let holderInput: Pipe
+    /// `/proc/PID/ns/net` of the holder: what the library is pointed at.
+    let path: String
+
+    init() throws {
+        guard geteuid() == 0 else {
+            throw CommandFailed(command: "unshare -n", status: -1, stderr: "integration tests need root (CAP_SYS_ADMIN for setns)")
+        }
+        holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        holder.arguments = ["-n", "cat"]
+        holderInput = Pipe()
+        holder.standardInput = holderInput
+        holder.standardOutput = FileHandle.nullDevice
+        try holder.run()
+        path = "/proc/\(holder.processIdentifier)/ns/net"
+        // unshare(2) happens after exec: wait until the holder is in a namespace of its own.
+        let mine = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/net")
+        let deadline = Date().addingTimeInterval(10)
+        while (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) == mine {
+            guard Date() < deadline, holder.isRunning else {
+                throw CommandFailed(command: "unshare -n cat", status: -1, stderr: "no new network namespace")
+            }
+            usleep(1000)
+        }
+        try ip("link set lo up")
+    }
+
+    deinit {
+        try? holderInput.fileHandleForWriting.close()
+        holder.terminate()
+        holder.waitUntilExit()
+    }
+
+    /// The environment that points the library at this namespace.
+    var environment: NetworkEnvironment { NetworkEnvironment(networkNamespacePath: path) }
+
+    /// Runs `ip ARGS` inside the namespace; throws with its stderr when it fails.
+    @discardableResult
+    func ip(_ arguments: String) throws -> String {
+        try run(["ip"] + arguments.split(separator: " ").map(String.init))
+    }
+
+    /// Runs several `ip` commands in one `ip -batch` process.
+    func batch(_ lines: [String]) throws {
+        try run(["ip", "-batch", "-"], input: lines.joined(separator: "\n") + "\n")
+    }
+
+    /// Runs a command inside the namespace.
+    @discardableResult
+    func run(_ command: [String], input: String? = nil) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/nsenter")
+        process.arguments = ["--net=\(path)", "--"] + command
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        let stdin = Pipe()
+        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
+        try process.run()
+        if let input {
+            stdin.fileHandleForWriting.write(Data(input.utf8))
+            try stdin.fileHandleForWriting.close()
+        }
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw CommandFailed(
+                command: command.joined(separator: " "), status: process.terminationStatus,
+                stderr: String(decoding: err, as: UTF8.self))
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// A veth pair, both ends in this namespace and up. The peer end carries no
+    /// address, so gateways on the subnet resolve on-link through `name`.
+    func addVeth(_ name: String, peer: String) throws {
+        try ip("link add \(name) type veth peer name \(peer)")
+        try ip("link set \(peer) up")
+        try ip("link set \(name) up")
+    }
+
+    /// Turns IPv6 off in the namespace, so that only IPv4 events exist (link down
+    /// then removes routes with no RTM_DELROUTE at all, and no IPv6 route event
+    /// hides a missed link event).
+    func disableIPv6() throws {
+        try run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"])
+    }
+
+    /// The common IPv4 setup: `veth0` with 192.0.2.1/24 and a default route via 192.0.2.2.
+    func ipv4WithDefaultRoute(_ name: String = "veth0", peer: String = "veth1") throws {
+        try addVeth(name, peer: peer)
+        try ip("addr add 192.0.2.1/24 dev \(name)")
+        try ip("route add default via 192.0.2.2 dev \(name)")
+    }
+}
+
+/// What one delivery showed: the state read inside the callback.
+struct Delivery: Sendable, Equatable, CustomStringConvertible {
+    var status: NetworkStatus
+    var flags: ReachabilityFlags
+    var interface: String?
+    var description: String { "\(status) \(flags) \(interface ?? "-")" }
+}
+
+struct WaitTimedOut: Error, CustomStringConvertible {
+    var what: String
+    var seen: [Delivery]
+    var description: String { "timed out waiting for \(what); deliveries so far: \(seen)" }
+}
+
+/// Records every delivery of a `Reachability` (closures and NotificationCenter)
+/// and lets a test wait, with a deadline, until the log satisfies a condition.
+final class DeliveryLog: Sendable {
+    private struct Waiter {
+        var predicate: @Sendable ([Delivery]) -> Bool
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+    private struct State {
+        var entries: [Delivery] = []
+        var notifications = 0
+        var waiters: [UUID: Waiter] = [:]
+    }
+    private let state = LockedValue(State())
+    /// @unchecked: NotificationCenter tokens are opaque and only passed back to removeObserver.
+    private struct Token: @unchecked Sendable { var value: any NSObjectProtocol }
+    private let observer = LockedValue<Token?>(nil)
+
+    init(_ reachability: Reachability) {
+        reachability.whenReachable = { [weak self] in self?.record($0) }
+        reachability.whenUnreachable = { [weak self] in self?.record($0) }
+        let token = NotificationCenter.default.addObserver(
+            forName: .reachabilityChanged, object: reachability, queue: nil
+        ) { [weak self] _ in
+            self?.state.withLock { $0.notifications += 1 }
+        }
+        observer.withLock { $0 = Token(value: token) }
+    }
+
+    deinit {
+        if let token = observer.withLock({ $0 }) { NotificationCenter.default.removeObserver(token.value) }
+    }
+
+    var entries: [Delivery] { state.withLock { $0.entries } }
+    var notificationCount: Int { state.withLock { $0.notifications } }
+
+    private func record(_ reachability: Reachability) {
+        let delivery = Delivery(
+            status: reachability.currentReachabilityStatus, flags: reachability.flags,
+            interface: reachability.interface?.name)
+        let ready = state.withLock { state -> [Waiter] in
+            state.entries.append(delivery)
+            let entries = state.entries
+            let done = state.waiters.filter { $0.value.predicate(entries) }
+            for key in done.keys { state.waiters[key] = nil }
+            return Array(done.values)
+        }
+        for waiter in ready { waiter.continuation.resume() }
+    }
+
+    /// Waits until `predicate` holds for the whole log; fails after `timeout` seconds.
+    func wait(
+        for what: String, timeout: Double = 15, until predicate: @escaping @Sendable ([Delivery]) -> Bool
+    ) async throws {
+        let id = UUID()
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let satisfied = state.withLock { state -> Bool in
+                if predicate(state.entries) { return true }
+                state.waiters[id] = Waiter(predicate: predicate, continuation: continuation)
+                return false
+            }
+            if satisfied {
+                continuation.resume()
+                return
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [state] in
+                let expired = state.withLock { state -> (Waiter, [Delivery])? in
+                    guard let waiter = state.waiters.removeValue(forKey: id) else { return nil }
+                    return (waiter, state.entries)
+                }
+                if let (waiter, seen) = expired {
+                    waiter.continuation.resume(throwing: WaitTimedOut(what: what, seen: seen))
+                }
+            }
+        }
+    }
+
+    /// Waits until there are `count` deliveries in all.
+    func wait(forCount count: Int, _ what: String) async throws {
+        try await wait(for: what) { $0.count >= count }
+    }
+
+    /// Waits until the newest delivery has `status`.
+    func wait(forLast status: NetworkStatus, _ what: String) async throws {
+        try await wait(for: what) { $0.last?.status == status }
+    }
+}
