@@ -18,7 +18,9 @@ final class NetlinkMonitor: Sendable {
     struct Shared: Sendable {
         /// The published interface table: what one-off evaluations read.
         var table = InterfaceTable()
-        var clients: [ObjectIdentifier: any MonitorClient] = [:]
+        /// Each client with how many registrations it holds (a start superseded by
+        /// stop + start unregisters its own registration, not the newer one).
+        var clients: [ObjectIdentifier: (client: any MonitorClient, registrations: Int)] = [:]
         /// Bumped each time the table or the routing state changes.
         var generation: UInt64 = 0
         var stopRequested = false
@@ -48,13 +50,16 @@ final class NetlinkMonitor: Sendable {
     var clientCount: Int { shared.withLock { $0.clients.count } }
 
     func add(_ client: any MonitorClient) {
-        shared.withLock { $0.clients[ObjectIdentifier(client)] = client }
+        shared.withLock { $0.clients[ObjectIdentifier(client), default: (client, 0)].registrations += 1 }
     }
 
-    /// Removes a client; returns how many remain.
+    /// Drops one registration of a client; returns how many clients remain.
     func remove(_ client: any MonitorClient) -> Int {
         shared.withLock {
-            $0.clients[ObjectIdentifier(client)] = nil
+            let key = ObjectIdentifier(client)
+            if let entry = $0.clients[key] {
+                $0.clients[key] = entry.registrations > 1 ? (entry.client, entry.registrations - 1) : nil
+            }
             return $0.clients.count
         }
     }
@@ -264,7 +269,7 @@ final class NetlinkMonitor: Sendable {
     /// Looks up every client's target (pipelined, identical lookups shared) and
     /// hands each its new state. Returns false when the lookups failed.
     private func reevaluateAll() -> Bool {
-        let (clients, table, generation) = shared.withLock { (Array($0.clients.values), $0.table, $0.generation) }
+        let (clients, table, generation) = shared.withLock { ($0.clients.values.map(\.client), $0.table, $0.generation) }
         guard !clients.isEmpty else { return true }
         var unique: [LookupRequest: Int] = [:]
         var ordered: [LookupRequest] = []

@@ -13,7 +13,6 @@ final class NotifierCore: MonitorClient {
         var whenUnreachable: Reachability.NetworkReachable?
         var queue: DispatchQueue
         var monitor: NetlinkMonitor?
-        var starting = false
     }
 
     let target: Target
@@ -35,12 +34,11 @@ final class NotifierCore: MonitorClient {
     var isRunning: Bool { storage.withLock { $0.machine.isRunning } }
 
     func start() throws(ReachabilityError) {
-        let proceed = storage.withLock { storage -> Bool in
-            guard !storage.machine.isRunning, !storage.starting else { return false }
-            storage.starting = true
-            return true
+        let token = storage.withLock { storage -> UInt64? in
+            guard !storage.machine.isRunning, !storage.machine.isStarting else { return nil }
+            return storage.machine.begin()
         }
-        guard proceed else { return }
+        guard let token else { return }
         let monitor: NetlinkMonitor
         let initial: (ReachabilityState, UInt64)
         do throws(ReachabilityError) {
@@ -52,15 +50,19 @@ final class NotifierCore: MonitorClient {
                 throw error
             }
         } catch {
-            storage.withLock { $0.starting = false }
+            storage.withLock { if $0.machine.isStarting(token) { $0.machine.stop() } }
             throw error
         }
-        storage.withLock { storage in
-            storage.starting = false
+        let stoppedMeanwhile = storage.withLock { storage -> Bool in
+            // stopNotifier() ran while we evaluated: don't start a session it already ended.
+            guard let action = storage.machine.start(with: initial.0, generation: initial.1, token: token) else {
+                return true
+            }
             storage.monitor = monitor
-            let action = storage.machine.start(with: initial.0, generation: initial.1)
             schedule(action, on: storage.queue)
+            return false
         }
+        if stoppedMeanwhile { MonitorRegistry.unregister(self, from: monitor) }
     }
 
     func stop() {
