@@ -286,10 +286,13 @@ struct ReachabilityIntegrationTests {
         try await log.wait(forCount: 1, "the initial delivery")
         let monitor = try #require(MonitorRegistry.running(for: environment))
 
+        // Hold the reader so the burst certainly overflows the small buffer, then let it go.
+        monitor.holdReader()
         var burst: [String] = []
-        for i in 0..<5000 { burst.append("route add 10.\(i / 250).\(i % 250).0/24 dev veth2") }
+        for i in 0..<2000 { burst.append("route add 10.\(i / 250).\(i % 250).0/24 dev veth2") }
         burst.append("route del default")
         try ns.batch(burst)
+        monitor.releaseReader()
         try await log.wait(forLast: .notReachable, "notReachable after the burst")
         #expect(monitor.statistics.overruns >= 1)
         #expect(monitor.statistics.resyncs >= 1)
@@ -312,6 +315,67 @@ struct ReachabilityIntegrationTests {
         }
         try ns.ip("link set veth1 down")
         try await log.wait(forLast: .notReachable, "notReachable without carrier")
+    }
+
+    @Test("DORMANT link (802.1X/WPA pending): reachable + connectionRequired + interventionRequired, then reachable")
+    func dormantLink() async throws {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ip("link add veth0 type veth peer name veth1")
+        try ns.ip("link set veth1 up")
+        try ns.ip("link set veth0 mode dormant")
+        try ns.ip("link set veth0 up")
+        try ns.ip("addr add 192.0.2.1/24 dev veth0")
+        try ns.ip("route add default via 192.0.2.2 dev veth0")
+        #expect(try ns.ip("link show veth0").contains("state DORMANT"))
+
+        let reachability = try Reachability(environment: ns.environment)
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        try await log.wait(forCount: 1, "the initial delivery")
+        #expect(
+            log.entries.first
+                == Delivery(
+                    status: .notReachable, flags: [.reachable, .connectionRequired, .interventionRequired],
+                    interface: "veth0"))
+        #expect(reachability.connectionRequired)
+
+        // "Authentication completes": the supplicant sets operstate UP.
+        try ns.run(["python3", "-c", KernelTricks.setOperstate, "veth0", "6"])
+        try await log.wait(forLast: .reachableViaWiFi, "reachable once operstate is UP")
+        #expect(log.entries.last?.flags == [.reachable])
+    }
+
+    @Test("VPN over tun: transientConnection while a process holds it; carrier gone when it lets go")
+    func tunVPN() async throws {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        try ns.ip("tuntap add mode tun tun0")
+        let holder = try ns.attachTun("tun0")
+        try ns.ip("link set tun0 up")
+        try ns.ip("addr add 10.8.0.2/24 dev tun0")
+        // OpenVPN-style split: two /1 routes through the tunnel win over the default route.
+        try ns.ip("route add 0.0.0.0/1 via 10.8.0.1 dev tun0")
+        try ns.ip("route add 128.0.0.0/1 via 10.8.0.1 dev tun0")
+
+        let reachability = try Reachability(environment: ns.environment)
+        #expect(reachability.interface?.name == "tun0")
+        #expect(reachability.interfaceType == .other)
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        try await log.wait(forCount: 1, "the initial delivery")
+        #expect(log.entries.first == Delivery(
+            status: .reachableViaWiFi, flags: [.reachable, .transientConnection], interface: "tun0"))
+
+        holder.detach()
+        try await log.wait(forLast: .notReachable, "notReachable once the tun has no carrier")
+        #expect(log.entries.last?.interface == "tun0")
+
+        // The VPN goes away entirely: back to the physical default route.
+        try ns.ip("link del tun0")
+        try await log.wait(forLast: .reachableViaWiFi, "reachable via veth0 again")
+        #expect(log.entries.last == Delivery(status: .reachableViaWiFi, flags: [.reachable], interface: "veth0"))
     }
 
     @Test("A namespace that cannot be entered surfaces as a thrown error")

@@ -33,6 +33,9 @@ final class NetlinkMonitor: Sendable {
     private let requests = Mutex<RequestSocket?>(nil)
     private let wake: Int32
     private let thread = Mutex<JoinableThread?>(nil)
+    /// Test hook: while set, the reader thread waits on it before draining, so a
+    /// test can make the kernel overrun the event socket deterministically.
+    private let readerGate = Mutex<DispatchSemaphore?>(nil)
 
     init(environment: NetworkEnvironment) throws(ReachabilityError) {
         self.environment = environment
@@ -95,6 +98,12 @@ final class NetlinkMonitor: Sendable {
         }) else { return }
         if reader.isCurrent { reader.detach() } else { reader.join() }
     }
+
+    /// Test hook: the reader stops draining events until `releaseReader()`.
+    func holdReader() { readerGate.withLock { $0 = DispatchSemaphore(value: 0) } }
+
+    /// Test hook: lets a held reader drain again.
+    func releaseReader() { readerGate.withLock { $0 }?.signal() }
 
     // MARK: Evaluation
 
@@ -175,6 +184,10 @@ final class NetlinkMonitor: Sendable {
             if readable[1] {
                 Syscall.drain(wake)
                 if shared.withLock({ $0.stopRequested }) { return }
+            }
+            if let gate = readerGate.withLock({ $0 }) {
+                gate.wait()
+                readerGate.withLock { $0 = nil }
             }
             var pass = Pass()
             if readable[0] { drain(events, into: &table, pass: &pass, sysfs: sysfs) }
