@@ -57,7 +57,8 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
             let hint =
                 string.contains(where: { $0.isLetter && !$0.isHexDigit }) && !string.contains(":")
                 ? " (a hostname? use Reachability(hostname:) for names)" : ""
-            throw ReachabilityError(.invalidAddress, "\(Self.quoted(string)) is not an IPv4 or IPv6 address literal\(hint)")
+            throw ReachabilityError(
+                .invalidAddress, "\(Self.quoted(string)) is not an IPv4 or IPv6 address literal\(hint)")
         }
         if scope != 0 {
             let candidate = IPAddress(validBytes: v6, scopeID: 0)
@@ -96,7 +97,9 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     public var bytes: [UInt8] {
         let count = family == .ipv4 ? 4 : 16
         return (0..<count).map { i in
-            i < 8 ? UInt8(truncatingIfNeeded: high >> (56 - 8 * UInt64(i))) : UInt8(truncatingIfNeeded: low >> (56 - 8 * UInt64(i - 8)))
+            i < 8
+                ? UInt8(truncatingIfNeeded: high >> (56 - 8 * UInt64(i)))
+                : UInt8(truncatingIfNeeded: low >> (56 - 8 * UInt64(i - 8)))
         }
     }
 

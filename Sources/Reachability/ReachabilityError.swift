@@ -1,3 +1,5 @@
+import Glibc
+
 /// The one error type of the `Reachability` module.
 ///
 /// Bad input (a malformed address, a namespace path that is not a network
@@ -55,5 +57,3 @@ public struct ReachabilityError: Error, Sendable, Hashable, CustomStringConverti
         return String(cString: text)
     }
 }
-
-import Glibc

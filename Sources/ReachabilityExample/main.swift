@@ -10,7 +10,8 @@ NotificationCenter.default.addObserver(forName: .reachabilityChanged, object: re
     print("changed:", r.currentReachabilityStatus)
 }
 try reachability.startNotifier()
-print("status:", reachability.currentReachabilityStatus, "flags:", reachability.flags,
-      "connectionRequired:", reachability.connectionRequired)
+print(
+    "status:", reachability.currentReachabilityStatus, "flags:", reachability.flags,
+    "connectionRequired:", reachability.connectionRequired)
 if CommandLine.arguments.contains("--once") { exit(0) }
 dispatchMain()

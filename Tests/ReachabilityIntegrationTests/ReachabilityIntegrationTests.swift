@@ -311,7 +311,8 @@ struct ReachabilityIntegrationTests {
         let log = DeliveryLog(reachability)
         try reachability.startNotifier()
         try await log.wait(for: "reachable + isDirect on the link") {
-            $0.last?.flags.isSuperset(of: [.reachable, .isDirect]) == true && $0.last?.flags.contains(.connectionRequired) == false
+            $0.last?.flags.isSuperset(of: [.reachable, .isDirect]) == true
+                && $0.last?.flags.contains(.connectionRequired) == false
         }
         try ns.ip("link set veth1 down")
         try await log.wait(forLast: .notReachable, "notReachable without carrier")
@@ -365,8 +366,10 @@ struct ReachabilityIntegrationTests {
         let log = DeliveryLog(reachability)
         try reachability.startNotifier()
         try await log.wait(forCount: 1, "the initial delivery")
-        #expect(log.entries.first == Delivery(
-            status: .reachableViaWiFi, flags: [.reachable, .transientConnection], interface: "tun0"))
+        #expect(
+            log.entries.first
+                == Delivery(
+                    status: .reachableViaWiFi, flags: [.reachable, .transientConnection], interface: "tun0"))
 
         holder.detach()
         try await log.wait(forLast: .notReachable, "notReachable once the tun has no carrier")

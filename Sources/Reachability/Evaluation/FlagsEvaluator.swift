@@ -15,7 +15,9 @@ enum FlagsEvaluator {
                 return entry.scope != RTScope.host
             case .family(let family, let globalTarget):
                 guard entry.address.family == family, entry.scope != RTScope.host else { return false }
-                if family == .ipv6 && globalTarget { return entry.scope == RTScope.universe || entry.scope == RTScope.site }
+                if family == .ipv6 && globalTarget {
+                    return entry.scope == RTScope.universe || entry.scope == RTScope.site
+                }
                 return true
             }
         }
@@ -30,7 +32,8 @@ enum FlagsEvaluator {
     }
 
     /// Flags for one destination from one lookup.
-    static func evaluate(_ result: LookupResult, destination: IPAddress, in table: InterfaceTable) -> ReachabilityState {
+    static func evaluate(_ result: LookupResult, destination: IPAddress, in table: InterfaceTable) -> ReachabilityState
+    {
         guard case .route(let route) = result else { return .unreachable }
         let interface = route.outputInterface.flatMap { table[$0] }
         switch route.type {
@@ -64,7 +67,8 @@ enum FlagsEvaluator {
         if interface.operState == IFOper.dormant || interface.flags & IFF.dormant != 0 {
             // 802.1X / WPA authentication pending.
             return ReachabilityState(
-                flags: ReachabilityFlags([.reachable, .connectionRequired, .interventionRequired]).union(wwan), interface: shown)
+                flags: ReachabilityFlags([.reachable, .connectionRequired, .interventionRequired]).union(wwan),
+                interface: shown)
         }
         let settling = interface.operState != IFOper.up && interface.operState != IFOper.unknown
         switch readiness {
@@ -72,10 +76,12 @@ enum FlagsEvaluator {
             return ReachabilityState(flags: wwan, interface: shown)
         case .tentative:
             return ReachabilityState(
-                flags: ReachabilityFlags([.reachable, .connectionRequired, .transientConnection]).union(wwan), interface: shown)
+                flags: ReachabilityFlags([.reachable, .connectionRequired, .transientConnection]).union(wwan),
+                interface: shown)
         case .ready where settling:
             return ReachabilityState(
-                flags: ReachabilityFlags([.reachable, .connectionRequired, .transientConnection]).union(wwan), interface: shown)
+                flags: ReachabilityFlags([.reachable, .connectionRequired, .transientConnection]).union(wwan),
+                interface: shown)
         case .ready:
             var flags: ReachabilityFlags = [.reachable]
             if !hasGateway { flags.insert(.isDirect) }

@@ -92,10 +92,12 @@ final class NetlinkMonitor: Sendable {
     func stop() {
         shared.withLock { $0.stopRequested = true }
         Syscall.signal(wake)
-        guard let reader = thread.withLock({ current -> JoinableThread? in
-            defer { current = nil }
-            return current
-        }) else { return }
+        guard
+            let reader = thread.withLock({ current -> JoinableThread? in
+                defer { current = nil }
+                return current
+            })
+        else { return }
         if reader.isCurrent { reader.detach() } else { reader.join() }
     }
 
@@ -218,7 +220,8 @@ final class NetlinkMonitor: Sendable {
     /// the staleness) of one pass during a storm. The rest waits in the socket.
     static let drainLimit = 8192
 
-    private func drain(_ events: NetlinkSocket, into table: inout InterfaceTable, pass: inout Pass, sysfs: SysfsReader) {
+    private func drain(_ events: NetlinkSocket, into table: inout InterfaceTable, pass: inout Pass, sysfs: SysfsReader)
+    {
         var messages = 0
         for _ in 0..<Self.drainLimit {
             let received: NetlinkSocket.Received
@@ -282,7 +285,9 @@ final class NetlinkMonitor: Sendable {
     /// Looks up every client's target (pipelined, identical lookups shared) and
     /// hands each its new state. Returns false when the lookups failed.
     private func reevaluateAll() -> Bool {
-        let (clients, table, generation) = shared.withLock { ($0.clients.values.map(\.client), $0.table, $0.generation) }
+        let (clients, table, generation) = shared.withLock {
+            ($0.clients.values.map(\.client), $0.table, $0.generation)
+        }
         guard !clients.isEmpty else { return true }
         var unique: [LookupRequest: Int] = [:]
         var ordered: [LookupRequest] = []
@@ -341,4 +346,3 @@ extension InterfaceTable {
         return InterfaceClassifier.classify(link, sysfs: sysfs)
     }
 }
-

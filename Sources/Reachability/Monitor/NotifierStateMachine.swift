@@ -33,7 +33,8 @@ struct NotifierStateMachine: Sendable, Equatable {
     static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.session == rhs.session && lhs.isRunning == rhs.isRunning && lhs.current == rhs.current
             && lhs.lastDelivered == rhs.lastDelivered && lhs.generation == rhs.generation
-            && lhs.isStarting == rhs.isStarting && lhs.startToken == rhs.startToken && lhs.pending?.state == rhs.pending?.state
+            && lhs.isStarting == rhs.isStarting && lhs.startToken == rhs.startToken
+            && lhs.pending?.state == rhs.pending?.state
             && lhs.pending?.generation == rhs.pending?.generation
     }
 

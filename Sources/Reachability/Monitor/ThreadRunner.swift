@@ -1,5 +1,6 @@
 import CNetlink
 import Glibc
+import Synchronization
 
 /// A joinable POSIX thread running one closure. Foundation's `Thread` cannot be
 /// joined, and the monitor must know its reader has exited before it returns
@@ -54,9 +55,13 @@ final class JoinableThread: Sendable {
         let thread = try JoinableThread(name: "reachability-ns") {
             switch Syscall.enterNetworkNamespace(path) {
             case .failure(let failure):
-                outcome.set(.failure(ReachabilityError(.namespace, "cannot enter network namespace \(path)", errno: failure.errno)))
+                outcome.set(
+                    .failure(
+                        ReachabilityError(.namespace, "cannot enter network namespace \(path)", errno: failure.errno)))
             case .success:
-                do throws(ReachabilityError) { outcome.set(.success(try body())) } catch { outcome.set(.failure(error)) }
+                do throws(ReachabilityError) { outcome.set(.success(try body())) } catch {
+                    outcome.set(.failure(error))
+                }
             }
         }
         thread.join()
@@ -75,8 +80,6 @@ final class ResultBox<T: Sendable>: Sendable {
         return try result.get()
     }
 }
-
-import Synchronization
 
 /// A `Mutex` in a class, so that it can be shared by reference.
 final class LockedValue<Value: Sendable>: Sendable {

@@ -177,7 +177,9 @@ enum NetlinkParser {
     }
 
     private static func u32(_ attribute: UnsafePointer<nlattr>, _ name: String) -> Swift.Result<UInt32, Failure> {
-        guard mnl_attr_validate(attribute, MNL_TYPE_U32) >= 0 else { return .failure(Failure("\(name) is not 4 bytes")) }
+        guard mnl_attr_validate(attribute, MNL_TYPE_U32) >= 0 else {
+            return .failure(Failure("\(name) is not 4 bytes"))
+        }
         return .success(mnl_attr_get_u32(attribute))
     }
 
@@ -206,7 +208,9 @@ enum NetlinkParser {
         }
         let info = mnl_nlmsg_get_payload(header).loadUnaligned(as: ifinfomsg.self)
         // Bridge-port (AF_BRIDGE) and other per-family link messages are partial views.
-        guard info.ifi_family == AddressFamily.unspec else { return .success(.ignored(type: header.pointee.nlmsg_type)) }
+        guard info.ifi_family == AddressFamily.unspec else {
+            return .success(.ignored(type: header.pointee.nlmsg_type))
+        }
         var link = LinkMessage(
             index: info.ifi_index, name: nil, flags: info.ifi_flags, hardwareType: info.ifi_type, operState: nil,
             kind: nil)

@@ -76,7 +76,8 @@ final class NetlinkSocket {
             case Errno.intr: continue
             case Errno.again: return .empty
             case Errno.noBufs: return .overrun
-            case let error: throw ReachabilityError(.systemCall, "receiving from the netlink socket failed", errno: error)
+            case let error:
+                throw ReachabilityError(.systemCall, "receiving from the netlink socket failed", errno: error)
             }
         }
     }

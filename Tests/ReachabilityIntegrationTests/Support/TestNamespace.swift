@@ -31,7 +31,8 @@ final class TestNamespace: @unchecked Sendable {
 
     init() throws {
         guard geteuid() == 0 else {
-            throw CommandFailed(command: "unshare -n", status: -1, stderr: "integration tests need root (CAP_SYS_ADMIN for setns)")
+            throw CommandFailed(
+                command: "unshare -n", status: -1, stderr: "integration tests need root (CAP_SYS_ADMIN for setns)")
         }
         holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
