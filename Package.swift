@@ -24,6 +24,7 @@ let package = Package(
         .testTarget(
             name: "ReachabilityTests",
             dependencies: ["Reachability"],
+            exclude: ["Support/capture_fixtures.py"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(

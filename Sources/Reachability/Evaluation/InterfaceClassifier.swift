@@ -54,7 +54,7 @@ struct SysfsReader: Sendable {
 /// Classifies interfaces: netlink first, sysfs second, names last.
 ///
 /// 1. loopback: IFF_LOOPBACK.
-/// 2. IFLA_INFO_KIND: tunnels, WireGuard, tun → other (VPN); wwan, rmnet →
+/// 2. IFLA_INFO_KIND: tunnels (GRE, IPIP, SIT, VTI, VXLAN, Geneve, …), WireGuard, tun → other (VPN); wwan, rmnet →
 ///    cellular; veth, bridge, bond, vlan, macvlan, … → wiredEthernet.
 /// 3. udev DEVTYPE: wlan → wifi; wwan → cellular; bluetooth, ppp → other.
 /// 4. `phy80211` or `wireless` in sysfs → wifi.
@@ -64,11 +64,11 @@ struct SysfsReader: Sendable {
 enum InterfaceClassifier {
     static let vpnKinds: Set<String> = [
         "wireguard", "tun", "tap", "gre", "gretap", "ip6gre", "ip6gretap", "ipip", "ip6tnl", "sit", "vti", "vti6",
-        "erspan", "ip6erspan", "fou", "openvpn", "ovpn", "xfrm", "ipsec", "l2tp", "ppp", "wg",
+        "erspan", "ip6erspan", "fou", "openvpn", "ovpn", "xfrm", "ipsec", "l2tp", "ppp", "wg", "vxlan", "geneve",
     ]
     static let cellularKinds: Set<String> = ["wwan", "rmnet", "qmi_wwan", "mhi_net", "ccmni"]
     static let ethernetKinds: Set<String> = [
-        "veth", "bridge", "bond", "team", "vlan", "macvlan", "macvtap", "ipvlan", "ipvtap", "vxlan", "geneve",
+        "veth", "bridge", "bond", "team", "vlan", "macvlan", "macvtap", "ipvlan", "ipvtap",
         "dummy", "nlmon", "netkit", "hsr", "vrf",
     ]
     static let cellularNamePrefixes = ["rmnet", "ccmni", "wwan"]
@@ -82,10 +82,7 @@ enum InterfaceClassifier {
         if let kind = link.kind?.lowercased(), !kind.isEmpty {
             if vpnKinds.contains(kind) { return InterfaceClassification(.other, virtualPrivate: true) }
             if cellularKinds.contains(kind) { return InterfaceClassification(.cellular) }
-            if ethernetKinds.contains(kind) {
-                // vxlan/geneve are overlay tunnels: ethernet-like, but not a stable local link.
-                return InterfaceClassification(.wiredEthernet, virtualPrivate: kind == "vxlan" || kind == "geneve")
-            }
+            if ethernetKinds.contains(kind) { return InterfaceClassification(.wiredEthernet) }
         }
         let deviceType = sysfs.deviceType(of: name)?.lowercased()
         switch deviceType {

@@ -100,7 +100,9 @@ enum NetlinkParser {
         var header = base.assumingMemoryBound(to: nlmsghdr.self)
         while remaining > 0 {
             let offset = count - Int(remaining)
-            guard mnl_nlmsg_ok(header, remaining) else {
+            // libmnl compares `(int)nlmsg_len`: a length of 2^31 or more turns negative
+            // and passes, so check it as the unsigned value it is, too.
+            guard mnl_nlmsg_ok(header, remaining), header.pointee.nlmsg_len <= UInt32(remaining) else {
                 result.malformed = MalformedMessage(
                     offset: offset, reason: "header or length out of bounds (\(remaining) bytes left)")
                 return result
@@ -162,7 +164,9 @@ enum NetlinkParser {
         guard mnl_nlmsg_get_payload_len(header) >= aligned else {
             return "payload shorter than its \(headerSize)-byte family header"
         }
-        let tail = UnsafeRawPointer(mnl_nlmsg_get_payload_tail(header))!
+        // The message ends at nlmsg_len, not at its aligned tail (up to 3 bytes later,
+        // possibly past the buffer): attributes must fit inside the message itself.
+        let tail = UnsafeRawPointer(header) + Int(header.pointee.nlmsg_len)
         var attribute = UnsafeRawPointer(mnl_nlmsg_get_payload_offset(header, aligned))!
         while attribute < tail {
             let left = tail - attribute

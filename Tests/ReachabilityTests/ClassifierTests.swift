@@ -1,0 +1,175 @@
+import Testing
+
+@testable import Reachability
+
+/// `InterfaceClassifier.classify` (DESIGN §3) against a fake sysfs tree.
+@Suite struct ClassifierTests {
+    static func link(
+        _ name: String, hardwareType: UInt16 = ARPHRD.ether, kind: String? = nil, flags: UInt32 = LinkFlags.usable
+    ) -> LinkMessage {
+        LinkMessage(index: 3, name: name, flags: flags, hardwareType: hardwareType, operState: IFOper.up, kind: kind)
+    }
+
+    /// Classifies `link` against a fresh fake sysfs tree prepared by `prepare`.
+    static func classify(_ link: LinkMessage, _ prepare: (FakeSysfs) throws -> Void = { _ in }) throws
+        -> InterfaceClassification
+    {
+        let sysfs = try FakeSysfs()
+        defer { sysfs.remove() }
+        try prepare(sysfs)
+        return InterfaceClassifier.classify(link, sysfs: sysfs.reader)
+    }
+
+    // MARK: - Wi-Fi
+
+    @Test func wifiByDevtype() throws {
+        let result = try Self.classify(Self.link("wlp2s0")) { try $0.interface("wlp2s0", devtype: "wlan") }
+        #expect(result == InterfaceClassification(.wifi))
+        #expect(!result.isVirtualPrivate)
+    }
+
+    @Test(arguments: [FakeSysfs.WirelessMarker.phy80211, .wireless])
+    func wifiByWirelessDirectory(_ marker: FakeSysfs.WirelessMarker) throws {
+        let result = try Self.classify(Self.link("wlan0")) { try $0.interface("wlan0", wireless: marker) }
+        #expect(result == InterfaceClassification(.wifi))
+    }
+
+    @Test func plainEthernetWithoutSysfsHintsIsWired() throws {
+        let result = try Self.classify(Self.link("eth0")) { try $0.interface("eth0") }
+        #expect(result == InterfaceClassification(.wiredEthernet))
+        // Another interface's Wi-Fi marker does not leak.
+        let other = try Self.classify(Self.link("eth0")) {
+            try $0.interface("wlan0", devtype: "wlan", wireless: .phy80211)
+        }
+        #expect(other == InterfaceClassification(.wiredEthernet))
+    }
+
+    @Test func plainEthernetWithNoSysfsAtAllIsWired() {
+        let result = InterfaceClassifier.classify(Self.link("eth0"), sysfs: SysfsReader(root: nil))
+        #expect(result == InterfaceClassification(.wiredEthernet))
+        let missingRoot = SysfsReader(root: "/nonexistent/\(#line)")
+        #expect(
+            InterfaceClassifier.classify(Self.link("eth0"), sysfs: missingRoot)
+                == InterfaceClassification(.wiredEthernet))
+    }
+
+    // MARK: - Cellular
+
+    @Test(arguments: [ARPHRD.ether, ARPHRD.rawIP, ARPHRD.none])
+    func modemByDevtype(_ hardwareType: UInt16) throws {
+        let result = try Self.classify(Self.link("usb0", hardwareType: hardwareType)) {
+            try $0.interface("usb0", devtype: "wwan")
+        }
+        #expect(result == InterfaceClassification(.cellular))
+    }
+
+    @Test(arguments: [
+        ("rmnet_data0", ARPHRD.rawIP), ("rmnet0", ARPHRD.none), ("ccmni1", ARPHRD.rawIP), ("wwan0", ARPHRD.none),
+        ("wwan0", ARPHRD.ether),
+    ])
+    func modemByName(_ name: String, _ hardwareType: UInt16) throws {
+        let result = try Self.classify(Self.link(name, hardwareType: hardwareType))
+        #expect(result == InterfaceClassification(.cellular))
+        #expect(
+            InterfaceClassifier.classify(Self.link(name, hardwareType: hardwareType), sysfs: SysfsReader(root: nil))
+                == InterfaceClassification(.cellular))
+    }
+
+    @Test(arguments: ["rmnet", "wwan", "qmi_wwan", "mhi_net"])
+    func modemByKind(_ kind: String) throws {
+        let result = try Self.classify(Self.link("mdm0", hardwareType: ARPHRD.rawIP, kind: kind))
+        #expect(result == InterfaceClassification(.cellular))
+    }
+
+    // MARK: - VPN and tunnels
+
+    @Test(arguments: ["wireguard", "tun", "gre", "ipip", "sit", "vti"])
+    func vpnKindsAreOtherAndVirtualPrivate(_ kind: String) throws {
+        let result = try Self.classify(Self.link("vpn0", hardwareType: ARPHRD.none, kind: kind))
+        #expect(result == InterfaceClassification(.other, virtualPrivate: true))
+    }
+
+    /// DESIGN §3 step 2 lists vxlan and geneve among the tunnel kinds, and "tunnels … → other (VPN)";
+    /// only veth/bridge/bond/vlan/macvlan are wiredEthernet.
+    @Test(arguments: ["vxlan", "geneve"])
+    func overlayTunnelKindsAreOtherAndVirtualPrivate(_ kind: String) throws {
+        let result = try Self.classify(Self.link("flannel.1", kind: kind))
+        #expect(result == InterfaceClassification(.other, virtualPrivate: true))
+    }
+
+    @Test func kindIsCaseInsensitive() throws {
+        let result = try Self.classify(Self.link("wg0", hardwareType: ARPHRD.none, kind: "WireGuard"))
+        #expect(result == InterfaceClassification(.other, virtualPrivate: true))
+    }
+
+    @Test(arguments: [ARPHRD.ppp, ARPHRD.none, ARPHRD.rawIP, ARPHRD.tunnel, ARPHRD.ipGRE])
+    func pointToPointHardwareWithoutHintsIsOtherVirtualPrivate(_ hardwareType: UInt16) throws {
+        let result = try Self.classify(Self.link("ppp0", hardwareType: hardwareType))
+        #expect(result == InterfaceClassification(.other, virtualPrivate: true))
+    }
+
+    @Test(arguments: [("bluetooth", false), ("ppp", true)])
+    func otherDevtypes(_ devtype: String, _ virtualPrivate: Bool) throws {
+        let result = try Self.classify(Self.link("bnep0")) { try $0.interface("bnep0", devtype: devtype) }
+        #expect(result == InterfaceClassification(.other, virtualPrivate: virtualPrivate))
+    }
+
+    // MARK: - Ethernet-like kinds
+
+    @Test(arguments: ["veth", "bridge", "bond", "vlan", "macvlan"])
+    func ethernetKindsAreWired(_ kind: String) throws {
+        let result = try Self.classify(Self.link("veth0", kind: kind))
+        #expect(result == InterfaceClassification(.wiredEthernet))
+    }
+
+    @Test func kindWinsOverSysfs() throws {
+        let result = try Self.classify(Self.link("veth0", kind: "veth")) {
+            try $0.interface("veth0", devtype: "wlan", wireless: .phy80211)
+        }
+        #expect(result == InterfaceClassification(.wiredEthernet))
+    }
+
+    // MARK: - Loopback
+
+    @Test func loopbackFlag() throws {
+        let byFlag = try Self.classify(
+            Self.link("lo", hardwareType: ARPHRD.loopback, flags: LinkFlags.usable | IFF.loopback))
+        #expect(byFlag == InterfaceClassification(.loopback))
+        // The loopback flag comes first, whatever else the link says.
+        let odd = try Self.classify(Self.link("wwan0", kind: "veth", flags: IFF.up | IFF.loopback)) {
+            try $0.interface("wwan0", devtype: "wlan")
+        }
+        #expect(odd == InterfaceClassification(.loopback))
+    }
+
+    // MARK: - Sysfs reading
+
+    @Test func devtypeIsReadFromAMultiLineUevent() throws {
+        let sysfs = try FakeSysfs()
+        defer { sysfs.remove() }
+        try sysfs.interface("wlan0", devtype: "wlan")
+        #expect(sysfs.reader.deviceType(of: "wlan0") == "wlan")
+        #expect(sysfs.reader.deviceType(of: "eth0") == nil)
+        try sysfs.interface("eth0")
+        #expect(sysfs.reader.deviceType(of: "eth0") == nil)
+        #expect(!sysfs.reader.isWireless("wlan0"))
+    }
+
+    @Test(arguments: ["../x", "..", ".", "", "a/../../x", "x/", "/x", "../../class/x", "x\0"])
+    func namesCannotEscapeTheRoot(_ name: String) throws {
+        let sysfs = try FakeSysfs()
+        defer { sysfs.remove() }
+        // Wi-Fi markers placed where a traversing name would land.
+        try sysfs.directory("class/x", devtype: "wlan", interfaceName: "x", wireless: .phy80211)
+        try sysfs.directory("x", devtype: "wlan", interfaceName: "x", wireless: .wireless)
+        try sysfs.directory("class/net", devtype: "wlan", interfaceName: "net", wireless: .phy80211)
+        try sysfs.directory("class", devtype: "wlan", interfaceName: "class", wireless: .phy80211)
+        try sysfs.directory("", devtype: "wlan", interfaceName: "root", wireless: .wireless)
+        try sysfs.directory("class/net/x", devtype: "wlan", interfaceName: "x", wireless: .phy80211)
+
+        #expect(sysfs.reader.deviceType(of: name) == nil)
+        #expect(!sysfs.reader.isWireless(name))
+        let result = InterfaceClassifier.classify(Self.link(name), sysfs: sysfs.reader)
+        #expect(result == InterfaceClassification(.wiredEthernet))
+    }
+}
