@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <errno.h>
 #include <sys/prctl.h>
+#include <sys/mount.h>
 
 /// MNL_SOCKET_BUFFER_SIZE is a macro over sysconf; Swift cannot import it.
 static inline size_t cnl_socket_buffer_size(void) { return MNL_SOCKET_BUFFER_SIZE; }
@@ -30,6 +31,19 @@ static inline int cnl_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLO
 
 /// The current thread's kernel thread id (for diagnostics and tests).
 static inline int cnl_gettid(void) { return (int)syscall(SYS_gettid); }
+
+/// Gives the calling thread a private mount namespace (unshare CLONE_NEWNS | CLONE_FS,
+/// thread-local) whose mounts do not propagate back (MS_SLAVE | MS_REC on /), as
+/// `ip netns exec` does before bind-mounting /etc/netns/NAME over /etc.
+static inline int cnl_private_mounts(void) {
+    if (syscall(SYS_unshare, 0x00020000 /* CLONE_NEWNS */ | 0x00000200 /* CLONE_FS */) != 0) return -1;
+    return mount("none", "/", NULL, MS_SLAVE | MS_REC, NULL);
+}
+
+/// Bind-mounts `source` over `target`.
+static inline int cnl_bind_mount(const char *source, const char *target) {
+    return mount(source, target, "none", MS_BIND, NULL);
+}
 
 /// Names the calling thread (prctl PR_SET_NAME; at most 15 bytes are kept).
 static inline int cnl_set_thread_name(const char *name) { return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL); }

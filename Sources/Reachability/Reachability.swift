@@ -34,13 +34,19 @@ public final class Reachability: Sendable {
     /// The namespace and sysfs tree this instance watches.
     public var environment: NetworkEnvironment { core.environment }
 
-    private init(target: Target, environment: NetworkEnvironment, queue: DispatchQueue?) throws(ReachabilityError) {
-        if let path = environment.networkNamespacePath {
-            _ = try MonitorRegistry.Key(environment)  // A missing or unreadable namespace file fails here.
-            guard !path.isEmpty else { throw ReachabilityError(.namespace, "the network namespace path is empty") }
-        }
-        core = NotifierCore(target: target, environment: environment, queue: queue ?? Self.defaultNotificationQueue)
+    private init(spec: NotifierCore.Spec, environment: NetworkEnvironment, queue: DispatchQueue?)
+        throws(ReachabilityError)
+    {
+        // A missing or unreadable namespace file fails here, not later.
+        _ = try MonitorRegistry.Key(environment)
+        core = NotifierCore(spec: spec, environment: environment, queue: queue ?? Self.defaultNotificationQueue)
         core.storage.withLock { $0.owner = self }
+    }
+
+    private convenience init(target: Target, environment: NetworkEnvironment, queue: DispatchQueue?)
+        throws(ReachabilityError)
+    {
+        try self.init(spec: .fixed(target), environment: environment, queue: queue)
     }
 
     deinit {
@@ -94,6 +100,33 @@ public final class Reachability: Sendable {
             target: .addressPair(local: local, remote: remote), environment: environment, queue: notificationQueue)
     }
 
+    /// Watches a hostname. It is resolved with the system resolver (getaddrinfo:
+    /// /etc/hosts, resolv.conf, nsswitch) on the library's own threads: nothing
+    /// the caller does, `currentReachabilityStatus` included, ever waits on DNS.
+    /// The flags are the best over the resolved addresses; NXDOMAIN or no answer
+    /// gives none. The name is resolved again whenever the network changes. The
+    /// notifier's first delivery waits for the first resolution, so an unknown
+    /// host never produces a "reachable, then unreachable" pair.
+    ///
+    /// An IPv4 or IPv6 literal is treated as an address, with no DNS. Invalid
+    /// names (empty, over 253 bytes, a label over 63 bytes, spaces or control
+    /// characters) throw ``ReachabilityError/Code/invalidHostname`` naming the input.
+    ///
+    /// With a ``NetworkEnvironment`` naming another namespace, the resolver runs
+    /// inside it; for `/run/netns/NAME` it reads `/etc/netns/NAME/resolv.conf` and
+    /// `hosts` when present, as `ip netns exec NAME` arranges.
+    public convenience init(
+        hostname: String, environment: NetworkEnvironment = .default, notificationQueue: DispatchQueue? = nil
+    ) throws(ReachabilityError) {
+        let name = try Hostname.validate(hostname)
+        let literal = name.hasPrefix("[") && name.hasSuffix("]") ? String(name.dropFirst().dropLast()) : name
+        if let address = try? IPAddress(literal) {
+            try self.init(address: address, environment: environment, notificationQueue: notificationQueue)
+        } else {
+            try self.init(spec: .hostname(name), environment: environment, queue: notificationQueue)
+        }
+    }
+
     /// Watches the local link (Apple's `reachabilityForLocalWiFi`): reachable and
     /// isDirect when some non-loopback interface is up, has carrier and a usable
     /// address, so that neighbours on the link can be reached without a router.
@@ -103,10 +136,14 @@ public final class Reachability: Sendable {
         try Reachability(target: .linkLocal, environment: environment, queue: notificationQueue)
     }
 
-    /// What this instance watches: `"internet"`, an address, `"local → remote"`, or `"link-local"`.
+    /// What this instance watches: `"internet"`, an address, `"local → remote"`,
+    /// `"link-local"`, or the hostname.
     public var targetDescription: String { core.target.description }
 
     // MARK: State
+
+    /// The current state: flags and output interface together.
+    public var state: ReachabilityState { core.state }
 
     /// The current flags. With the notifier running this reads the cached state
     /// (kept current by kernel events); without it, it asks the kernel afresh.
@@ -161,19 +198,109 @@ public final class Reachability: Sendable {
         try core.start()
     }
 
-    /// Stops watching. Deliveries already queued are dropped; the shared monitor
-    /// stops when its last instance stops. Starting again delivers the current
-    /// state again.
+    /// Stops watching. Deliveries already queued are dropped, and every
+    /// ``updates`` sequence finishes; the shared monitor stops when its last
+    /// instance stops. Starting again delivers the current state again.
     public func stopNotifier() {
         core.stop()
+    }
+
+    // MARK: Observers, updates, waiting
+
+    /// Adds a block observer (DTReachability style). It is called on
+    /// ``notificationQueue`` at once with the current state, and then with every
+    /// state the notifier delivers. Keep the returned token: pass it to
+    /// ``removeObserver(_:)`` or call ``ReachabilityObservation/remove()`` — from
+    /// any thread, including from inside the block — and it is not called again.
+    public func addObserver(_ block: @escaping @Sendable (ReachabilityState) -> Void) -> ReachabilityObservation {
+        ReachabilityObservation(core: core, id: core.addObserver(block))
+    }
+
+    /// Removes a block observer. Removing one twice does nothing.
+    public func removeObserver(_ observation: ReachabilityObservation) {
+        observation.remove()
+    }
+
+    /// The delivered states as an `AsyncSequence`: the current one first when the
+    /// notifier is running, then every change. A slow consumer sees only the
+    /// newest state, never a backlog. Each access makes a new sequence; it finishes
+    /// when the notifier stops (a sequence made while stopped waits for the next
+    /// start) or when the iterating task is cancelled.
+    public var updates: AsyncStream<ReachabilityState> { core.makeStream() }
+
+    /// Waits until the target is reachable (status not ``NetworkStatus/notReachable``):
+    /// true as soon as it is — at once if it already is — or false at the deadline.
+    /// For the "says no, then yes a moment later" case after a device wakes or a
+    /// link comes up. Works whether or not this instance's notifier is running, and
+    /// calls none of its callbacks.
+    public func waitUntilReachable(timeout: Duration) async -> Bool {
+        let watcher: Reachability
+        do {
+            watcher = try Reachability(
+                spec: core.spec, environment: core.environment, queue: Self.defaultNotificationQueue)
+            watcher.core.adopt(resolution: core.currentResolution)
+            try watcher.startNotifier()
+        } catch {
+            return false
+        }
+        defer { watcher.stopNotifier() }
+        let updates = watcher.updates
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await state in updates where state.isReachable { return true }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// The completion-handler form of ``waitUntilReachable(timeout:)``: `completion`
+    /// runs on `queue` (default: ``notificationQueue``) with true or false.
+    public func waitUntilReachable(
+        timeout: Duration, queue: DispatchQueue? = nil, completion: @escaping @Sendable (Bool) -> Void
+    ) {
+        let queue = queue ?? notificationQueue
+        Task {
+            let reachable = await waitUntilReachable(timeout: timeout)
+            queue.async { completion(reachable) }
+        }
+    }
+}
+
+/// The token of a block observer; see ``Reachability/addObserver(_:)``.
+///
+/// `Sendable`: it holds only the identity of the observer and a reference to
+/// the notifier's locked state.
+public final class ReachabilityObservation: Sendable, Hashable {
+    private let core: NotifierCore
+    private let id: UInt64
+
+    init(core: NotifierCore, id: UInt64) {
+        self.core = core
+        self.id = id
+    }
+
+    /// Stops the observer: after this returns, its block is not called again.
+    public func remove() {
+        core.removeObserver(id)
+    }
+
+    public static func == (lhs: ReachabilityObservation, rhs: ReachabilityObservation) -> Bool {
+        lhs === rhs
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(self))
     }
 }
 
 extension Reachability: CustomStringConvertible {
     /// `"internet: reachableViaWiFi -R ------- via eth0 (#2, wiredEthernet)"`.
-    public var description: String {
-        let state = core.state
-        let via = state.interface.map { " via \($0)" } ?? ""
-        return "\(targetDescription): \(NetworkStatus(flags: state.flags)) \(state.flags)\(via)"
-    }
+    public var description: String { "\(targetDescription): \(core.state)" }
 }

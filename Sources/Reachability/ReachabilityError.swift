@@ -12,7 +12,7 @@ public struct ReachabilityError: Error, Sendable, Hashable, CustomStringConverti
     /// What kind of failure this is. New codes may be added; switch with a default.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Value: String, Sendable, Hashable {
-            case invalidAddress, invalidArgument, systemCall, netlinkProtocol, namespace, timedOut
+            case invalidAddress, invalidHostname, invalidArgument, systemCall, netlinkProtocol, namespace, timedOut
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -20,6 +20,9 @@ public struct ReachabilityError: Error, Sendable, Hashable, CustomStringConverti
         /// A string that is not a valid IPv4 or IPv6 address literal, or an
         /// address that does not fit where it was given.
         public static let invalidAddress = Code(.invalidAddress)
+        /// A string that is not a valid hostname (empty, too long, a label over
+        /// 63 bytes, spaces or control characters).
+        public static let invalidHostname = Code(.invalidHostname)
         /// Some other argument is out of range or malformed.
         public static let invalidArgument = Code(.invalidArgument)
         /// A system call failed (``ReachabilityError/errno`` says why).

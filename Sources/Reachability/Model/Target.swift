@@ -1,11 +1,3 @@
-/// The answer for one target: its flags and the output interface the kernel chose.
-struct ReachabilityState: Sendable, Equatable {
-    var flags: ReachabilityFlags
-    var interface: NetworkInterface?
-
-    static let unreachable = ReachabilityState(flags: [], interface: nil)
-}
-
 /// One RTM_GETROUTE question: "which way would a packet to `destination` go?"
 struct LookupRequest: Sendable, Hashable {
     var destination: IPAddress
@@ -32,6 +24,9 @@ enum Target: Sendable, Hashable, CustomStringConvertible {
     case addressPair(local: IPAddress, remote: IPAddress)
     /// The local link (Apple's reachabilityForLocalWiFi, 169.254.0.0).
     case linkLocal
+    /// A hostname with the addresses its latest resolution gave (empty: NXDOMAIN,
+    /// no answer, or not resolved yet). Flags are the best over the addresses.
+    case host(name: String, addresses: [IPAddress])
 
     /// Global unicast addresses whose lookups stand for "the Internet". Nothing is
     /// ever sent to them: the kernel is only asked which way a packet would go.
@@ -50,6 +45,8 @@ enum Target: Sendable, Hashable, CustomStringConvertible {
             return [LookupRequest(destination: remote, source: local)]
         case .linkLocal:
             return []
+        case .host(_, let addresses):
+            return addresses.map { LookupRequest(destination: $0) }
         }
     }
 
@@ -73,6 +70,13 @@ enum Target: Sendable, Hashable, CustomStringConvertible {
             return FlagsEvaluator.evaluate(result, destination: remote, in: table)
         case .linkLocal:
             return FlagsEvaluator.evaluateLocalLink(in: table)
+        case .host(_, let addresses):
+            guard results.count == addresses.count else { return .unreachable }
+            var best = ReachabilityState.unreachable
+            for (address, result) in zip(addresses, results) {
+                best = FlagsEvaluator.better(best, FlagsEvaluator.evaluate(result, destination: address, in: table))
+            }
+            return best
         }
     }
 
@@ -82,6 +86,7 @@ enum Target: Sendable, Hashable, CustomStringConvertible {
         case .address(let address): return address.description
         case .addressPair(let local, let remote): return "\(local) → \(remote)"
         case .linkLocal: return "link-local"
+        case .host(let name, _): return name
         }
     }
 }

@@ -4,9 +4,10 @@ import Synchronization
 /// Something the monitor evaluates after every relevant kernel event.
 protocol MonitorClient: AnyObject, Sendable {
     var target: Target { get }
-    /// Called on the monitor's reader thread (or the registering thread) with a
-    /// fresh evaluation. Must not call user code or block.
-    func monitor(didEvaluate state: ReachabilityState, generation: UInt64)
+    /// Called on the monitor's reader thread with a fresh evaluation of `target`
+    /// (the client's target when the pass began). `interfacesChanged` says links
+    /// or addresses changed, not only routes. Must not call user code or block.
+    func monitor(didEvaluate state: ReachabilityState, for target: Target, generation: UInt64, interfacesChanged: Bool)
 }
 
 /// The process-wide monitor of one network namespace: one event socket joined
@@ -204,7 +205,7 @@ final class NetlinkMonitor: Sendable {
                     $0.generation &+= 1
                     $0.statistics.evaluationPasses += 1
                 }
-                retryPending = !reevaluateAll()
+                retryPending = !reevaluateAll(interfacesChanged: tableChanged)
             }
             if shared.withLock({ $0.stopRequested }) { return }
         }
@@ -284,15 +285,16 @@ final class NetlinkMonitor: Sendable {
 
     /// Looks up every client's target (pipelined, identical lookups shared) and
     /// hands each its new state. Returns false when the lookups failed.
-    private func reevaluateAll() -> Bool {
+    private func reevaluateAll(interfacesChanged: Bool) -> Bool {
         let (clients, table, generation) = shared.withLock {
             ($0.clients.values.map(\.client), $0.table, $0.generation)
         }
         guard !clients.isEmpty else { return true }
         var unique: [LookupRequest: Int] = [:]
         var ordered: [LookupRequest] = []
-        let plans = clients.map { client in
-            client.target.lookups.map { request in
+        let targets = clients.map(\.target)
+        let plans = targets.map { target in
+            target.lookups.map { request in
                 if let slot = unique[request] { return slot }
                 unique[request] = ordered.count
                 ordered.append(request)
@@ -306,9 +308,10 @@ final class NetlinkMonitor: Sendable {
             shared.withLock { $0.statistics.failedPasses += 1 }
             return false
         }
-        for (client, plan) in zip(clients, plans) {
-            let state = client.target.evaluate(plan.map { results[$0] }, in: table)
-            client.monitor(didEvaluate: state, generation: generation)
+        for ((client, target), plan) in zip(zip(clients, targets), plans) {
+            let state = target.evaluate(plan.map { results[$0] }, in: table)
+            client.monitor(
+                didEvaluate: state, for: target, generation: generation, interfacesChanged: interfacesChanged)
         }
         return true
     }

@@ -3,35 +3,80 @@ public import Foundation
 import Synchronization
 
 /// The part of a `Reachability` the monitor holds: its target, its state
-/// machine, its callbacks. It holds the public instance weakly, so dropping the
-/// instance stops it even while the monitor is running.
+/// machine, its callbacks, observers and streams, and (for a hostname) its
+/// resolution. It holds the public instance weakly, so dropping the instance
+/// stops it even while the monitor is running.
 final class NotifierCore: MonitorClient {
+    enum Spec: Sendable, Hashable {
+        case fixed(Target)
+        case hostname(String)
+    }
+
+    typealias ObserverBlock = @Sendable (ReachabilityState) -> Void
+
     struct Storage {
         weak var owner: Reachability?
         var machine = NotifierStateMachine()
         var whenReachable: Reachability.NetworkReachable?
         var whenUnreachable: Reachability.NetworkReachable?
         var queue: DispatchQueue
+        /// Set while registered with a monitor; whoever clears it unregisters.
         var monitor: NetlinkMonitor?
+        /// The start that waits for the first resolution of a hostname.
+        var pendingStart: UInt64?
+        var observers: [UInt64: ObserverBlock] = [:]
+        var streams: [UInt64: AsyncStream<ReachabilityState>.Continuation] = [:]
+        var nextID: UInt64 = 0
+        /// Hostname targets: the latest resolution (nil before the first).
+        var resolution: Resolution?
+        var resolving = false
+        var resolveAgain = false
     }
 
-    let target: Target
+    let spec: Spec
     let environment: NetworkEnvironment
     let storage: Mutex<Storage>
 
-    init(target: Target, environment: NetworkEnvironment, queue: DispatchQueue) {
-        self.target = target
+    init(spec: Spec, environment: NetworkEnvironment, queue: DispatchQueue) {
+        self.spec = spec
         self.environment = environment
         self.storage = Mutex(Storage(queue: queue))
     }
 
+    /// The target as of the latest resolution.
+    var target: Target { storage.withLock { target(in: $0) } }
+
+    private func target(in storage: Storage) -> Target {
+        switch spec {
+        case .fixed(let target): return target
+        case .hostname(let name): return .host(name: name, addresses: storage.resolution?.addresses ?? [])
+        }
+    }
+
+    private var hostname: String? {
+        if case .hostname(let name) = spec { return name }
+        return nil
+    }
+
     /// The state the getters report: cached while running, else evaluated afresh.
+    /// Never waits on DNS: a hostname uses its latest resolution (and starts one
+    /// in the background when it has none).
     var state: ReachabilityState {
-        if let cached = storage.withLock({ $0.machine.current }) { return cached }
+        let isHostname = hostname != nil
+        let (cached, target, unresolved) = storage.withLock { storage -> (ReachabilityState?, Target, Bool) in
+            (storage.machine.current, self.target(in: storage), isHostname && storage.resolution == nil)
+        }
+        if let cached { return cached }
+        if unresolved {
+            requestResolution()
+            return .unreachable
+        }
         return (try? OneShotEvaluator.evaluate(target, environment: environment)) ?? .unreachable
     }
 
     var isRunning: Bool { storage.withLock { $0.machine.isRunning } }
+
+    // MARK: Start and stop
 
     func start() throws(ReachabilityError) {
         let token = storage.withLock { storage -> UInt64? in
@@ -40,62 +85,207 @@ final class NotifierCore: MonitorClient {
         }
         guard let token else { return }
         let monitor: NetlinkMonitor
-        let initial: (ReachabilityState, UInt64)
         do throws(ReachabilityError) {
             monitor = try MonitorRegistry.register(self, environment: environment)
-            do throws(ReachabilityError) {
-                initial = try monitor.evaluate(target)
-            } catch {
-                MonitorRegistry.unregister(self, from: monitor)
-                throw error
-            }
         } catch {
             storage.withLock { if $0.machine.isStarting(token) { $0.machine.stop() } }
             throw error
         }
-        let stoppedMeanwhile = storage.withLock { storage -> Bool in
-            // stopNotifier() ran while we evaluated: don't start a session it already ended.
-            guard let action = storage.machine.start(with: initial.0, generation: initial.1, token: token) else {
-                return true
-            }
+        let (superseded, waitForResolution) = storage.withLock { storage -> (Bool, Bool) in
+            guard storage.machine.isStarting(token) else { return (true, false) }
             storage.monitor = monitor
-            schedule(action, on: storage.queue)
-            return false
+            storage.pendingStart = token
+            return (false, hostname != nil && storage.resolution == nil)
         }
-        if stoppedMeanwhile { MonitorRegistry.unregister(self, from: monitor) }
+        if superseded {
+            MonitorRegistry.unregister(self, from: monitor)
+            return
+        }
+        if hostname != nil { requestResolution() }
+        // A hostname's first delivery waits for its first resolution, so an unknown
+        // host never produces "reachable, then unreachable".
+        guard !waitForResolution else { return }
+        do throws(ReachabilityError) {
+            let (state, generation) = try monitor.evaluate(target)
+            complete(start: token, with: state, generation: generation)
+        } catch {
+            abandon(start: token)
+            throw error
+        }
     }
 
-    func stop() {
+    /// Starts the session `token` began, unless it was stopped meanwhile.
+    private func complete(start token: UInt64, with state: ReachabilityState, generation: UInt64) {
+        storage.withLock { storage in
+            guard let action = storage.machine.start(with: state, generation: generation, token: token) else { return }
+            storage.pendingStart = nil
+            schedule(action, in: &storage)
+        }
+    }
+
+    private func abandon(start token: UInt64) {
         let monitor = storage.withLock { storage -> NetlinkMonitor? in
+            guard storage.machine.isStarting(token) else { return nil }
             storage.machine.stop()
+            storage.pendingStart = nil
             defer { storage.monitor = nil }
             return storage.monitor
         }
         if let monitor { MonitorRegistry.unregister(self, from: monitor) }
     }
 
-    func monitor(didEvaluate state: ReachabilityState, generation: UInt64) {
-        storage.withLock { storage in
-            guard let action = storage.machine.observe(state, generation: generation) else { return }
-            // Enqueued under the lock so deliveries keep their order; no user code runs here.
-            schedule(action, on: storage.queue)
+    func stop() {
+        let (monitor, streams) = storage.withLock { storage in
+            storage.machine.stop()
+            storage.pendingStart = nil
+            let streams = Array(storage.streams.values)
+            storage.streams.removeAll()
+            defer { storage.monitor = nil }
+            return (storage.monitor, streams)
+        }
+        // Outside the lock: finishing runs onTermination handlers, which take it.
+        for stream in streams { stream.finish() }
+        if let monitor { MonitorRegistry.unregister(self, from: monitor) }
+    }
+
+    // MARK: Monitor callbacks
+
+    func monitor(
+        didEvaluate state: ReachabilityState, for evaluated: Target, generation: UInt64, interfacesChanged: Bool
+    ) {
+        let changed = storage.withLock { storage -> Bool in
+            // An evaluation made for addresses that a newer resolution replaced is stale.
+            guard evaluated == target(in: storage), let action = storage.machine.observe(state, generation: generation)
+            else { return false }
+            // Scheduled under the lock so deliveries keep their order; no user code runs here.
+            schedule(action, in: &storage)
+            return true
+        }
+        // The network changed: a hostname may now resolve differently.
+        if hostname != nil && (interfacesChanged || changed) { requestResolution() }
+    }
+
+    // MARK: Hostname resolution
+
+    /// Resolves the hostname in the background; at most one resolution is in
+    /// flight, and a request during one runs it once more afterwards.
+    func requestResolution() {
+        guard let name = hostname else { return }
+        let begin = storage.withLock { storage -> Bool in
+            if storage.resolving {
+                storage.resolveAgain = true
+                return false
+            }
+            storage.resolving = true
+            return true
+        }
+        guard begin else { return }
+        ResolverPool.shared(for: environment.networkNamespacePath).resolve(name) { [weak self] resolution in
+            self?.resolutionFinished(resolution)
         }
     }
 
-    private func schedule(_ action: NotifierStateMachine.Action, on queue: DispatchQueue) {
+    private func resolutionFinished(_ resolution: Resolution) {
+        let (changed, again, pending, monitor, running) = storage.withLock { storage in
+            storage.resolving = false
+            let changed = storage.resolution?.addresses != resolution.addresses || storage.resolution == nil
+            storage.resolution = resolution
+            defer { storage.resolveAgain = false }
+            return (
+                changed, storage.resolveAgain, storage.pendingStart, storage.monitor, storage.machine.isRunning
+            )
+        }
+        if let monitor, let pending {
+            let evaluated = try? monitor.evaluate(target)
+            complete(start: pending, with: evaluated?.0 ?? .unreachable, generation: evaluated?.1 ?? 0)
+        } else if let monitor, running, changed, let (state, generation) = try? monitor.evaluate(target) {
+            self.monitor(didEvaluate: state, for: target, generation: generation, interfacesChanged: false)
+        }
+        if again { requestResolution() }
+    }
+
+    /// Seeds a hostname's resolution from another instance (a waiter reuses its parent's).
+    func adopt(resolution: Resolution?) {
+        guard let resolution else { return }
+        storage.withLock { if $0.resolution == nil { $0.resolution = resolution } }
+    }
+
+    var currentResolution: Resolution? { storage.withLock { $0.resolution } }
+
+    // MARK: Observers and streams
+
+    func addObserver(_ block: @escaping ObserverBlock) -> UInt64 {
+        let (id, running) = storage.withLock { storage -> (UInt64, Bool) in
+            storage.nextID += 1
+            storage.observers[storage.nextID] = block
+            if let current = storage.machine.current {
+                scheduleImmediate(current, to: storage.nextID, on: storage.queue)
+                return (storage.nextID, true)
+            }
+            return (storage.nextID, false)
+        }
+        guard !running else { return id }
+        // Not running: called at once with the state the getters would report.
+        let fresh = state
+        storage.withLock { storage in
+            scheduleImmediate(storage.machine.current ?? fresh, to: id, on: storage.queue)
+        }
+        return id
+    }
+
+    func removeObserver(_ id: UInt64) {
+        storage.withLock { _ = $0.observers.removeValue(forKey: id) }
+    }
+
+    func makeStream() -> AsyncStream<ReachabilityState> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: ReachabilityState.self, bufferingPolicy: .bufferingNewest(1))
+        let id = storage.withLock { storage -> UInt64 in
+            storage.nextID += 1
+            storage.streams[storage.nextID] = continuation
+            if let current = storage.machine.current { continuation.yield(current) }
+            return storage.nextID
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.storage.withLock { _ = $0.streams.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    // MARK: Delivery
+
+    private func schedule(_ action: NotifierStateMachine.Action, in storage: inout Storage) {
         guard case .deliver(let state, let session) = action else { return }
-        queue.async { [self] in deliver(state, session: session) }
+        // Streams keep only the newest state; yielding runs no user code.
+        for stream in storage.streams.values { stream.yield(state) }
+        // Observers added after this point get their own immediate call instead.
+        let observers = storage.observers.keys.sorted()
+        storage.queue.async { [self] in deliver(state, session: session, observers: observers) }
+    }
+
+    private func scheduleImmediate(_ state: ReachabilityState, to id: UInt64, on queue: DispatchQueue) {
+        queue.async { [self] in
+            guard let block = storage.withLock({ $0.observers[id] }) else { return }
+            block(state)
+        }
     }
 
     /// Runs on the notification queue, with no lock held while user code runs.
-    private func deliver(_ state: ReachabilityState, session: UInt64) {
-        let pending = storage.withLock { storage -> (Reachability, Reachability.NetworkReachable?)? in
+    private func deliver(_ state: ReachabilityState, session: UInt64, observers: [UInt64]) {
+        let pending = storage.withLock {
+            storage -> (Reachability, Reachability.NetworkReachable?, [UInt64])? in
             guard storage.machine.accepts(session: session), let owner = storage.owner else { return nil }
-            let reachable = NetworkStatus(flags: state.flags) != .notReachable
-            return (owner, reachable ? storage.whenReachable : storage.whenUnreachable)
+            let callback = state.isReachable ? storage.whenReachable : storage.whenUnreachable
+            return (owner, callback, observers)
         }
-        guard let (owner, callback) = pending else { return }
+        guard let (owner, callback, observers) = pending else { return }
         callback?(owner)
+        for id in observers {
+            // Removal takes effect at once, even from inside an earlier callback.
+            guard let block = storage.withLock({ $0.machine.accepts(session: session) ? $0.observers[id] : nil })
+            else { continue }
+            block(state)
+        }
         NotificationCenter.default.post(name: .reachabilityChanged, object: owner)
     }
 }

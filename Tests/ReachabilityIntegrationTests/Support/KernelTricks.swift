@@ -30,46 +30,25 @@ enum KernelTricks {
 
 extension TestNamespace {
     /// Starts a process in the namespace that holds `tun` open (carrier on) until
-    /// the returned handle is closed.
+    /// the returned holder is detached.
     func attachTun(_ tun: String) throws -> TunHolder {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/nsenter")
-        process.arguments = ["--net=\(path)", "--", "python3", "-c", KernelTricks.holdTun, tun]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        // Wait for "ready": the ioctl has attached.
-        let line = output.fileHandleForReading.availableData
-        guard String(decoding: line, as: UTF8.self).hasPrefix("ready") else {
-            process.terminate()
+        let child = try spawn(["python3", "-c", KernelTricks.holdTun, tun], captureOutput: true)
+        guard child.readLine().hasPrefix("ready") else {
+            child.terminate()
             throw CommandFailed(command: "hold \(tun)", status: -1, stderr: "the tun holder did not attach")
         }
-        return TunHolder(process: process, input: input)
+        return TunHolder(child)
     }
 }
 
 /// A process holding a tun device open. `detach()` closes it: the tun loses carrier.
-final class TunHolder: @unchecked Sendable {
-    // @unchecked: set once in init; detach() is called from one test.
-    private let process: Process
-    private let input: Pipe
+final class TunHolder: Sendable {
+    private let child: Child
 
-    init(process: Process, input: Pipe) {
-        self.process = process
-        self.input = input
-    }
+    init(_ child: Child) { self.child = child }
 
     func detach() {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
-    }
-
-    deinit {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        child.closeInput()
+        child.wait()
     }
 }

@@ -19,29 +19,29 @@ struct CommandFailed: Error, CustomStringConvertible {
     var description: String { "`\(command)` exited \(status): \(stderr)" }
 }
 
-/// A private network namespace for one test. A child process (`unshare -n cat`)
-/// holds it open; `cat` exits when the test process closes its stdin, so a
-/// crashed test leaves nothing behind. Two tests never share a namespace.
+/// A private network namespace for one test. Either anonymous — a child process
+/// (`unshare -n cat`) holds it open, and `cat` exits when the test process closes
+/// its stdin (also when the test process dies) — or named (`ip netns add`), with
+/// its own `/etc/netns/NAME/`. Two tests never share a namespace.
 final class TestNamespace: @unchecked Sendable {
     // @unchecked: the fields are set once in init and only read afterwards.
-    private let holder: Process
-    private let holderInput: Pipe
-    /// `/proc/PID/ns/net` of the holder: what the library is pointed at.
+    private let holder: Child?
+    /// `/proc/PID/ns/net` of the holder, or `/run/netns/NAME`: what the library is pointed at.
     let path: String
+    /// The name of a named namespace, else nil.
+    let name: String?
+    private static let counter = LockedValue(0)
 
+    /// An anonymous namespace held open by a child process.
     init() throws {
         guard geteuid() == 0 else {
             throw CommandFailed(
                 command: "unshare -n", status: -1, stderr: "integration tests need root (CAP_SYS_ADMIN for setns)")
         }
-        holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        holder.arguments = ["-n", "cat"]
-        holderInput = Pipe()
-        holder.standardInput = holderInput
-        holder.standardOutput = FileHandle.nullDevice
-        try holder.run()
-        path = "/proc/\(holder.processIdentifier)/ns/net"
+        name = nil
+        let holder = try Child(["unshare", "-n", "cat"], captureOutput: false)
+        self.holder = holder
+        path = "/proc/\(holder.pid)/ns/net"
         // unshare(2) happens after exec: wait until the holder is in a namespace of its own.
         let mine = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/net")
         let deadline = Date().addingTimeInterval(10)
@@ -54,14 +54,44 @@ final class TestNamespace: @unchecked Sendable {
         try ip("link set lo up")
     }
 
+    /// A named namespace, `/run/netns/NAME`, with its own `/etc/netns/NAME/`
+    /// (resolv.conf, hosts), as `ip netns add` makes. Removed on deinit.
+    init(named prefix: String) throws {
+        guard geteuid() == 0 else {
+            throw CommandFailed(command: "ip netns add", status: -1, stderr: "integration tests need root")
+        }
+        let serial = Self.counter.withLock { value -> Int in
+            value += 1
+            return value
+        }
+        let name = "\(prefix)-\(getpid())-\(serial)"
+        self.name = name
+        holder = nil
+        path = "/run/netns/\(name)"
+        try Command.check(["ip", "netns", "add", name])
+        try FileManager.default.createDirectory(atPath: "/etc/netns/\(name)", withIntermediateDirectories: true)
+        try ip("link set lo up")
+    }
+
     deinit {
-        try? holderInput.fileHandleForWriting.close()
-        holder.terminate()
-        holder.waitUntilExit()
+        if let holder {
+            holder.closeInput()
+            holder.wait()
+        }
+        if let name {
+            _ = try? Command.run(["ip", "netns", "del", name])
+            try? FileManager.default.removeItem(atPath: "/etc/netns/\(name)")
+        }
     }
 
     /// The environment that points the library at this namespace.
     var environment: NetworkEnvironment { NetworkEnvironment(networkNamespacePath: path) }
+
+    /// Writes `/etc/netns/NAME/FILE` (a named namespace only).
+    func writeEtc(_ file: String, _ contents: String) throws {
+        guard let name else { throw CommandFailed(command: "writeEtc", status: -1, stderr: "not a named namespace") }
+        try contents.write(toFile: "/etc/netns/\(name)/\(file)", atomically: true, encoding: .utf8)
+    }
 
     /// Runs `ip ARGS` inside the namespace; throws with its stderr when it fails.
     @discardableResult
@@ -77,29 +107,21 @@ final class TestNamespace: @unchecked Sendable {
     /// Runs a command inside the namespace.
     @discardableResult
     func run(_ command: [String], input: String? = nil) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/nsenter")
-        process.arguments = ["--net=\(path)", "--"] + command
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        let stdin = Pipe()
-        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
-        try process.run()
-        if let input {
-            stdin.fileHandleForWriting.write(Data(input.utf8))
-            try stdin.fileHandleForWriting.close()
-        }
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw CommandFailed(
-                command: command.joined(separator: " "), status: process.terminationStatus,
-                stderr: String(decoding: err, as: UTF8.self))
-        }
-        return String(decoding: out, as: UTF8.self)
+        try Command.check(["nsenter", "--net=\(path)", "--"] + command, input: input)
+    }
+
+    /// Runs a command with `ip netns exec NAME`, which also mounts
+    /// `/etc/netns/NAME/*` over `/etc` (a named namespace only).
+    @discardableResult
+    func netnsExec(_ command: [String]) throws -> String {
+        guard let name else { throw CommandFailed(command: "netnsExec", status: -1, stderr: "not a named namespace") }
+        return try Command.check(["ip", "netns", "exec", name] + command)
+    }
+
+    /// Starts a long-running command inside the namespace. It is stopped when the
+    /// returned `Child` is terminated or released.
+    func spawn(_ command: [String], captureOutput: Bool = false) throws -> Child {
+        try Child(["nsenter", "--net=\(path)", "--"] + command, captureOutput: captureOutput)
     }
 
     /// A veth pair, both ends in this namespace and up. The peer end carries no
@@ -122,6 +144,18 @@ final class TestNamespace: @unchecked Sendable {
         try addVeth(name, peer: peer)
         try ip("addr add 192.0.2.1/24 dev \(name)")
         try ip("route add default via 192.0.2.2 dev \(name)")
+    }
+}
+
+/// Polls `condition` until it holds; fails after `timeout`. For conditions that
+/// have no event to wait on (an internal counter), never a fixed wait.
+func eventually(
+    _ what: String, timeout: Duration = .seconds(15), _ condition: @Sendable () -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        guard ContinuousClock.now < deadline else { throw WaitTimedOut(what: what, seen: []) }
+        try await Task.sleep(for: .milliseconds(5))
     }
 }
 

@@ -1,0 +1,213 @@
+import Foundation
+
+@testable import Reachability
+
+/// Runs programs for the tests with posix_spawn and waitpid. Foundation's
+/// `Process` was seen to hang in `waitUntilExit` on an exited child and to leak
+/// pipe ends into children spawned at the same time; here every pipe end the
+/// parent keeps is close-on-exec, and the child is reaped with a plain waitpid.
+enum Command {
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs `argv` to completion, feeding it `input`, and collects its output.
+    static func run(_ argv: [String], input: String? = nil) throws -> Output {
+        let child = try Child(argv, captureOutput: true)
+        if let input { child.write(input) }
+        child.closeInput()
+        let (out, err) = child.readAll()
+        let status = child.wait()
+        return Output(status: status, stdout: out, stderr: err)
+    }
+
+    /// Runs `argv` and throws with its stderr unless it exits 0.
+    @discardableResult
+    static func check(_ argv: [String], input: String? = nil) throws -> String {
+        let output = try run(argv, input: input)
+        guard output.status == 0 else {
+            throw CommandFailed(command: argv.joined(separator: " "), status: output.status, stderr: output.stderr)
+        }
+        return output.stdout
+    }
+}
+
+/// A child process with pipes to its stdin and (optionally) stdout/stderr.
+///
+/// Pipes are made with pipe(2) then marked close-on-exec, under one lock that
+/// every spawn takes: no child can be spawned between the two steps and inherit
+/// another child's pipe end (glibc's pipe2 is not visible to Swift here).
+final class Child: @unchecked Sendable {
+    private static let spawnLock = LockedValue(())
+
+    // @unchecked: the descriptors are used by one test at a time; wait() is idempotent under the lock.
+    let pid: pid_t
+    private var input: Int32
+    private let output: Int32
+    private let errors: Int32
+    private let reaped = LockedValue<Int32?>(nil)
+
+    /// Starts `argv` (looked up in PATH). With `captureOutput` false, its stdout and
+    /// stderr go to /dev/null.
+    init(_ argv: [String], captureOutput: Bool) throws {
+        let spawned = try Self.spawnLock.withLock { _ in try Self.spawn(argv, captureOutput: captureOutput) }
+        pid = spawned.pid
+        input = spawned.input
+        output = spawned.output
+        errors = spawned.errors
+    }
+
+    private static func spawn(_ argv: [String], captureOutput: Bool) throws
+        -> (pid: pid_t, input: Int32, output: Int32, errors: Int32)
+    {
+        func pipePair() throws -> (read: Int32, write: Int32) {
+            var fds: [Int32] = [0, 0]
+            guard pipe(&fds) == 0 else {
+                throw CommandFailed(command: "pipe", status: errno, stderr: String(cString: strerror(errno)))
+            }
+            _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+            return (fds[0], fds[1])
+        }
+        let stdinPipe = try pipePair()
+        let none: (read: Int32, write: Int32) = (-1, -1)
+        let stdoutPipe = try captureOutput ? pipePair() : none
+        let stderrPipe = try captureOutput ? pipePair() : none
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, stdinPipe.read, 0)
+        if captureOutput {
+            posix_spawn_file_actions_adddup2(&actions, stdoutPipe.write, 1)
+            posix_spawn_file_actions_adddup2(&actions, stderrPipe.write, 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
+        // Children of dispatch worker threads would inherit a mask that blocks every
+        // signal (SIGTERM, SIGHUP would never arrive): start them with an empty mask
+        // and default dispositions.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGHUP, SIGINT, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var cArgs = argv.map { strdup($0) } + [nil]
+        defer { for arg in cArgs { free(arg) } }
+        var pid: pid_t = 0
+        let rc = posix_spawnp(&pid, argv[0], &actions, &attributes, &cArgs, environ)
+        // The child has its ends (dup2 clears close-on-exec on 0, 1, 2); close ours.
+        close(stdinPipe.read)
+        if captureOutput {
+            close(stdoutPipe.write)
+            close(stderrPipe.write)
+        }
+        guard rc == 0 else {
+            close(stdinPipe.write)
+            if captureOutput {
+                close(stdoutPipe.read)
+                close(stderrPipe.read)
+            }
+            throw CommandFailed(command: argv.joined(separator: " "), status: rc, stderr: "posix_spawn failed")
+        }
+        return (pid, stdinPipe.write, stdoutPipe.read, stderrPipe.read)
+    }
+
+    deinit {
+        if reaped.withLock({ $0 }) == nil {
+            kill(pid, SIGKILL)
+            _ = wait()
+        }
+        closeInput()
+        if output >= 0 { close(output) }
+        if errors >= 0 { close(errors) }
+    }
+
+    func write(_ text: String) {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Glibc.write(input, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return }
+            offset += n
+        }
+    }
+
+    /// Closes the child's stdin: a child that reads it to EOF exits.
+    func closeInput() {
+        if input >= 0 {
+            close(input)
+            input = -1
+        }
+    }
+
+    /// Reads one chunk of stdout (blocking), e.g. a "ready" line.
+    func readLine() -> String {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let n = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+        return n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : ""
+    }
+
+    /// Reads stdout and stderr to EOF, both at once so neither pipe can fill up.
+    func readAll() -> (String, String) {
+        var out: [UInt8] = []
+        var err: [UInt8] = []
+        var fds = [
+            pollfd(fd: output, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: errors, events: Int16(POLLIN), revents: 0),
+        ]
+        var open = 2
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while open > 0 {
+            guard poll(&fds, 2, -1) >= 0 || errno == EINTR else { break }
+            for i in 0..<2 where fds[i].fd >= 0 && fds[i].revents != 0 {
+                let n = buffer.withUnsafeMutableBytes { read(fds[i].fd, $0.baseAddress, $0.count) }
+                if n > 0 {
+                    if i == 0 { out += buffer[0..<n] } else { err += buffer[0..<n] }
+                } else if n == 0 || errno != EINTR {
+                    fds[i].fd = -1
+                    open -= 1
+                }
+            }
+        }
+        return (String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+
+    /// Sends a signal.
+    func signal(_ signal: Int32) { kill(pid, signal) }
+
+    /// Waits for the child to exit and returns its exit status (128 + signal if killed).
+    @discardableResult
+    func wait() -> Int32 {
+        reaped.withLock { reaped in
+            if let status = reaped { return status }
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            reaped = code
+            return code
+        }
+    }
+
+    /// Whether the child is still running.
+    var isRunning: Bool {
+        guard reaped.withLock({ $0 }) == nil else { return false }
+        return kill(pid, 0) == 0
+    }
+
+    /// Stops the child: SIGTERM, then waits.
+    func terminate() {
+        guard reaped.withLock({ $0 }) == nil else { return }
+        kill(pid, SIGTERM)
+        wait()
+    }
+}

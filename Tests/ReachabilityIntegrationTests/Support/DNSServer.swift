@@ -1,0 +1,74 @@
+import Foundation
+
+/// A real DNS server for a test: dnsmasq inside the test's named namespace,
+/// listening on 127.0.0.1:53 there, answering from a hosts file it re-reads on
+/// SIGHUP, and NXDOMAIN for anything else under `.rtest`. The namespace's
+/// `/etc/netns/NAME/resolv.conf` points the system resolver at it.
+final class DNSServer: @unchecked Sendable {
+    // @unchecked: set once in init; reload is called from one test.
+    private let process: Child
+    private let hostsFile: String
+
+    init(in namespace: TestNamespace, hosts: [String: String]) throws {
+        hostsFile = NSTemporaryDirectory() + "rtest-hosts-\(getpid())-\(UUID().uuidString)"
+        try Self.write(hosts, to: hostsFile)
+        try namespace.writeEtc("resolv.conf", "nameserver 127.0.0.1\noptions timeout:1 attempts:2\n")
+        process = try namespace.spawn([
+            "dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv", "--no-hosts",
+            "--user=root", "--listen-address=127.0.0.1", "--bind-interfaces", "--port=53",
+            "--addn-hosts=\(hostsFile)", "--local=/rtest/", "--local-ttl=0", "--pid-file=",
+        ])
+        // Ready when it answers: the system resolver, inside the namespace, sees it.
+        let deadline = Date().addingTimeInterval(10)
+        while (try? namespace.netnsExec(["getent", "hosts", hosts.keys.first ?? "probe.rtest"])) == nil {
+            guard Date() < deadline, process.isRunning else {
+                throw CommandFailed(command: "dnsmasq", status: -1, stderr: "dnsmasq did not start answering")
+            }
+            usleep(20_000)
+        }
+    }
+
+    /// Replaces the answers; dnsmasq re-reads the hosts file on SIGHUP.
+    func reload(_ hosts: [String: String]) throws {
+        try Self.write(hosts, to: hostsFile)
+        process.signal(SIGHUP)
+    }
+
+    deinit {
+        process.terminate()
+        try? FileManager.default.removeItem(atPath: hostsFile)
+    }
+
+    private static func write(_ hosts: [String: String], to path: String) throws {
+        let text = hosts.map { "\($0.value) \($0.key)" }.sorted().joined(separator: "\n") + "\n"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+}
+
+/// A "DNS server" that reads every query and never answers: the resolver waits
+/// for its full timeout.
+final class SilentDNSServer: @unchecked Sendable {
+    // @unchecked: set once in init.
+    private let process: Child
+
+    init(in namespace: TestNamespace) throws {
+        try namespace.writeEtc("resolv.conf", "nameserver 127.0.0.1\noptions timeout:5 attempts:3\n")
+        let script = """
+            import socket
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.bind(('127.0.0.1', 53))
+            print('ready', flush=True)
+            while True:
+                s.recvfrom(4096)
+            """
+        process = try namespace.spawn(["python3", "-c", script], captureOutput: true)
+        guard process.readLine().hasPrefix("ready") else {
+            process.terminate()
+            throw CommandFailed(command: "silent DNS server", status: -1, stderr: "did not start")
+        }
+    }
+
+    deinit {
+        process.terminate()
+    }
+}
