@@ -1,13 +1,18 @@
 import Dispatch
 import Synchronization
 
-/// Something the monitor evaluates after every relevant kernel event.
+/// Something the monitor re-evaluates after every relevant kernel event.
 protocol MonitorClient: AnyObject, Sendable {
-    var target: Target { get }
-    /// Called on the monitor's reader thread with a fresh evaluation of `target`
-    /// (the client's target when the pass began). `interfacesChanged` says links
-    /// or addresses changed, not only routes. Must not call user code or block.
-    func monitor(didEvaluate state: ReachabilityState, for target: Target, generation: UInt64, interfacesChanged: Bool)
+    /// The route lookups this client needs, given the current interface table.
+    func lookups(for table: InterfaceTable) -> [LookupRequest]
+
+    /// The kernel's answers to `requests` (what `lookups(for: table)` returned),
+    /// in the same order. Called on the monitor's reader thread; `generation`
+    /// orders evaluations, `interfacesChanged` says links or addresses changed,
+    /// not only routes. Must not call user code or block.
+    func monitor(
+        didLookUp requests: [LookupRequest], results: [LookupResult], in table: InterfaceTable, generation: UInt64,
+        interfacesChanged: Bool)
 }
 
 /// The process-wide monitor of one network namespace: one event socket joined
@@ -112,12 +117,16 @@ final class NetlinkMonitor: Sendable {
 
     /// Evaluates `target` now: the published table plus fresh kernel lookups.
     func evaluate(_ target: Target) throws(ReachabilityError) -> (ReachabilityState, UInt64) {
-        let (table, generation) = shared.withLock { ($0.table, $0.generation) }
+        let (table, generation) = snapshot
         let results = try lookup(target.lookups)
         return (target.evaluate(results, in: table), generation)
     }
 
-    private func lookup(_ requests: [LookupRequest]) throws(ReachabilityError) -> [LookupResult] {
+    /// The published interface table and its generation.
+    var snapshot: (InterfaceTable, UInt64) { shared.withLock { ($0.table, $0.generation) } }
+
+    /// Asks the kernel, on the shared request socket.
+    func lookup(_ requests: [LookupRequest]) throws(ReachabilityError) -> [LookupResult] {
         guard !requests.isEmpty else { return [] }
         let outcome: Result<[LookupResult], ReachabilityError> = self.requests.withLock { socket in
             guard let socket else {
@@ -292,9 +301,9 @@ final class NetlinkMonitor: Sendable {
         guard !clients.isEmpty else { return true }
         var unique: [LookupRequest: Int] = [:]
         var ordered: [LookupRequest] = []
-        let targets = clients.map(\.target)
-        let plans = targets.map { target in
-            target.lookups.map { request in
+        let requests = clients.map { $0.lookups(for: table) }
+        let plans = requests.map { list in
+            list.map { request in
                 if let slot = unique[request] { return slot }
                 unique[request] = ordered.count
                 ordered.append(request)
@@ -308,10 +317,10 @@ final class NetlinkMonitor: Sendable {
             shared.withLock { $0.statistics.failedPasses += 1 }
             return false
         }
-        for ((client, target), plan) in zip(zip(clients, targets), plans) {
-            let state = target.evaluate(plan.map { results[$0] }, in: table)
+        for ((client, asked), plan) in zip(zip(clients, requests), plans) {
             client.monitor(
-                didEvaluate: state, for: target, generation: generation, interfacesChanged: interfacesChanged)
+                didLookUp: asked, results: plan.map { results[$0] }, in: table, generation: generation,
+                interfacesChanged: interfacesChanged)
         }
         return true
     }

@@ -150,13 +150,18 @@ final class NotifierCore: MonitorClient {
 
     // MARK: Monitor callbacks
 
+    func lookups(for table: InterfaceTable) -> [LookupRequest] { target.lookups }
+
     func monitor(
-        didEvaluate state: ReachabilityState, for evaluated: Target, generation: UInt64, interfacesChanged: Bool
+        didLookUp requests: [LookupRequest], results: [LookupResult], in table: InterfaceTable, generation: UInt64,
+        interfacesChanged: Bool
     ) {
         let changed = storage.withLock { storage -> Bool in
-            // An evaluation made for addresses that a newer resolution replaced is stale.
-            guard evaluated == target(in: storage), let action = storage.machine.observe(state, generation: generation)
-            else { return false }
+            // Lookups planned for addresses that a newer resolution replaced are stale.
+            let target = target(in: storage)
+            guard requests == target.lookups else { return false }
+            let state = target.evaluate(results, in: table)
+            guard let action = storage.machine.observe(state, generation: generation) else { return false }
             // Scheduled under the lock so deliveries keep their order; no user code runs here.
             schedule(action, in: &storage)
             return true
@@ -198,8 +203,13 @@ final class NotifierCore: MonitorClient {
         if let monitor, let pending {
             let evaluated = try? monitor.evaluate(target)
             complete(start: pending, with: evaluated?.0 ?? .unreachable, generation: evaluated?.1 ?? 0)
-        } else if let monitor, running, changed, let (state, generation) = try? monitor.evaluate(target) {
-            self.monitor(didEvaluate: state, for: target, generation: generation, interfacesChanged: false)
+        } else if let monitor, running, changed {
+            let (table, generation) = monitor.snapshot
+            let requests = target.lookups
+            if let results = try? monitor.lookup(requests) {
+                self.monitor(
+                    didLookUp: requests, results: results, in: table, generation: generation, interfacesChanged: false)
+            }
         }
         if again { requestResolution() }
     }

@@ -1,4 +1,4 @@
-/// Decides what a notifier delivers. Pure: it returns actions, and its owner
+/// Decides what a notifier (Reachability or PathMonitor) delivers. Pure: it returns actions, and its owner
 /// performs them after unlocking.
 ///
 /// - `start` always delivers the current state (again after stop + start).
@@ -12,21 +12,24 @@
 ///   but has not finished its first evaluation. An evaluation that arrives then
 ///   is kept, and `start` uses it if it is newer than the first one, so a change
 ///   that races with startup is never lost.
-struct NotifierStateMachine: Sendable, Equatable {
+/// The state machine of a `Reachability` notifier.
+typealias NotifierStateMachine = DeliveryStateMachine<ReachabilityState>
+
+struct DeliveryStateMachine<State: Sendable & Equatable>: Sendable, Equatable {
     enum Action: Sendable, Equatable {
-        case deliver(ReachabilityState, session: UInt64)
+        case deliver(State, session: UInt64)
     }
 
     private(set) var session: UInt64 = 0
     private(set) var isRunning = false
     /// The newest evaluated state while running: what the synchronous getters read.
-    private(set) var current: ReachabilityState?
-    private(set) var lastDelivered: ReachabilityState?
+    private(set) var current: State?
+    private(set) var lastDelivered: State?
     private var generation: UInt64 = 0
     private(set) var isStarting = false
     /// Identifies the start in progress: a start that was stopped and superseded can't complete.
     private var startToken: UInt64 = 0
-    private var pending: (state: ReachabilityState, generation: UInt64)?
+    private var pending: (state: State, generation: UInt64)?
 
     init() {}
 
@@ -53,7 +56,7 @@ struct NotifierStateMachine: Sendable, Equatable {
     /// Starts a session with the first evaluated state (or a newer one that
     /// arrived since `begin()`), which is always delivered. Without a `begin()`
     /// (or with the token of the start in progress) it always starts.
-    mutating func start(with initial: ReachabilityState, generation: UInt64, token: UInt64? = nil) -> Action? {
+    mutating func start(with initial: State, generation: UInt64, token: UInt64? = nil) -> Action? {
         if let token, !isStarting(token) { return nil }
         var first = (state: initial, generation: generation)
         if let pending, pending.generation > generation { first = pending }
@@ -69,7 +72,7 @@ struct NotifierStateMachine: Sendable, Equatable {
 
     /// Applies a newer evaluation; returns a delivery when it changed what the
     /// user last saw.
-    mutating func observe(_ state: ReachabilityState, generation: UInt64) -> Action? {
+    mutating func observe(_ state: State, generation: UInt64) -> Action? {
         if isStarting {
             if generation >= (pending?.generation ?? 0) { pending = (state, generation) }
             return nil

@@ -110,6 +110,7 @@ enum RTA {
     static let gateway: UInt16 = 5
     static let priority: UInt16 = 6
     static let prefsrc: UInt16 = 7
+    static let multipath: UInt16 = 9
     static let table: UInt16 = 15
     static let via: UInt16 = 18
 }

@@ -29,6 +29,21 @@ struct RouteMessage: Sendable, Equatable {
     var hasGateway: Bool
     var preferredSource: IPAddress?
     var priority: UInt32?
+    /// RTA_GATEWAY (same family), or RTA_VIA's address (IPv4 over an IPv6 gateway).
+    var gateway: IPAddress? = nil
+    /// RTA_MULTIPATH: each next hop's interface and gateway.
+    var nexthops: [Nexthop] = []
+
+    struct Nexthop: Sendable, Equatable {
+        var outputInterface: Int32
+        var gateway: IPAddress?
+    }
+
+    /// The gateway used out of `index`: the route's own, or its next hop's there.
+    func gateway(via index: Int32) -> IPAddress? {
+        if let hop = nexthops.first(where: { $0.outputInterface == index }) { return hop.gateway }
+        return outputInterface == index ? gateway : nil
+    }
 }
 
 /// One parsed netlink message.
@@ -291,6 +306,44 @@ enum NetlinkParser {
         return .success(deleted ? .deletedAddress(message) : .newAddress(message))
     }
 
+    /// RTA_MULTIPATH: a run of `struct rtnexthop { u16 len; u8 flags; u8 hops; s32 ifindex; }`
+    /// each followed by its own attributes (RTA_GATEWAY).
+    private static func parseMultipath(_ attribute: UnsafePointer<nlattr>, family: UInt8)
+        -> Swift.Result<[RouteMessage.Nexthop], Failure>
+    {
+        var hops: [RouteMessage.Nexthop] = []
+        let start = UnsafeRawPointer(mnl_attr_get_payload(attribute))!
+        let end = start + Int(mnl_attr_get_payload_len(attribute))
+        var cursor = start
+        let headerSize = 8
+        while end - cursor >= headerSize {
+            let length = Int(cursor.loadUnaligned(as: UInt16.self))
+            guard length >= headerSize, length <= end - cursor else {
+                return .failure(Failure("RTA_MULTIPATH next hop length \(length) out of bounds"))
+            }
+            var hop = RouteMessage.Nexthop(
+                outputInterface: cursor.loadUnaligned(fromByteOffset: 4, as: Int32.self), gateway: nil)
+            var nested = cursor + headerSize
+            let hopEnd = cursor + length
+            while nested < hopEnd {
+                let pointer = nested.assumingMemoryBound(to: nlattr.self)
+                guard mnl_attr_ok(pointer, Int32(hopEnd - nested)) else {
+                    return .failure(Failure("RTA_MULTIPATH next hop attribute out of bounds"))
+                }
+                if mnl_attr_get_type(pointer) == RTA.gateway {
+                    guard let value = address(pointer, family: family) else {
+                        return .failure(Failure("next hop RTA_GATEWAY of the wrong length"))
+                    }
+                    hop.gateway = value
+                }
+                nested = UnsafeRawPointer(mnl_attr_next(pointer))
+            }
+            hops.append(hop)
+            cursor += cnl_align(length)
+        }
+        return .success(hops)
+    }
+
     private static func parseRoute(_ header: UnsafePointer<nlmsghdr>, deleted: Bool) -> One {
         guard mnl_nlmsg_get_payload_len(header) >= MemoryLayout<rtmsg>.size else {
             return .failure("route message shorter than rtmsg")
@@ -317,9 +370,28 @@ enum NetlinkParser {
                 case .success(let value): route.priority = value
                 case .failure(let failure): return failure.reason
                 }
-            case RTA.gateway, RTA.via:
-                guard mnl_attr_get_payload_len(attribute) > 0 else { return "empty RTA_GATEWAY/RTA_VIA" }
+            case RTA.gateway:
+                guard let value = address(attribute, family: info.rtm_family) else {
+                    return "RTA_GATEWAY of the wrong length for family \(info.rtm_family)"
+                }
                 route.hasGateway = true
+                route.gateway = value
+            case RTA.via:
+                // struct rtvia { __kernel_sa_family_t rtvia_family; __u8 rtvia_addr[]; }
+                let length = Int(mnl_attr_get_payload_len(attribute))
+                guard length >= 2 else { return "RTA_VIA shorter than its family" }
+                let payload = UnsafeRawBufferPointer(start: mnl_attr_get_payload(attribute), count: length)
+                let family = payload.loadUnaligned(as: UInt16.self)
+                route.hasGateway = true
+                route.gateway = IPAddress(bytes: payload[2...])
+                if family != UInt16(AddressFamily.inet) && family != UInt16(AddressFamily.inet6) { route.gateway = nil }
+            case RTA.multipath:
+                switch parseMultipath(attribute, family: info.rtm_family) {
+                case .success(let hops):
+                    route.nexthops = hops
+                    route.hasGateway = route.hasGateway || hops.contains { $0.gateway != nil }
+                case .failure(let failure): return failure.reason
+                }
             case RTA.prefsrc:
                 // Only meaningful for IPv4/IPv6; other families have no source we track.
                 if info.rtm_family == AddressFamily.inet || info.rtm_family == AddressFamily.inet6 {

@@ -233,9 +233,14 @@ final class NetlinkSocket {
             route.pointee.rtm_src_len = source.family == .ipv4 ? 32 : 128
             source.bytes.withUnsafeBytes { mnl_attr_put(header, RTA.src, $0.count, $0.baseAddress) }
         }
-        if destination.scopeID != 0 {
+        if let index = request.outputInterface {
+            mnl_attr_put_u32(header, RTA.oif, UInt32(bitPattern: index))
+        } else if destination.scopeID != 0 {
             // A zoned (link-local) destination is looked up on its interface.
             mnl_attr_put_u32(header, RTA.oif, destination.scopeID)
+        }
+        if request.fibMatch {
+            route.pointee.rtm_flags |= RTMFlag.fibMatch
         }
         return Int(header.pointee.nlmsg_len)
     }
