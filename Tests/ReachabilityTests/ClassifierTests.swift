@@ -122,11 +122,27 @@ import Testing
         #expect(result == InterfaceClassification(.wiredEthernet))
     }
 
-    @Test func kindWinsOverSysfs() throws {
-        let result = try Self.classify(Self.link("veth0", kind: "veth")) {
+    /// An Ethernet-like kind says how a link is built; DEVTYPE and the wireless
+    /// sysfs entries say its medium, and the medium wins.
+    @Test func mediumWinsOverEthernetLikeKind() throws {
+        let wifi = try Self.classify(Self.link("veth0", kind: "veth")) {
             try $0.interface("veth0", devtype: "wlan", wireless: .phy80211)
         }
-        #expect(result == InterfaceClassification(.wiredEthernet))
+        #expect(wifi == InterfaceClassification(.wifi))
+        let modem = try Self.classify(Self.link("veth0", kind: "veth")) { try $0.interface("veth0", devtype: "wwan") }
+        #expect(modem == InterfaceClassification(.cellular))
+        let bridge = try Self.classify(Self.link("br0", kind: "bridge")) { try $0.interface("br0", devtype: "bridge") }
+        #expect(bridge == InterfaceClassification(.wiredEthernet))
+    }
+
+    /// Tunnel and cellular kinds are final: sysfs can't turn them into something else.
+    @Test func tunnelAndCellularKindsWinOverSysfs() throws {
+        let tunnel = try Self.classify(Self.link("wg0", kind: "wireguard")) {
+            try $0.interface("wg0", devtype: "wlan", wireless: .phy80211)
+        }
+        #expect(tunnel == InterfaceClassification(.other, virtualPrivate: true))
+        let modem = try Self.classify(Self.link("wwan0", kind: "wwan")) { try $0.interface("wwan0", devtype: "wlan") }
+        #expect(modem == InterfaceClassification(.cellular))
     }
 
     // MARK: - Loopback

@@ -54,6 +54,11 @@ struct SysfsReader: Sendable {
 /// Classifies interfaces: netlink first, sysfs second, names last.
 ///
 /// 1. loopback: IFF_LOOPBACK.
+///
+/// Tunnel and cellular kinds are final at step 2; an Ethernet-like kind (veth,
+/// bridge, macvlan, …) gives way to a DEVTYPE of wlan/wwan or a wireless sysfs
+/// entry (steps 3–4): the kind says how the link is built, those say the medium.
+///
 /// 2. IFLA_INFO_KIND: tunnels (GRE, IPIP, SIT, VTI, VXLAN, Geneve, …), WireGuard, tun → other (VPN); wwan, rmnet →
 ///    cellular; veth, bridge, bond, vlan, macvlan, … → wiredEthernet.
 /// 3. udev DEVTYPE: wlan → wifi; wwan → cellular; bluetooth, ppp → other.
@@ -79,25 +84,27 @@ enum InterfaceClassifier {
         }
         let name = link.name ?? ""
         let nameSaysCellular = cellularNamePrefixes.contains { name.hasPrefix($0) }
-        if let kind = link.kind?.lowercased(), !kind.isEmpty {
-            if vpnKinds.contains(kind) { return InterfaceClassification(.other, virtualPrivate: true) }
-            if cellularKinds.contains(kind) { return InterfaceClassification(.cellular) }
-            if ethernetKinds.contains(kind) { return InterfaceClassification(.wiredEthernet) }
-        }
+        let kind = link.kind?.lowercased() ?? ""
+        if vpnKinds.contains(kind) { return InterfaceClassification(.other, virtualPrivate: true) }
+        if cellularKinds.contains(kind) { return InterfaceClassification(.cellular) }
         let deviceType = sysfs.deviceType(of: name)?.lowercased()
+        // An Ethernet-like kind says how the link is built; udev's DEVTYPE and the
+        // wireless sysfs entries say what medium it is. The medium wins.
         switch deviceType {
         case "wlan": return InterfaceClassification(.wifi)
         case "wwan": return InterfaceClassification(.cellular)
+        default: break
+        }
+        if sysfs.isWireless(name) { return InterfaceClassification(.wifi) }
+        if ethernetKinds.contains(kind) { return InterfaceClassification(.wiredEthernet) }
+        switch deviceType {
         case "bluetooth": return InterfaceClassification(.other)
         case "ppp": return InterfaceClassification(.other, virtualPrivate: true)
         default: break
         }
-        if sysfs.isWireless(name) { return InterfaceClassification(.wifi) }
         switch link.hardwareType {
         case ARPHRD.ppp, ARPHRD.none, ARPHRD.rawIP:
-            if nameSaysCellular || link.hardwareType == ARPHRD.rawIP && deviceType == "wwan" {
-                return InterfaceClassification(.cellular)
-            }
+            if nameSaysCellular { return InterfaceClassification(.cellular) }
             return InterfaceClassification(.other, virtualPrivate: true)
         case ARPHRD.tunnel, ARPHRD.tunnel6, ARPHRD.sit, ARPHRD.ipGRE, ARPHRD.ip6GRE:
             return InterfaceClassification(.other, virtualPrivate: true)

@@ -71,16 +71,21 @@ enum MonitorRegistry {
     static var runningCount: Int { monitors.withLock { $0.count } }
 }
 
-/// Evaluates a target once, without a notifier: through the running monitor of
-/// its namespace when there is one, else with a short-lived request socket.
+/// Evaluates once, without a notifier: through the running monitor of the
+/// namespace when there is one, else with a short-lived request socket.
 enum OneShotEvaluator {
-    static func evaluate(_ target: Target, environment: NetworkEnvironment) throws(ReachabilityError)
-        -> ReachabilityState
-    {
-        if let monitor = MonitorRegistry.running(for: environment),
-            let (state, _) = try? monitor.evaluate(target)
-        {
-            return state
+    typealias Lookup = (_ requests: [LookupRequest]) throws(ReachabilityError) -> [LookupResult]
+
+    /// Runs `body` with an interface table and a way to ask the kernel.
+    static func run<T: Sendable>(
+        environment: NetworkEnvironment,
+        _ body: @escaping @Sendable (InterfaceTable, Lookup) throws(ReachabilityError) -> T
+    ) throws(ReachabilityError) -> T {
+        if let monitor = MonitorRegistry.running(for: environment) {
+            let (table, _) = monitor.snapshot
+            if let value = try? body(table, { requests throws(ReachabilityError) in try monitor.lookup(requests) }) {
+                return value
+            }
         }
         let sysfs = SysfsReader(root: environment.sysfsRoot)
         return try JoinableThread.inNamespace(environment.networkNamespacePath) { () throws(ReachabilityError) in
@@ -89,7 +94,15 @@ enum OneShotEvaluator {
             for message in try socket.dump(NLMsgType.getLink) + socket.dump(NLMsgType.getAddr) {
                 table.apply(message) { InterfaceClassifier.classify($0, sysfs: sysfs) }
             }
-            return target.evaluate(try socket.lookup(target.lookups), in: table)
+            return try body(table) { requests throws(ReachabilityError) in try socket.lookup(requests) }
+        }
+    }
+
+    static func evaluate(_ target: Target, environment: NetworkEnvironment) throws(ReachabilityError)
+        -> ReachabilityState
+    {
+        try run(environment: environment) { table, lookup throws(ReachabilityError) in
+            target.evaluate(try lookup(target.lookups), in: table)
         }
     }
 }

@@ -1,0 +1,143 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The part of a `PathMonitor` the netlink monitor holds: its evaluator, state
+/// machine, handler and streams.
+final class PathMonitorCore: MonitorClient {
+    struct Storage {
+        var machine = DeliveryStateMachine<NetworkPath>()
+        var handler: (@Sendable (NetworkPath) -> Void)?
+        var queue: DispatchQueue?
+        /// Set while registered with a monitor; whoever clears it unregisters.
+        var monitor: NetlinkMonitor?
+        var streams: [UInt64: AsyncStream<NetworkPath>.Continuation] = [:]
+        var nextID: UInt64 = 0
+    }
+
+    let evaluator: PathEvaluator
+    let environment: NetworkEnvironment
+    let dns: DNSConfiguration
+    let storage = Mutex(Storage())
+
+    init(evaluator: PathEvaluator, environment: NetworkEnvironment) {
+        self.evaluator = evaluator
+        self.environment = environment
+        let named = environment.networkNamespacePath.flatMap(ResolverPool.namedNamespace)
+        let netnsConf = named.map { "/etc/netns/\($0)/resolv.conf" }
+        let conf =
+            evaluator.options.resolvConfPath
+            ?? netnsConf.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil } ?? "/etc/resolv.conf"
+        self.dns = DNSConfiguration(resolvConf: conf)
+    }
+
+    /// The path the getter reports: cached while running, else evaluated afresh.
+    var currentPath: NetworkPath {
+        if let cached = storage.withLock({ $0.machine.current }) { return cached }
+        let (evaluator, dns) = (evaluator, dns)
+        let path = try? OneShotEvaluator.run(environment: environment) { table, lookup throws(ReachabilityError) in
+            let requests = evaluator.lookups(for: table)
+            return evaluator.evaluate(
+                requests: requests, results: try lookup(requests), in: table, dnsConfigured: dns.isConfigured)
+        }
+        return path ?? .unsatisfied
+    }
+
+    var isRunning: Bool { storage.withLock { $0.machine.isRunning } }
+
+    func start(queue: DispatchQueue) throws(ReachabilityError) {
+        let token = storage.withLock { storage -> UInt64? in
+            guard !storage.machine.isRunning, !storage.machine.isStarting else { return nil }
+            storage.queue = queue
+            return storage.machine.begin()
+        }
+        guard let token else { return }
+        let monitor: NetlinkMonitor
+        do throws(ReachabilityError) {
+            monitor = try MonitorRegistry.register(self, environment: environment)
+        } catch {
+            storage.withLock { if $0.machine.isStarting(token) { $0.machine.stop() } }
+            throw error
+        }
+        let superseded = storage.withLock { storage -> Bool in
+            guard storage.machine.isStarting(token) else { return true }
+            storage.monitor = monitor
+            return false
+        }
+        if superseded {
+            MonitorRegistry.unregister(self, from: monitor)
+            return
+        }
+        do throws(ReachabilityError) {
+            let (table, generation) = monitor.snapshot
+            let requests = evaluator.lookups(for: table)
+            let path = evaluator.evaluate(
+                requests: requests, results: try monitor.lookup(requests), in: table, dnsConfigured: dns.isConfigured)
+            storage.withLock { storage in
+                guard let action = storage.machine.start(with: path, generation: generation, token: token) else {
+                    return
+                }
+                schedule(action, in: &storage)
+            }
+        } catch {
+            let registered = storage.withLock { storage -> NetlinkMonitor? in
+                guard storage.machine.isStarting(token) else { return nil }
+                storage.machine.stop()
+                defer { storage.monitor = nil }
+                return storage.monitor
+            }
+            if let registered { MonitorRegistry.unregister(self, from: registered) }
+            throw error
+        }
+    }
+
+    func cancel() {
+        let (monitor, streams) = storage.withLock { storage in
+            storage.machine.stop()
+            let streams = Array(storage.streams.values)
+            storage.streams.removeAll()
+            defer { storage.monitor = nil }
+            return (storage.monitor, streams)
+        }
+        for stream in streams { stream.finish() }
+        if let monitor { MonitorRegistry.unregister(self, from: monitor) }
+    }
+
+    func lookups(for table: InterfaceTable) -> [LookupRequest] { evaluator.lookups(for: table) }
+
+    func monitor(
+        didLookUp requests: [LookupRequest], results: [LookupResult], in table: InterfaceTable, generation: UInt64,
+        interfacesChanged: Bool
+    ) {
+        // Reading resolv.conf is file I/O: done before taking the lock.
+        let path = evaluator.evaluate(requests: requests, results: results, in: table, dnsConfigured: dns.isConfigured)
+        storage.withLock { storage in
+            guard let action = storage.machine.observe(path, generation: generation) else { return }
+            schedule(action, in: &storage)
+        }
+    }
+
+    func makeStream() -> AsyncStream<NetworkPath> {
+        let (stream, continuation) = AsyncStream.makeStream(of: NetworkPath.self, bufferingPolicy: .bufferingNewest(1))
+        let id = storage.withLock { storage -> UInt64 in
+            storage.nextID += 1
+            storage.streams[storage.nextID] = continuation
+            if let current = storage.machine.current { continuation.yield(current) }
+            return storage.nextID
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.storage.withLock { _ = $0.streams.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    private func schedule(_ action: DeliveryStateMachine<NetworkPath>.Action, in storage: inout Storage) {
+        guard case .deliver(let path, let session) = action else { return }
+        for stream in storage.streams.values { stream.yield(path) }
+        (storage.queue ?? Reachability.defaultNotificationQueue).async { [self] in
+            // No lock is held while the handler runs.
+            let handler = self.storage.withLock { $0.machine.accepts(session: session) ? $0.handler : nil }
+            handler?(path)
+        }
+    }
+}

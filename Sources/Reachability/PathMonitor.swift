@@ -1,0 +1,133 @@
+public import Dispatch
+
+/// Watches the host's network path, as NWPathMonitor does: whether traffic can
+/// get out, over which interfaces in order of preference, with which gateways,
+/// address families and DNS, and whether it is expensive.
+///
+/// ```swift
+/// let monitor = PathMonitor()
+/// monitor.pathUpdateHandler = { path in print(path.status, path.availableInterfaces.map(\.name)) }
+/// try monitor.start(queue: .global())
+/// ```
+///
+/// It shares the process-wide netlink monitor with every `Reachability` instance:
+/// an update is delivered on start, then only when the path really changes.
+/// Unlike NWPathMonitor, `start(queue:)` throws: on Linux the netlink sockets can
+/// fail to open (a sandbox, the descriptor limit, a namespace that can't be
+/// entered), and a monitor that silently never reports would be worse.
+///
+/// `Sendable`: all mutable state is behind a lock.
+public final class PathMonitor: Sendable, AsyncSequence {
+    /// Per-interface settings of the path's cost flags.
+    ///
+    /// `Sendable`: a plain value.
+    public struct Options: Sendable, Hashable {
+        /// isExpensive by interface name, overriding the default (cellular is
+        /// expensive, everything else is not): e.g. `["usb0": true]` for a phone
+        /// tethered over USB.
+        public var expensiveInterfaces: [String: Bool]
+        /// Interface names whose paths are constrained (none by default).
+        public var constrainedInterfaces: Set<String>
+        /// The resolv.conf that decides supportsDNS. Default: `/etc/resolv.conf`
+        /// (for a `/run/netns/NAME` environment, `/etc/netns/NAME/resolv.conf`
+        /// when it exists).
+        public var resolvConfPath: String?
+
+        /// Creates options; the defaults match NWPathMonitor's behaviour.
+        public init(
+            expensiveInterfaces: [String: Bool] = [:], constrainedInterfaces: Set<String> = [],
+            resolvConfPath: String? = nil
+        ) {
+            self.expensiveInterfaces = expensiveInterfaces
+            self.constrainedInterfaces = constrainedInterfaces
+            self.resolvConfPath = resolvConfPath
+        }
+    }
+
+    public typealias Element = NetworkPath
+
+    /// Only interfaces of this type count, when set.
+    public let requiredInterfaceType: InterfaceType?
+    /// Interfaces of these types are ignored.
+    public let prohibitedInterfaceTypes: [InterfaceType]
+    /// The namespace and sysfs tree this monitor watches.
+    public let environment: NetworkEnvironment
+    let core: PathMonitorCore
+
+    private init(
+        required: InterfaceType?, prohibited: [InterfaceType], environment: NetworkEnvironment, options: Options
+    ) throws(ReachabilityError) {
+        _ = try MonitorRegistry.Key(environment)  // A missing namespace file fails here, not later.
+        requiredInterfaceType = required
+        prohibitedInterfaceTypes = prohibited
+        self.environment = environment
+        core = PathMonitorCore(
+            evaluator: PathEvaluator(
+                requiredInterfaceType: required, prohibitedInterfaceTypes: Set(prohibited), options: options),
+            environment: environment)
+    }
+
+    /// Watches every interface but loopback.
+    public convenience init(environment: NetworkEnvironment = .default, options: Options = Options())
+        throws(ReachabilityError)
+    {
+        try self.init(required: nil, prohibited: [], environment: environment, options: options)
+    }
+
+    /// Watches only interfaces of `requiredInterfaceType`: the path is satisfied
+    /// only while one of them is usable and has a route out.
+    public convenience init(
+        requiredInterfaceType: InterfaceType, environment: NetworkEnvironment = .default,
+        options: Options = Options()
+    ) throws(ReachabilityError) {
+        try self.init(required: requiredInterfaceType, prohibited: [], environment: environment, options: options)
+    }
+
+    /// Watches every interface except loopback and those of `prohibitedInterfaceTypes`.
+    public convenience init(
+        prohibitedInterfaceTypes: [InterfaceType], environment: NetworkEnvironment = .default,
+        options: Options = Options()
+    ) throws(ReachabilityError) {
+        try self.init(
+            required: nil, prohibited: prohibitedInterfaceTypes, environment: environment, options: options)
+    }
+
+    deinit {
+        core.cancel()
+    }
+
+    /// Called on the start queue with the first path, then with every change.
+    public var pathUpdateHandler: (@Sendable (NetworkPath) -> Void)? {
+        get { core.storage.withLock { $0.handler } }
+        set { core.storage.withLock { $0.handler = newValue } }
+    }
+
+    /// The queue given to ``start(queue:)``, while started.
+    public var queue: DispatchQueue? { core.storage.withLock { $0.machine.isRunning ? $0.queue : nil } }
+
+    /// Starts watching and delivers the current path to ``pathUpdateHandler`` on
+    /// `queue`; afterwards only changes. Calling it while running does nothing.
+    /// Throws when the netlink sockets cannot be opened.
+    public func start(queue: DispatchQueue) throws(ReachabilityError) {
+        try core.start(queue: queue)
+    }
+
+    /// Stops watching; queued updates are dropped and every ``paths`` sequence
+    /// finishes. It can be started again.
+    public func cancel() {
+        core.cancel()
+    }
+
+    /// The current path: cached while started, else evaluated afresh.
+    public var currentPath: NetworkPath { core.currentPath }
+
+    /// The paths as an `AsyncSequence`: the current one first when started, then
+    /// every change; a slow consumer sees only the newest. It finishes on
+    /// ``cancel()`` (a sequence made before ``start(queue:)`` waits for it).
+    public var paths: AsyncStream<NetworkPath> { core.makeStream() }
+
+    /// Iterates ``paths``: `for await path in monitor { … }`.
+    public func makeAsyncIterator() -> AsyncStream<NetworkPath>.Iterator {
+        paths.makeAsyncIterator()
+    }
+}

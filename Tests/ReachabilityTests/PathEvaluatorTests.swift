@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+
+@testable import Reachability
+
+/// The pure path evaluation: ordering, filters, reasons, gateways, families, DNS.
+@Suite struct PathEvaluatorTests {
+    static let v4 = Target.internetProbeV4
+    static let v6 = Target.internetProbeV6
+
+    /// eth0 (#2, wired), wlan0 (#3, Wi-Fi), wwan0 (#4, cellular), each with an IPv4 address.
+    static func table() throws -> InterfaceTable {
+        try TableBuilder()
+            .link(
+                1, "lo", flags: LinkFlags.usable | IFF.loopback, operState: IFOper.unknown,
+                as: InterfaceClassification(.loopback)
+            )
+            .address(1, "127.0.0.1/8")
+            .link(2, "eth0").address(2, "192.0.2.10/24")
+            .link(3, "wlan0", as: InterfaceClassification(.wifi)).address(3, "198.51.100.10/24")
+            .link(4, "wwan0", as: InterfaceClassification(.cellular)).address(4, "203.0.113.10/24")
+            .table
+    }
+
+    static func defaultRoute(oif: Int32, gateway: String, metric: UInt32) throws -> LookupResult {
+        var route = RouteMessage(
+            family: AddressFamily.inet, type: RTN.unicast, table: 254, destinationLength: 0, outputInterface: oif,
+            hasGateway: true, preferredSource: nil, priority: metric)
+        route.gateway = try IPAddress(gateway)
+        return .route(route)
+    }
+
+    /// Answers every lookup of `evaluator`: per-interface default routes from `routes`
+    /// (index → (gateway, metric)), and the kernel's own choice: the lowest metric.
+    static func answer(_ evaluator: PathEvaluator, _ table: InterfaceTable, routes: [Int32: (String, UInt32)]) throws
+        -> ([LookupRequest], [LookupResult])
+    {
+        let requests = evaluator.lookups(for: table)
+        let chosen = routes.min { $0.value.1 < $1.value.1 }
+        let results = try requests.map { request -> LookupResult in
+            guard request.destination.family == .ipv4 else { return Lookup.noRoute }
+            if let oif = request.outputInterface {
+                guard let (gateway, metric) = routes[oif] else { return Lookup.noRoute }
+                return try defaultRoute(oif: oif, gateway: gateway, metric: metric)
+            }
+            guard let chosen else { return Lookup.noRoute }
+            return try defaultRoute(oif: chosen.key, gateway: chosen.value.0, metric: chosen.value.1)
+        }
+        return (requests, results)
+    }
+
+    static func evaluator(required: InterfaceType? = nil, prohibited: Set<InterfaceType> = []) -> PathEvaluator {
+        PathEvaluator(requiredInterfaceType: required, prohibitedInterfaceTypes: prohibited, options: .init())
+    }
+
+    @Test("Lookups: the two Internet probes, then fibmatch + oif per up non-loopback interface")
+    func lookups() throws {
+        let requests = Self.evaluator().lookups(for: try Self.table())
+        #expect(requests.count == 2 + 3 * 2)
+        #expect(requests.prefix(2).allSatisfy { $0.outputInterface == nil && !$0.fibMatch })
+        #expect(requests.dropFirst(2).allSatisfy { $0.fibMatch && $0.outputInterface != nil })
+        #expect(Set(requests.compactMap(\.outputInterface)) == [2, 3, 4])
+    }
+
+    @Test("Order: the kernel's choice first, then metric, then type; gateways in the same order")
+    func ordering() throws {
+        let table = try Self.table()
+        let evaluator = Self.evaluator()
+        let routes: [Int32: (String, UInt32)] = [
+            3: ("198.51.100.1", 50), 2: ("192.0.2.1", 100), 4: ("203.0.113.1", 100),
+        ]
+        let (requests, results) = try Self.answer(evaluator, table, routes: routes)
+        let path = evaluator.evaluate(requests: requests, results: results, in: table, dnsConfigured: true)
+        #expect(path.status == .satisfied)
+        #expect(path.availableInterfaces.map(\.name) == ["wlan0", "eth0", "wwan0"])
+        #expect(path.gateways.map(\.description) == ["198.51.100.1", "192.0.2.1", "203.0.113.1"])
+        #expect(path.usesInterfaceType(.wifi) && !path.isExpensive && path.supportsIPv4 && !path.supportsIPv6)
+        #expect(path.supportsDNS)
+        #expect(
+            evaluator.evaluate(requests: requests, results: results, in: table, dnsConfigured: false).supportsDNS
+                == false)
+    }
+
+    @Test("Filters: required type, prohibited types, and the unsatisfied reason they cause")
+    func filters() throws {
+        let table = try Self.table()
+        let onlyCellular: [Int32: (String, UInt32)] = [4: ("203.0.113.1", 100)]
+        for (evaluator, expected) in [
+            (Self.evaluator(prohibited: [.cellular]), NetworkPath.UnsatisfiedReason.cellularDenied),
+            (Self.evaluator(required: .wifi), .cellularDenied),
+        ] {
+            let (requests, results) = try Self.answer(evaluator, table, routes: onlyCellular)
+            let path = evaluator.evaluate(requests: requests, results: results, in: table, dnsConfigured: true)
+            #expect(path.status == .unsatisfied)
+            #expect(path.unsatisfiedReason == expected)
+            #expect(!path.supportsDNS)
+            #expect(!path.availableInterfaces.contains { $0.type == .cellular })
+        }
+        let wifiOnly: [Int32: (String, UInt32)] = [3: ("198.51.100.1", 100)]
+        let noWiFi = Self.evaluator(prohibited: [.wifi])
+        let (requests, results) = try Self.answer(noWiFi, table, routes: wifiOnly)
+        #expect(
+            noWiFi.evaluate(requests: requests, results: results, in: table, dnsConfigured: true).unsatisfiedReason
+                == .wifiDenied)
+        // Nothing has a route at all: notAvailable.
+        let (r2, res2) = try Self.answer(Self.evaluator(), table, routes: [:])
+        #expect(
+            Self.evaluator().evaluate(requests: r2, results: res2, in: table, dnsConfigured: true)
+                == NetworkPath(
+                    status: .unsatisfied, unsatisfiedReason: .notAvailable,
+                    availableInterfaces: ["eth0", "wlan0", "wwan0"].enumerated().map {
+                        NetworkInterface(
+                            name: $0.element, index: $0.offset + 2,
+                            type: [.wiredEthernet, .wifi, .cellular][$0.offset])
+                    }))
+    }
+
+    @Test("A multipath route's gateway is the next hop's out of that interface")
+    func multipathGateway() throws {
+        var route = RouteMessage(
+            family: AddressFamily.inet, type: RTN.unicast, table: 254, destinationLength: 0, outputInterface: nil,
+            hasGateway: true, preferredSource: nil, priority: nil)
+        route.nexthops = [
+            .init(outputInterface: 2, gateway: try IPAddress("192.0.2.1")),
+            .init(outputInterface: 3, gateway: try IPAddress("198.51.100.1")),
+        ]
+        #expect(route.gateway(via: 3)?.description == "198.51.100.1")
+        #expect(route.gateway(via: 2)?.description == "192.0.2.1")
+        #expect(route.gateway(via: 4) == nil)
+    }
+
+    @Test("DNS configuration: nameserver lines; systemd-resolved's stub needs upstream servers")
+    func dnsConfiguration() throws {
+        let dir = NSTemporaryDirectory() + "rtest-dns-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        func file(_ name: String, _ text: String) throws -> String {
+            try text.write(toFile: "\(dir)/\(name)", atomically: true, encoding: .utf8)
+            return "\(dir)/\(name)"
+        }
+        let plain = try file("plain", "search example\nnameserver\t192.0.2.53\n")
+        let none = try file("none", "# nameserver 192.0.2.53\nsearch example\n")
+        let stub = try file("stub", "nameserver 127.0.0.53\noptions edns0\n")
+        let upstream = try file("upstream", "nameserver 192.0.2.1\n")
+        let upstreamEmpty = try file("upstream-empty", "# no servers\n")
+        #expect(DNSConfiguration(resolvConf: plain).isConfigured)
+        #expect(!DNSConfiguration(resolvConf: none).isConfigured)
+        #expect(!DNSConfiguration(resolvConf: "\(dir)/missing").isConfigured)
+        #expect(DNSConfiguration(resolvConf: stub, resolvedUpstream: upstream).isConfigured)
+        #expect(!DNSConfiguration(resolvConf: stub, resolvedUpstream: upstreamEmpty).isConfigured)
+        #expect(DNSConfiguration.nameservers(in: plain) == ["192.0.2.53"])
+    }
+}
