@@ -5,7 +5,11 @@ let package = Package(
     name: "Reachability",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "Reachability", targets: ["Reachability"])
+        .library(name: "Reachability", targets: ["Reachability"]),
+        .executable(name: "reachability", targets: ["ReachabilityCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
     ],
     targets: [
         .systemLibrary(
@@ -21,6 +25,13 @@ let package = Package(
             name: "ReachabilityExample",
             dependencies: ["Reachability"]
         ),
+        .executableTarget(
+            name: "ReachabilityCLI",
+            dependencies: [
+                "Reachability",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .testTarget(
             name: "ReachabilityTests",
             dependencies: ["Reachability"],
@@ -29,7 +40,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ReachabilityIntegrationTests",
-            dependencies: ["Reachability"]
+            // The CLI tests run the built `reachability` binary inside test namespaces.
+            dependencies: ["Reachability", "ReachabilityCLI"]
         ),
     ],
     swiftLanguageModes: [.v6]

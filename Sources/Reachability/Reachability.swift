@@ -108,7 +108,9 @@ public final class Reachability: Sendable {
     /// notifier's first delivery waits for the first resolution, so an unknown
     /// host never produces a "reachable, then unreachable" pair.
     ///
-    /// An IPv4 or IPv6 literal is treated as an address, with no DNS. Invalid
+    /// An IPv4 or IPv6 literal is treated as an address, with no DNS; text shaped
+    /// like one that does not parse (`"999.1.1.1"`, `"::g"`) throws
+    /// ``ReachabilityError/Code/invalidAddress``. Invalid
     /// names (empty, over 253 bytes, a label over 63 bytes, spaces or control
     /// characters) throw ``ReachabilityError/Code/invalidHostname`` naming the input.
     ///
@@ -119,9 +121,11 @@ public final class Reachability: Sendable {
         hostname: String, environment: NetworkEnvironment = .default, notificationQueue: DispatchQueue? = nil
     ) throws(ReachabilityError) {
         let name = try Hostname.validate(hostname)
-        let literal = name.hasPrefix("[") && name.hasSuffix("]") ? String(name.dropFirst().dropLast()) : name
-        if let address = try? IPAddress(literal) {
-            try self.init(address: address, environment: environment, notificationQueue: notificationQueue)
+        if Hostname.looksLikeAddress(name) {
+            // "999.1.1.1" or "::g" is a malformed address, not a name to look up (no
+            // hostname is all digits and dots, or contains ':').
+            let literal = name.hasPrefix("[") && name.hasSuffix("]") ? String(name.dropFirst().dropLast()) : name
+            try self.init(address: IPAddress(literal), environment: environment, notificationQueue: notificationQueue)
         } else {
             try self.init(spec: .hostname(name), environment: environment, queue: notificationQueue)
         }
@@ -208,8 +212,9 @@ public final class Reachability: Sendable {
     // MARK: Observers, updates, waiting
 
     /// Adds a block observer (DTReachability style). It is called on
-    /// ``notificationQueue`` at once with the current state, and then with every
-    /// state the notifier delivers. Keep the returned token: pass it to
+    /// ``notificationQueue`` at once with the current state (while a hostname's
+    /// first resolution is pending, with the first state once it is known), and
+    /// then with every state the notifier delivers. Keep the returned token: pass it to
     /// ``removeObserver(_:)`` or call ``ReachabilityObservation/remove()`` — from
     /// any thread, including from inside the block — and it is not called again.
     public func addObserver(_ block: @escaping @Sendable (ReachabilityState) -> Void) -> ReachabilityObservation {

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import Reachability
@@ -85,6 +86,12 @@ import Testing
         #expect(try Reachability(hostname: "192.0.2.1").core.spec == .fixed(.address(try IPAddress("192.0.2.1"))))
         #expect(try Reachability(hostname: "[2001:db8::1]").core.spec == .fixed(.address(try IPAddress("2001:db8::1"))))
         #expect(try Reachability(hostname: "svc.example").core.spec == .hostname("svc.example"))
+        #expect(try Reachability(hostname: "1.example").core.spec == .hostname("1.example"))
+        for malformed in ["999.1.1.1", "1.2.3", "::g", "[::g]", "1.2.3.4.5"] {
+            let error = #expect(throws: ReachabilityError.self) { try Reachability(hostname: malformed) }
+            #expect(error?.code == .invalidAddress)
+            #expect(error?.message.contains(malformed.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))) == true)
+        }
     }
 }
 

@@ -232,7 +232,10 @@ final class NotifierCore: MonitorClient {
                 scheduleImmediate(current, to: storage.nextID, on: storage.queue)
                 return (storage.nextID, true)
             }
-            return (storage.nextID, false)
+            // Starting (a hostname waiting for its first resolution): the start's own
+            // first delivery includes this observer; an immediate "unreachable" would be
+            // the "unreachable, then reachable" pair the first delivery exists to avoid.
+            return (storage.nextID, storage.machine.isStarting)
         }
         guard !running else { return id }
         // Not running: called at once with the state the getters would report.

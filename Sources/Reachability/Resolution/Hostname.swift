@@ -1,5 +1,14 @@
 /// Validation of hostnames given to `Reachability(hostname:)`.
 enum Hostname {
+    /// All digits and dots, or containing ':' (or bracketed): an address literal,
+    /// valid or not. No hostname looks like this (RFC 1123: the top-level label is
+    /// never all-numeric).
+    static func looksLikeAddress(_ name: String) -> Bool {
+        if name.contains(":") || name.hasPrefix("[") { return true }
+        let body = name.hasSuffix(".") ? name.dropLast() : Substring(name)
+        return !body.isEmpty && body.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") }
+    }
+
     /// Checks the DNS limits and rejects text no resolver would accept, naming
     /// the input in the error: empty, over 253 bytes, an empty label or one over
     /// 63 bytes, spaces or control characters.

@@ -48,6 +48,7 @@ final class Child: @unchecked Sendable {
     private let output: Int32
     private let errors: Int32
     private let reaped = LockedValue<Int32?>(nil)
+    private var pending: [UInt8] = []
 
     /// Starts `argv` (looked up in PATH). With `captureOutput` false, its stdout and
     /// stderr go to /dev/null.
@@ -155,6 +156,29 @@ final class Child: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 256)
         let n = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
         return n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : ""
+    }
+
+    /// The next line of stdout (without the newline), or nil if none arrives
+    /// within `timeout` seconds or stdout closes.
+    func nextLine(timeout: Double) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let newline = pending.firstIndex(of: 10) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                return line
+            }
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { return nil }
+            var entry = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&entry, 1, Int32(left * 1000) + 1)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { return nil }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let n = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+            guard n > 0 else { return nil }
+            pending += buffer[0..<n]
+        }
     }
 
     /// Reads stdout and stderr to EOF, both at once so neither pipe can fill up.

@@ -1,0 +1,77 @@
+import Foundation
+import Reachability
+
+/// The documented JSON line and the aligned text form of one state.
+enum Output {
+    private static let iso8601 = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
+    static func timestamp(_ date: Date = Date()) -> String { iso8601.format(date) }
+
+    /// A JSON string literal.
+    static func quote(_ text: String) -> String {
+        guard let data = try? JSONEncoder().encode(text), let literal = String(data: data, encoding: .utf8) else {
+            return "\"\""
+        }
+        return literal
+    }
+
+    static func interfaceJSON(_ interface: NetworkInterface?) -> String {
+        guard let interface else { return "null" }
+        return
+            "{\"name\": \(quote(interface.name)), \"index\": \(interface.index), \"type\": \(quote(interface.type.rawValue))}"
+    }
+
+    /// `{"time": …, "target": …, "status": …, "reachable": …, "connectionRequired": …,
+    /// "flags": […], "rawFlags": …, "interface": {…} | null}`, keys in that order.
+    static func json(target: String, state: ReachabilityState, time: Date = Date(), extra: String = "") -> String {
+        let flags = state.flags.names.map(quote).joined(separator: ", ")
+        return "{\"time\": \(quote(timestamp(time))), \"target\": \(quote(target)), "
+            + "\"status\": \(quote(state.status.rawValue)), \"reachable\": \(state.isReachable), "
+            + "\"connectionRequired\": \(state.connectionRequired), \"flags\": [\(flags)], "
+            + "\"rawFlags\": \(state.flags.rawValue), \"interface\": \(interfaceJSON(state.interface))\(extra)}"
+    }
+
+    /// `2026-11-22T08:31:16.120Z  internet  reachableViaWiFi  -R -------  eth0 (#2, wiredEthernet)`.
+    static func line(target: String, state: ReachabilityState, width: Int, time: Date = Date()) -> String {
+        let padded = target.padding(toLength: max(width, target.count), withPad: " ", startingAt: 0)
+        let status = state.status.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)
+        return "\(timestamp(time))  \(padded)  \(status)  \(state.flags)  \(state.interface?.description ?? "-")"
+    }
+
+    /// Writes one line to stdout and flushes it at once.
+    static func emit(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+}
+
+/// Parses a TARGET argument into a watched instance and its display name.
+enum TargetArgument {
+    static func make(_ argument: String?, queue: DispatchQueue? = nil) throws -> (name: String, reachability: Reachability) {
+        guard let argument, argument != "internet" else {
+            return ("internet", try Reachability(notificationQueue: queue))
+        }
+        // Hostname parsing also takes IP literals (as addresses, no DNS) and names the bad input.
+        return (argument, try Reachability(hostname: argument, notificationQueue: queue))
+    }
+
+    /// The first state the notifier delivers: waits for a hostname's first
+    /// resolution (up to `timeout`), instant otherwise.
+    static func firstState(of reachability: Reachability, timeout: Duration) async throws -> ReachabilityState {
+        try reachability.startNotifier()
+        defer { reachability.stopNotifier() }
+        let updates = reachability.updates
+        return await withTaskGroup(of: ReachabilityState?.self) { group in
+            group.addTask {
+                for await state in updates { return state }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? reachability.state
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import ArgumentParser
+import Foundation
+import Reachability
+
+struct Wait: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Wait until TARGET is reachable, as nm-online and systemd-networkd-wait-online do.",
+        discussion: """
+            Exits 0 as soon as the target is reachable (at once if it already is), or 1 when \
+            --timeout seconds pass first. With --interface, only a route out of that interface \
+            counts; with --ipv4 or --ipv6, only that family's route to the Internet.
+            """)
+
+    @Argument(help: "A hostname, an IPv4/IPv6 address, or nothing for the Internet.")
+    var target: String?
+
+    @Option(help: "Give up after this many seconds.")
+    var timeout: Double = 30
+
+    @Option(help: "Only count a route out of this interface.")
+    var interface: String?
+
+    @Flag(help: "Only count IPv4 (Internet target only).")
+    var ipv4 = false
+
+    @Flag(help: "Only count IPv6 (Internet target only).")
+    var ipv6 = false
+
+    func validate() throws {
+        guard timeout >= 0, timeout.isFinite else { throw ValidationError("--timeout \(timeout) is not a duration") }
+        guard !(ipv4 && ipv6) else { throw ValidationError("--ipv4 and --ipv6 exclude each other") }
+        if (ipv4 || ipv6) && target != nil {
+            throw ValidationError("--ipv4 and --ipv6 apply to the Internet target, not to \(target ?? "")")
+        }
+        if let interface, interface.isEmpty || interface.utf8.count > 15 || interface.contains("/") {
+            throw ValidationError("--interface \"\(interface)\" is not an interface name")
+        }
+    }
+
+    func run() async throws {
+        let reachability: Reachability
+        if ipv4 || ipv6 {
+            // A global address only the default route covers (no packet is sent to it).
+            reachability = try Reachability(address: ipv4 ? "8.8.8.8" : "2001:4860:4860::8888")
+        } else {
+            reachability = try TargetArgument.make(target).reachability
+        }
+        try reachability.startNotifier()
+        let updates = reachability.updates
+        let wanted = interface
+        let reached = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await state in updates where state.isReachable {
+                    if wanted == nil || state.interface?.name == wanted { return true }
+                }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        reachability.stopNotifier()
+        throw ExitCode(reached ? 0 : 1)
+    }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import Foundation
+import Reachability
+
+struct Watch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print each TARGET's state, then one line per change, until interrupted.",
+        discussion: """
+            Prints the current state of every target first, then one line whenever a target's \
+            flags or output interface change, each flushed at once. Nothing is printed while \
+            nothing changes, and the process does no work then. SIGINT or SIGTERM ends it with \
+            exit status 0.
+
+            With --json, each line is one JSON object: {"time", "target", "status", "reachable", \
+            "connectionRequired", "flags", "rawFlags", "interface"}; see the README.
+            """)
+
+    @Argument(help: "Hostnames or addresses; none watches the Internet.")
+    var targets: [String] = []
+
+    @Flag(help: "Print one JSON object per line.")
+    var json = false
+
+    func run() async throws {
+        let queue = DispatchQueue(label: "reachability.watch")
+        let watched = try (targets.isEmpty ? [nil] : targets.map(Optional.some)).map {
+            try TargetArgument.make($0, queue: queue)
+        }
+        let width = watched.map(\.name.count).max() ?? 0
+        // Signals end the watch on the same queue that prints, so no line is cut in half.
+        let sources = [SIGINT, SIGTERM].map { signalNumber in
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
+            source.setEventHandler { Foundation.exit(0) }
+            source.resume()
+            return source
+        }
+        var tokens: [ReachabilityObservation] = []
+        for (name, reachability) in watched {
+            try reachability.startNotifier()
+            // Called at once with the state (a hostname: once resolved), then on every change.
+            tokens.append(
+                reachability.addObserver { [json] state in
+                    Output.emit(
+                        json
+                            ? Output.json(target: name, state: state)
+                            : Output.line(target: name, state: state, width: width))
+                })
+        }
+        // Wait for a signal; the monitor's reader thread does the work. The instances,
+        // tokens and signal sources stay alive in this suspended frame.
+        await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }
+        withExtendedLifetime((watched, tokens, sources)) {}
+    }
+}
