@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <sys/prctl.h>
 #include <sys/mount.h>
+#include <sys/ioctl.h>
 
 /// MNL_SOCKET_BUFFER_SIZE is a macro over sysconf; Swift cannot import it.
 static inline size_t cnl_socket_buffer_size(void) { return MNL_SOCKET_BUFFER_SIZE; }
@@ -25,6 +26,10 @@ static inline size_t cnl_align(size_t len) { return MNL_ALIGN(len); }
 /// setns(2) for a network namespace. Called through syscall(2) so that the
 /// declaration does not depend on _GNU_SOURCE having been defined first.
 static inline int cnl_setns_net(int fd) { return (int)syscall(SYS_setns, fd, 0x40000000 /* CLONE_NEWNET */); }
+
+/// The namespace type of a namespace file descriptor (ioctl NS_GET_NSTYPE), or -1
+/// with errno (ENOTTY: not a namespace file).
+static inline int cnl_namespace_type(int fd) { return ioctl(fd, 0xb703 /* NS_GET_NSTYPE */); }
 
 /// eventfd(2) with close-on-exec and non-blocking flags.
 static inline int cnl_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }

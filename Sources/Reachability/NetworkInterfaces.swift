@@ -61,7 +61,11 @@ public enum NetworkInterfaces {
                     }
                 }
                 let addresses = table.addresses(of: interface.index)
-                    .sorted { ($0.address.family == .ipv4 ? 0 : 1, $0.address.description) < ($1.address.family == .ipv4 ? 0 : 1, $1.address.description) }
+                    .sorted {
+                        ($0.address.family == .ipv4 ? 0 : 1, $0.address.description) < (
+                            $1.address.family == .ipv4 ? 0 : 1, $1.address.description
+                        )
+                    }
                     .map {
                         InterfaceDetails.Address(
                             address: $0.address, prefixLength: Int($0.prefixLength), isTentative: $0.isTentative,

@@ -99,7 +99,7 @@ public final class PathMonitor: Sendable, AsyncSequence {
     /// Called on the start queue with the first path, then with every change.
     public var pathUpdateHandler: (@Sendable (NetworkPath) -> Void)? {
         get { core.storage.withLock { $0.handler } }
-        set { core.storage.withLock { $0.handler = newValue } }
+        set { core.setHandler(newValue) }
     }
 
     /// The queue given to ``start(queue:)``, while started.

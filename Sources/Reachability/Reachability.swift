@@ -173,14 +173,14 @@ public final class Reachability: Sendable {
     /// state, and whenever the state changes and is reachable.
     public var whenReachable: NetworkReachable? {
         get { core.storage.withLock { $0.whenReachable } }
-        set { core.storage.withLock { $0.whenReachable = newValue } }
+        set { core.replace(\.whenReachable, with: newValue) }
     }
 
     /// Called on ``notificationQueue`` when the notifier starts in an unreachable
     /// state, and whenever the state changes and is not reachable.
     public var whenUnreachable: NetworkReachable? {
         get { core.storage.withLock { $0.whenUnreachable } }
-        set { core.storage.withLock { $0.whenUnreachable = newValue } }
+        set { core.replace(\.whenUnreachable, with: newValue) }
     }
 
     /// The serial queue callbacks and notifications run on. Changing it affects
@@ -216,7 +216,7 @@ public final class Reachability: Sendable {
     /// first resolution is pending, with the first state once it is known), and
     /// then with every state the notifier delivers. Keep the returned token: pass it to
     /// ``removeObserver(_:)`` or call ``ReachabilityObservation/remove()`` — from
-    /// any thread, including from inside the block — and it is not called again.
+    /// any thread, including from inside the block — and no further call starts.
     public func addObserver(_ block: @escaping @Sendable (ReachabilityState) -> Void) -> ReachabilityObservation {
         ReachabilityObservation(core: core, id: core.addObserver(block))
     }
@@ -291,7 +291,9 @@ public final class ReachabilityObservation: Sendable, Hashable {
         self.id = id
     }
 
-    /// Stops the observer: after this returns, its block is not called again.
+    /// Stops the observer. Called on the notification queue (from inside any
+    /// callback), it takes effect at once; from another thread, a call that has
+    /// already begun on the queue may still finish, and none starts afterwards.
     public func remove() {
         core.removeObserver(id)
     }

@@ -33,7 +33,8 @@ struct Interfaces: AsyncParsableCommand {
             [
                 String(details.interface.index), details.interface.name, details.interface.type.rawValue,
                 details.operState, details.hasCarrier ? "yes" : "no",
-                details.defaultRouteFamilies.isEmpty ? "no" : details.defaultRouteFamilies.map(\.rawValue).joined(separator: ","),
+                details.defaultRouteFamilies.isEmpty
+                    ? "no" : details.defaultRouteFamilies.map(\.rawValue).joined(separator: ","),
                 details.addresses.map(\.description).joined(separator: ", "),
             ]
         }

@@ -46,7 +46,9 @@ enum Output {
 
 /// Parses a TARGET argument into a watched instance and its display name.
 enum TargetArgument {
-    static func make(_ argument: String?, queue: DispatchQueue? = nil) throws -> (name: String, reachability: Reachability) {
+    static func make(_ argument: String?, queue: DispatchQueue? = nil) throws -> (
+        name: String, reachability: Reachability
+    ) {
         guard let argument, argument != "internet" else {
             return ("internet", try Reachability(notificationQueue: queue))
         }

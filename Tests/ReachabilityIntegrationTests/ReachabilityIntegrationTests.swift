@@ -381,16 +381,31 @@ struct ReachabilityIntegrationTests {
         #expect(log.entries.last == Delivery(status: .reachableViaWiFi, flags: [.reachable], interface: "veth0"))
     }
 
-    @Test("A namespace that cannot be entered surfaces as a thrown error")
+    @Test("A namespace that cannot be used surfaces as a thrown error, at init or from startNotifier()")
     func badNamespace() throws {
-        #expect(throws: ReachabilityError.self) {
-            try Reachability(environment: NetworkEnvironment(networkNamespacePath: "/nonexistent/ns/net"))
+        for path in ["/nonexistent/ns/net", "/proc/self/ns/uts", "/etc/hostname"] {
+            let error = #expect(throws: ReachabilityError.self) {
+                try Reachability(environment: NetworkEnvironment(networkNamespacePath: path))
+            }
+            #expect(error?.code == .namespace)
+            #expect(error?.description.contains(path) == true)
         }
-        // A file that exists but is not a network namespace: setns fails on the reader thread.
-        let reachability = try Reachability(environment: NetworkEnvironment(networkNamespacePath: "/proc/self/ns/uts"))
-        let error = try #require(throws: ReachabilityError.self) { try reachability.startNotifier() }
-        #expect(error.code == .namespace)
-        #expect(error.description.contains("/proc/self/ns/uts"))
+        // A FIFO must not hang the check (the namespace file is opened non-blocking).
+        let fifo = NSTemporaryDirectory() + "rtest-fifo-\(UUID().uuidString)"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        defer { unlink(fifo) }
+        #expect(throws: ReachabilityError.self) {
+            try Reachability(environment: NetworkEnvironment(networkNamespacePath: fifo))
+        }
+        // The namespace disappears between init and start: startNotifier() throws.
+        var ns: TestNamespace? = try TestNamespace()
+        let reachability = try Reachability(environment: try #require(ns).environment)
+        let path = try #require(ns).path
+        ns = nil
+        #expect(!FileManager.default.fileExists(atPath: path))
+        let startError = try #require(throws: ReachabilityError.self) { try reachability.startNotifier() }
+        #expect(startError.code == .namespace)
+        #expect(startError.description.contains(path))
         #expect(!reachability.isNotifierRunning)
     }
 }

@@ -107,19 +107,22 @@ import Testing
         #expect(!changed)
     }
 
-    @Test func delLinkRemovesAddressesThatArrivedBeforeTheLink() throws {
-        var changed: Bool
-        var table = try TableBuilder().address(4, "192.0.2.44/24").table
-        #expect(table[4] == nil)
-        #expect(table.addresses(of: 4).count == 1)
-        changed = table.apply(.deletedLink(Self.link(4, "eth4")), classify: { _ in Self.wired })
-        #expect(changed)
-        #expect(table.addresses(of: 4).isEmpty)
+    /// An address of a link the table doesn't know is stale or forged: ignored, so
+    /// such messages can't grow the table.
+    @Test func addressOfUnknownLinkIsIgnored() throws {
+        var table = InterfaceTable()
+        for i in 0..<1000 {
+            let changed = table.apply(
+                .newAddress(try addressMessage(Int32(100 + i), "192.0.2.44/24")), classify: { _ in Self.wired })
+            #expect(!changed)
+        }
+        #expect(table.addresses.isEmpty)
+        #expect(table.owner(of: try IPAddress("192.0.2.44")) == nil)
     }
 
     @Test func addressesAreKeyedByAddressAndPrefix() throws {
         var changed: Bool
-        var table = InterfaceTable()
+        var table = TableBuilder().link(2, "eth0").table
         let ready = try addressMessage(2, "2001:db8::10/64", flags: IFA.fTentative)
         changed = table.apply(.newAddress(ready), classify: { _ in Self.wired })
         #expect(changed)

@@ -36,8 +36,7 @@ struct InterfaceAddress: Sendable, Hashable {
 /// evaluation, which is pure.
 struct InterfaceTable: Sendable, Equatable {
     private(set) var interfaces: [Int32: InterfaceState] = [:]
-    /// Addresses by interface index. Kept apart from `interfaces` because an
-    /// address event can arrive for a link the table has not seen yet.
+    /// Addresses by interface index (only of links in `interfaces`).
     private(set) var addresses: [Int32: [InterfaceAddress]] = [:]
 
     init() {}
@@ -84,6 +83,10 @@ struct InterfaceTable: Sendable, Equatable {
             let hadAddresses = addresses.removeValue(forKey: link.index) != nil
             return hadLink || hadAddresses
         case .newAddress(let message):
+            // Links are dumped before addresses, and the kernel announces a link before
+            // its addresses: an address of an unknown link is stale or forged, and
+            // keeping it would let such messages grow the table without bound.
+            guard interfaces[message.index] != nil else { return false }
             let entry = InterfaceAddress(
                 address: message.address, prefixLength: message.prefixLength, flags: message.flags,
                 scope: message.scope)

@@ -12,6 +12,12 @@ enum MonitorRegistry {
 
         init(_ environment: NetworkEnvironment) throws(ReachabilityError) {
             if let path = environment.networkNamespacePath {
+                switch Syscall.openNetworkNamespace(path) {
+                case .success(let fd): Syscall.close(fd)
+                case .failure(let failure):
+                    throw ReachabilityError(
+                        .namespace, "network namespace \(path) is not usable (\(failure.call))", errno: failure.errno)
+                }
                 switch Syscall.fileIdentity(path) {
                 case .success(let identity): namespace = identity
                 case .failure(let failure):
@@ -26,27 +32,46 @@ enum MonitorRegistry {
     private static let monitors = Mutex<[Key: NetlinkMonitor]>([:])
 
     /// Adds `client` to its namespace's monitor, starting the monitor if it is
-    /// the first. Throws when the monitor cannot start (socket errors).
+    /// the first. The start happens outside the registry lock, so a slow or failing
+    /// namespace never holds up another; others registering meanwhile wait for its
+    /// outcome. Throws when the monitor cannot start (socket or namespace errors).
     static func register(_ client: any MonitorClient, environment: NetworkEnvironment) throws(ReachabilityError)
         -> NetlinkMonitor
     {
         let key = try Key(environment)
-        let outcome: Result<NetlinkMonitor, ReachabilityError> = monitors.withLock { monitors in
-            if let running = monitors[key] {
-                running.add(client)
-                return .success(running)
+        let found: Result<(NetlinkMonitor, Bool), ReachabilityError> = monitors.withLock { monitors in
+            if let existing = monitors[key] {
+                existing.add(client)
+                return .success((existing, false))
             }
             do throws(ReachabilityError) {
                 let monitor = try NetlinkMonitor(environment: environment)
                 monitor.add(client)
-                try monitor.start()
                 monitors[key] = monitor
-                return .success(monitor)
+                return .success((monitor, true))
             } catch {
                 return .failure(error)
             }
         }
-        return try outcome.get()
+        let (monitor, mustStart) = try found.get()
+        if mustStart {
+            do throws(ReachabilityError) {
+                try monitor.start()
+            } catch {
+                monitors.withLock { monitors in
+                    if monitors[key] === monitor { monitors[key] = nil }
+                }
+                throw error
+            }
+        } else {
+            do throws(ReachabilityError) {
+                try monitor.waitUntilStarted()
+            } catch {
+                _ = monitor.remove(client)
+                throw error
+            }
+        }
+        return monitor
     }
 
     /// Removes `client`; stops the monitor (outside the registry lock) when it was the last.

@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import Synchronization
 
 /// Something the monitor re-evaluates after every relevant kernel event.
@@ -42,6 +43,9 @@ final class NetlinkMonitor: Sendable {
     /// Test hook: while set, the reader thread waits on it before draining, so a
     /// test can make the kernel overrun the event socket deterministically.
     private let readerGate = Mutex<DispatchSemaphore?>(nil)
+    /// Left when `start()` has finished; its outcome is in `startOutcome`.
+    private let started = DispatchGroup()
+    private let startOutcome = Mutex<Result<Void, ReachabilityError>?>(nil)
 
     init(environment: NetworkEnvironment) throws(ReachabilityError) {
         self.environment = environment
@@ -49,6 +53,7 @@ final class NetlinkMonitor: Sendable {
         case .success(let fd): wake = fd
         case .failure(let failure): throw failure.reachabilityError
         }
+        started.enter()
     }
 
     deinit {
@@ -78,6 +83,24 @@ final class NetlinkMonitor: Sendable {
     /// Starts the reader thread and waits until it has subscribed and loaded the
     /// initial link and address dump. Throws what the thread could not do.
     func start() throws(ReachabilityError) {
+        do throws(ReachabilityError) {
+            try startReader()
+            startOutcome.withLock { $0 = .success(()) }
+            started.leave()
+        } catch {
+            startOutcome.withLock { $0 = .failure(error) }
+            started.leave()
+            throw error
+        }
+    }
+
+    /// Waits until another thread's `start()` has finished; throws its error.
+    func waitUntilStarted() throws(ReachabilityError) {
+        started.wait()
+        try startOutcome.withLock { $0 }?.get()
+    }
+
+    private func startReader() throws(ReachabilityError) {
         let ready = ResultBox<Bool>()
         let semaphore = DispatchSemaphore(value: 0)
         let reader = try JoinableThread(name: "reachability-nl") { [self] in
@@ -142,36 +165,49 @@ final class NetlinkMonitor: Sendable {
     // MARK: Reader thread
 
     private func run(ready: ResultBox<Bool>, semaphore: DispatchSemaphore) {
-        let events: NetlinkSocket
-        var table = InterfaceTable()
         let sysfs = SysfsReader(root: environment.sysfsRoot)
+        let opened: Opened
         do throws(ReachabilityError) {
-            if let path = environment.networkNamespacePath {
-                if case .failure(let failure) = Syscall.enterNetworkNamespace(path) {
-                    throw ReachabilityError(.namespace, "cannot enter network namespace \(path)", errno: failure.errno)
-                }
+            // The sockets are made inside the watched namespace by a short-lived thread
+            // (a socket stays bound to the namespace it was created in); this reader
+            // thread stays in the process's own namespace, because the Dispatch work it
+            // enqueues may start threads that inherit its namespace.
+            let environment = environment
+            opened = try JoinableThread.inNamespace(environment.networkNamespacePath) { () throws(ReachabilityError) in
+                // Subscribe first, then dump: events that race with the dump queue up
+                // on the event socket and are applied after it.
+                let events = try NetlinkSocket(
+                    receiveBuffer: environment.eventReceiveBuffer, groups: RTNLGroup.monitored)
+                let request = try NetlinkSocket(receiveBuffer: 4 << 20)
+                var table = InterfaceTable()
+                try Self.load(into: &table, from: request, sysfs: sysfs)
+                return Opened(events: events, request: request, table: table)
             }
-            // Subscribe first, then dump: events that race with the dump queue up
-            // on the event socket and are applied after it.
-            events = try NetlinkSocket(receiveBuffer: environment.eventReceiveBuffer, groups: RTNLGroup.monitored)
-            let request = try NetlinkSocket(receiveBuffer: 4 << 20)
-            try Self.load(into: &table, from: request, sysfs: sysfs)
-            let published = table
-            shared.withLock {
-                $0.table = published
-                $0.generation &+= 1
-                $0.statistics.eventReceiveBuffer = events.receiveBufferSize
-            }
-            requests.withLock { $0 = RequestSocket(socket: request) }
-            ready.set(.success(true))
         } catch {
             ready.set(.failure(error))
             semaphore.signal()
             return
         }
+        var table = opened.table
+        let published = table
+        shared.withLock {
+            $0.table = published
+            $0.generation = Generation.next()
+            $0.statistics.eventReceiveBuffer = opened.events.receiveBufferSize
+        }
+        requests.withLock { $0 = RequestSocket(socket: opened.request) }
+        ready.set(.success(true))
         semaphore.signal()
-        loop(events: events, table: &table, sysfs: sysfs)
+        loop(events: opened.events, table: &table, sysfs: sysfs)
         requests.withLock { $0 = nil }
+    }
+
+    /// What the namespace thread hands back: sockets bound to the namespace and the first table.
+    private struct Opened: @unchecked Sendable {
+        // @unchecked: made on the namespace thread and handed to the reader exactly once.
+        let events: NetlinkSocket
+        let request: NetlinkSocket
+        let table: InterfaceTable
     }
 
     /// Replaces `table` with a fresh dump of links and addresses (never routes).
@@ -188,11 +224,22 @@ final class NetlinkMonitor: Sendable {
     }
 
     private func loop(events: NetlinkSocket, table: inout InterfaceTable, sysfs: SysfsReader) {
+        // A failed pass (lookups) or a failed resync is retried every second until it
+        // works; there is no timer at all while nothing is pending.
         var retryPending = false
+        var resyncPending = false
         while true {
-            // No timer while nothing changes; a 1 s retry only after a failed pass.
-            let ready = Syscall.poll([events.fd, wake], timeoutMilliseconds: retryPending ? 1000 : -1)
-            guard case .success(let readable) = ready else { return }
+            let timeout: Int32 = retryPending || resyncPending ? 1000 : -1
+            let readable: [Bool]
+            switch Syscall.poll([events.fd, wake], timeoutMilliseconds: timeout) {
+            case .success(let ready):
+                readable = ready
+            case .failure:
+                // Only ENOMEM is plausible: back off, then treat it as lost events.
+                usleep(100_000)
+                resyncPending = true
+                continue
+            }
             if readable[1] {
                 Syscall.drain(wake)
                 if shared.withLock({ $0.stopRequested }) { return }
@@ -203,15 +250,17 @@ final class NetlinkMonitor: Sendable {
             }
             var pass = Pass()
             if readable[0] { drain(events, into: &table, pass: &pass, sysfs: sysfs) }
-            if pass.needsResync {
-                resync(&table, sysfs: sysfs, pass: &pass)
+            if pass.needsResync || resyncPending {
+                resyncPending = !resync(&table, sysfs: sysfs)
+                pass.changed = true
+                pass.tableChanged = true
             }
             if pass.changed || retryPending {
                 let published = table
                 let tableChanged = pass.tableChanged
                 shared.withLock {
                     if tableChanged { $0.table = published }
-                    $0.generation &+= 1
+                    $0.generation = Generation.next()
                     $0.statistics.evaluationPasses += 1
                 }
                 retryPending = !reevaluateAll(interfacesChanged: tableChanged)
@@ -273,11 +322,16 @@ final class NetlinkMonitor: Sendable {
             }
             break
         }
-        let count = messages
-        shared.withLock { $0.statistics.eventsReceived += count }
+        let (count, foreign) = (messages, events.foreignDatagrams)
+        shared.withLock {
+            $0.statistics.eventsReceived += count
+            $0.statistics.foreignDatagrams = foreign
+        }
     }
 
-    private func resync(_ table: inout InterfaceTable, sysfs: SysfsReader, pass: inout Pass) {
+    /// Replaces the table with a fresh dump. Returns false when the dump failed
+    /// (the caller retries: dropped events are never silently forgotten).
+    private func resync(_ table: inout InterfaceTable, sysfs: SysfsReader) -> Bool {
         let outcome: Result<InterfaceTable, ReachabilityError> = requests.withLock { socket in
             guard let socket else { return .failure(ReachabilityError(.systemCall, "stopped")) }
             var fresh = table
@@ -286,10 +340,13 @@ final class NetlinkMonitor: Sendable {
                 return .success(fresh)
             } catch { return .failure(error) }
         }
-        if case .success(let fresh) = outcome { table = fresh }
-        pass.changed = true
-        pass.tableChanged = true
+        guard case .success(let fresh) = outcome else {
+            shared.withLock { $0.statistics.failedResyncs += 1 }
+            return false
+        }
+        table = fresh
         shared.withLock { $0.statistics.resyncs += 1 }
+        return true
     }
 
     /// Looks up every client's target (pipelined, identical lookups shared) and
@@ -326,6 +383,14 @@ final class NetlinkMonitor: Sendable {
     }
 }
 
+/// Evaluation generations, process-wide and monotonic: an evaluation from a
+/// monitor that has since been replaced (stop, then start on a new monitor) can
+/// never outrank the new monitor's.
+enum Generation {
+    private static let counter = Atomic<UInt64>(0)
+    static func next() -> UInt64 { counter.add(1, ordering: .relaxed).newValue }
+}
+
 /// The request socket, boxed so the `Mutex` can own it.
 struct RequestSocket: @unchecked Sendable {
     // @unchecked: the socket is only used inside NetlinkMonitor.requests' lock.
@@ -338,7 +403,11 @@ struct MonitorStatistics: Sendable, Equatable {
     var overruns = 0
     /// Re-dumps of links and addresses after an overrun or a malformed message.
     var resyncs = 0
+    /// Re-dumps that failed (and were retried).
+    var failedResyncs = 0
     var malformedMessages = 0
+    /// Datagrams dropped because they were not from the kernel (forged events).
+    var foreignDatagrams = 0
     var eventsReceived = 0
     var evaluationPasses = 0
     var failedPasses = 0

@@ -247,7 +247,19 @@ final class NotifierCore: MonitorClient {
     }
 
     func removeObserver(_ id: UInt64) {
-        storage.withLock { _ = $0.observers.removeValue(forKey: id) }
+        // Released after unlocking: the block may own the last reference to the
+        // instance, whose deinit takes this lock.
+        let removed = storage.withLock { $0.observers.removeValue(forKey: id) }
+        withExtendedLifetime(removed) {}
+    }
+
+    /// Replaces a stored value under the lock and releases the old one after it.
+    func replace<Value: Sendable>(_ keyPath: WritableKeyPath<Storage, Value>, with value: Value) {
+        let old = storage.withLock { storage -> Value in
+            defer { storage[keyPath: keyPath] = value }
+            return storage[keyPath: keyPath]
+        }
+        withExtendedLifetime(old) {}
     }
 
     func makeStream() -> AsyncStream<ReachabilityState> {

@@ -45,6 +45,16 @@ final class PathMonitorCore: MonitorClient {
 
     var isRunning: Bool { storage.withLock { $0.machine.isRunning } }
 
+    /// Sets the handler; the old one is released after unlocking (it may own the
+    /// last reference to the monitor, whose deinit takes this lock).
+    func setHandler(_ handler: (@Sendable (NetworkPath) -> Void)?) {
+        let old = storage.withLock { storage in
+            defer { storage.handler = handler }
+            return storage.handler
+        }
+        withExtendedLifetime(old) {}
+    }
+
     func start(queue: DispatchQueue) throws(ReachabilityError) {
         let token = storage.withLock { storage -> UInt64? in
             guard !storage.machine.isRunning, !storage.machine.isStarting else { return nil }

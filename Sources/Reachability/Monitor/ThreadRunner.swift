@@ -46,9 +46,19 @@ final class JoinableThread: Sendable {
     func detach() { _ = pthread_detach(handle) }
 
     /// Runs `body` on a short-lived thread inside the network namespace at `path`
-    /// (the caller's thread never changes namespace), or directly when `path` is nil.
+    /// (or directly when `path` is nil), and returns its result after joining it.
+    ///
+    /// The caller's thread never changes namespace, and neither does any thread
+    /// that may later create others: a thread that called setns(2) or unshare(2)
+    /// must never enqueue Dispatch work, since libdispatch may start a worker
+    /// thread from it, and that worker would inherit the namespace. So `body` must
+    /// not call user code or enqueue work; it returns a value instead.
+    ///
+    /// With `overlayEtc`, and `path` of the form `/run/netns/NAME`, the thread also
+    /// gets a private mount namespace with `/etc/netns/NAME/*` bind-mounted over
+    /// `/etc`, as `ip netns exec NAME` arranges (the resolver reads resolv.conf there).
     static func inNamespace<T: Sendable>(
-        _ path: String?, _ body: @escaping @Sendable () throws(ReachabilityError) -> T
+        _ path: String?, overlayEtc: Bool = false, _ body: @escaping @Sendable () throws(ReachabilityError) -> T
     ) throws(ReachabilityError) -> T {
         guard let path else { return try body() }
         let outcome = ResultBox<T>()
@@ -59,6 +69,7 @@ final class JoinableThread: Sendable {
                     .failure(
                         ReachabilityError(.namespace, "cannot enter network namespace \(path)", errno: failure.errno)))
             case .success:
+                if overlayEtc { overlayNetnsEtc(path) }
                 do throws(ReachabilityError) { outcome.set(.success(try body())) } catch {
                     outcome.set(.failure(error))
                 }
@@ -66,6 +77,26 @@ final class JoinableThread: Sendable {
         }
         thread.join()
         return try outcome.get()
+    }
+
+    /// Bind-mounts `/etc/netns/NAME/*` over `/etc` in a private mount namespace of
+    /// the calling thread (best effort: without them the process's /etc is used).
+    private static func overlayNetnsEtc(_ path: String) {
+        guard let name = ResolverPool.namedNamespace(path) else { return }
+        let etc = "/etc/netns/\(name)"
+        guard let directory = opendir(etc) else { return }
+        defer { closedir(directory) }
+        var files: [String] = []
+        while let entry = readdir(directory) {
+            let file = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if file != "." && file != ".." { files.append(file) }
+        }
+        guard !files.isEmpty, cnl_private_mounts() == 0 else { return }
+        for file in files {
+            _ = cnl_bind_mount("\(etc)/\(file)", "/etc/\(file)")
+        }
     }
 }
 

@@ -170,5 +170,10 @@ enum SockFlag {
     static let closeOnExec: Int32 = 0o2000000  // SOCK_CLOEXEC
 }
 
+/// recvmsg(2) result flags.
+enum MessageFlag {
+    static let truncated: Int32 = 0x20  // MSG_TRUNC
+}
+
 /// NETLINK_ROUTE, the rtnetlink bus.
 let netlinkRoute: Int32 = 0

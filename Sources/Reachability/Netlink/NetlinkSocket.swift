@@ -67,11 +67,38 @@ final class NetlinkSocket {
         case overrun
     }
 
-    /// Receives one datagram without blocking.
+    /// Datagrams dropped because they did not come from the kernel.
+    private(set) var foreignDatagrams = 0
+
+    /// Receives one datagram without blocking. Only the kernel's datagrams count:
+    /// a process with CAP_NET_ADMIN in the namespace (a container's root) can send
+    /// to rtnetlink groups or to our port, so anything whose sender is not port 0
+    /// is dropped before it is parsed. A truncated datagram reports an overrun.
     func receive() throws(ReachabilityError) -> Received {
         while true {
-            let count = mnl_socket_recvfrom(handle, buffer.baseAddress, buffer.count)
-            if count >= 0 { return .datagram(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) }
+            var sender = sockaddr_nl()
+            var vector = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
+            var flags: Int32 = 0
+            let count = withUnsafeMutablePointer(to: &sender) { senderPointer in
+                withUnsafeMutablePointer(to: &vector) { vectorPointer in
+                    var message = msghdr()
+                    message.msg_name = UnsafeMutableRawPointer(senderPointer)
+                    message.msg_namelen = socklen_t(MemoryLayout<sockaddr_nl>.size)
+                    message.msg_iov = vectorPointer
+                    message.msg_iovlen = 1
+                    let received = recvmsg(fd, &message, 0)
+                    flags = message.msg_flags
+                    return received
+                }
+            }
+            if count >= 0 {
+                guard sender.nl_pid == 0 else {
+                    foreignDatagrams += 1
+                    continue
+                }
+                if flags & MessageFlag.truncated != 0 { return .overrun }
+                return .datagram(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            }
             switch Syscall.errno {
             case Errno.intr: continue
             case Errno.again: return .empty

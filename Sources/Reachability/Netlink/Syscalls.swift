@@ -59,10 +59,27 @@ enum Syscall {
         _ = Glibc.close(fd)  // Linux closes the descriptor even when close reports EINTR.
     }
 
+    /// Opens a network namespace file without blocking (a FIFO at the path can't
+    /// hang us) and checks that it really is one.
+    static func openNetworkNamespace(_ path: String) -> Swift.Result<Int32, SystemError> {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return .failure(SystemError(call: "open(\(path))", errno: errno)) }
+        let type = cnl_namespace_type(fd)
+        guard type == 0x4000_0000 /* CLONE_NEWNET */ else {
+            let error = type < 0 ? errno : Int32(22)  // EINVAL: a namespace, but not a network one
+            close(fd)
+            return .failure(SystemError(call: "\(path) is not a network namespace; NS_GET_NSTYPE", errno: error))
+        }
+        return .success(fd)
+    }
+
     /// Enters the network namespace behind `path` on the calling thread.
     static func enterNetworkNamespace(_ path: String) -> Swift.Result<Void, SystemError> {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return .failure(SystemError(call: "open(\(path))", errno: errno)) }
+        let fd: Int32
+        switch openNetworkNamespace(path) {
+        case .success(let opened): fd = opened
+        case .failure(let failure): return .failure(failure)
+        }
         defer { close(fd) }
         return cnl_setns_net(fd) == 0 ? .success(()) : .failure(SystemError(call: "setns(\(path))", errno: errno))
     }

@@ -17,8 +17,8 @@ enum Resolution: Sendable, Equatable {
 
 /// Resolves hostnames with the system resolver (getaddrinfo: /etc/hosts,
 /// resolv.conf, nsswitch) on a few worker threads of its own, so that no caller
-/// ever waits on DNS. One pool per network namespace: its workers enter the
-/// namespace, and for a named one (`/run/netns/NAME`) they also see
+/// ever waits on DNS. One pool per network namespace: for another namespace each
+/// lookup runs inside it, and for a named one (`/run/netns/NAME`) with
 /// `/etc/netns/NAME/*` over `/etc`, exactly as `ip netns exec NAME` arranges.
 /// Workers start on demand and exit when the queue is empty: no idle threads.
 final class ResolverPool: Sendable {
@@ -77,7 +77,10 @@ final class ResolverPool: Sendable {
     }
 
     private func work() {
-        let entered = enterNamespace()
+        // Workers never change namespace (completions enqueue Dispatch work, and a
+        // thread started from a thread inside another namespace would inherit it).
+        // A foreign namespace's lookup runs on a short-lived thread joined here.
+        let path = namespacePath
         while true {
             let job = state.withLock { state -> (name: String, completion: Completion)? in
                 guard !state.queue.isEmpty else {
@@ -87,31 +90,12 @@ final class ResolverPool: Sendable {
                 return state.queue.removeFirst()
             }
             guard let job else { return }
-            job.completion(entered ? Self.getaddrinfo(job.name) : .failed(code: EAI_SYSTEM))
+            let name = job.name
+            let resolution =
+                (try? JoinableThread.inNamespace(path, overlayEtc: true) { Self.getaddrinfo(name) })
+                ?? .failed(code: EAI_SYSTEM)
+            job.completion(resolution)
         }
-    }
-
-    /// Enters the pool's namespace; for `/run/netns/NAME` also mounts `/etc/netns/NAME/*`
-    /// over `/etc` in this thread's own mount namespace.
-    private func enterNamespace() -> Bool {
-        guard let path = namespacePath else { return true }
-        guard case .success = Syscall.enterNetworkNamespace(path) else { return false }
-        guard let name = Self.namedNamespace(path) else { return true }
-        let etc = "/etc/netns/\(name)"
-        guard let directory = opendir(etc) else { return true }
-        defer { closedir(directory) }
-        var files: [String] = []
-        while let entry = readdir(directory) {
-            let file = withUnsafeBytes(of: entry.pointee.d_name) {
-                String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if file != "." && file != ".." { files.append(file) }
-        }
-        guard !files.isEmpty, cnl_private_mounts() == 0 else { return true }
-        for file in files {
-            _ = cnl_bind_mount("\(etc)/\(file)", "/etc/\(file)")
-        }
-        return true
     }
 
     /// NAME for `/run/netns/NAME` or `/var/run/netns/NAME`.
