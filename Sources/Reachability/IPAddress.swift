@@ -114,6 +114,11 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         return scopeID == 0 ? text : "\(text)%\(scopeID)"
     }
 
+    /// The same address, ignoring the zone.
+    func sameAddress(as other: IPAddress) -> Bool {
+        family == other.family && high == other.high && low == other.low
+    }
+
     /// IPv4 169.254.0.0/16 or IPv6 fe80::/10.
     public var isLinkLocal: Bool {
         switch family {

@@ -34,12 +34,14 @@ public final class Reachability: Sendable {
     /// The namespace and sysfs tree this instance watches.
     public var environment: NetworkEnvironment { core.environment }
 
-    private init(spec: NotifierCore.Spec, environment: NetworkEnvironment, queue: DispatchQueue?)
-        throws(ReachabilityError)
-    {
+    private init(
+        spec: NotifierCore.Spec, environment: NetworkEnvironment, queue: DispatchQueue?, postsNotifications: Bool = true
+    ) throws(ReachabilityError) {
         // A missing or unreadable namespace file fails here, not later.
         _ = try MonitorRegistry.Key(environment)
-        core = NotifierCore(spec: spec, environment: environment, queue: queue ?? Self.defaultNotificationQueue)
+        core = NotifierCore(
+            spec: spec, environment: environment, queue: queue ?? Self.defaultNotificationQueue,
+            postsNotifications: postsNotifications)
         core.storage.withLock { $0.owner = self }
     }
 
@@ -242,7 +244,8 @@ public final class Reachability: Sendable {
         let watcher: Reachability
         do {
             watcher = try Reachability(
-                spec: core.spec, environment: core.environment, queue: Self.defaultNotificationQueue)
+                spec: core.spec, environment: core.environment, queue: Self.defaultNotificationQueue,
+                postsNotifications: false)
             watcher.core.adopt(resolution: core.currentResolution)
             try watcher.startNotifier()
         } catch {

@@ -45,10 +45,11 @@ struct InterfaceTable: Sendable, Equatable {
 
     func addresses(of index: Int32) -> [InterfaceAddress] { addresses[index] ?? [] }
 
-    /// The interface and address that own `address`, if any interface does.
+    /// The interface and address that own `address`, if any interface does. A
+    /// zoned address (`fe80::1%3`) is owned only by the interface its zone names.
     func owner(of address: IPAddress) -> (index: Int32, address: InterfaceAddress)? {
-        for (index, list) in addresses {
-            if let match = list.first(where: { $0.address == address }) { return (index, match) }
+        for (index, list) in addresses where address.scopeID == 0 || UInt32(bitPattern: index) == address.scopeID {
+            if let match = list.first(where: { $0.address.sameAddress(as: address) }) { return (index, match) }
         }
         return nil
     }

@@ -31,16 +31,24 @@ final class NotifierCore: MonitorClient {
         var resolution: Resolution?
         var resolving = false
         var resolveAgain = false
+        var resolvedAt: ContinuousClock.Instant?
     }
+
+    /// Without a running notifier, a hostname's getters re-resolve in the
+    /// background when the last answer is older than this.
+    static let resolutionMaxAge: Duration = .seconds(5)
 
     let spec: Spec
     let environment: NetworkEnvironment
     let storage: Mutex<Storage>
+    /// False for the internal watcher of `waitUntilReachable`: it posts nothing.
+    let postsNotifications: Bool
 
-    init(spec: Spec, environment: NetworkEnvironment, queue: DispatchQueue) {
+    init(spec: Spec, environment: NetworkEnvironment, queue: DispatchQueue, postsNotifications: Bool = true) {
         self.spec = spec
         self.environment = environment
         self.storage = Mutex(Storage(queue: queue))
+        self.postsNotifications = postsNotifications
     }
 
     /// The target as of the latest resolution.
@@ -63,13 +71,16 @@ final class NotifierCore: MonitorClient {
     /// in the background when it has none).
     var state: ReachabilityState {
         let isHostname = hostname != nil
-        let (cached, target, unresolved) = storage.withLock { storage -> (ReachabilityState?, Target, Bool) in
-            (storage.machine.current, self.target(in: storage), isHostname && storage.resolution == nil)
+        let (cached, target, resolvedAt) = storage.withLock {
+            storage -> (ReachabilityState?, Target, ContinuousClock.Instant?) in
+            (storage.machine.current, self.target(in: storage), storage.resolvedAt)
         }
         if let cached { return cached }
-        if unresolved {
-            requestResolution()
-            return .unreachable
+        if isHostname {
+            // Never wait on DNS: answer from the latest addresses, and refresh them in
+            // the background when they are missing or old.
+            if resolvedAt.map({ ContinuousClock.now - $0 > Self.resolutionMaxAge }) ?? true { requestResolution() }
+            if resolvedAt == nil { return .unreachable }
         }
         return (try? OneShotEvaluator.evaluate(target, environment: environment)) ?? .unreachable
     }
@@ -195,6 +206,7 @@ final class NotifierCore: MonitorClient {
             storage.resolving = false
             let changed = storage.resolution?.addresses != resolution.addresses || storage.resolution == nil
             storage.resolution = resolution
+            storage.resolvedAt = .now
             defer { storage.resolveAgain = false }
             return (
                 changed, storage.resolveAgain, storage.pendingStart, storage.monitor, storage.machine.isRunning
@@ -305,13 +317,13 @@ final class NotifierCore: MonitorClient {
         }
         guard let (owner, callback, observers) = pending else { return }
         callback?(owner)
+        defer { if postsNotifications { NotificationCenter.default.post(name: .reachabilityChanged, object: owner) } }
         for id in observers {
             // Removal takes effect at once, even from inside an earlier callback.
             guard let block = storage.withLock({ $0.machine.accepts(session: session) ? $0.observers[id] : nil })
             else { continue }
             block(state)
         }
-        NotificationCenter.default.post(name: .reachabilityChanged, object: owner)
     }
 }
 
