@@ -6,7 +6,7 @@ import Synchronization
 /// machine, its callbacks, observers and streams, and (for a hostname) its
 /// resolution. It holds the public instance weakly, so dropping the instance
 /// stops it even while the monitor is running.
-final class NotifierCore: MonitorClient {
+final class NotifierCore: MonitorClient, StreamingCore {
     enum Spec: Sendable, Hashable {
         case fixed(Target)
         case hostname(String)
@@ -25,7 +25,7 @@ final class NotifierCore: MonitorClient {
         /// The start that waits for the first resolution of a hostname.
         var pendingStart: UInt64?
         var observers: [UInt64: ObserverBlock] = [:]
-        var streams: [UInt64: AsyncStream<ReachabilityState>.Continuation] = [:]
+        var streams = StreamRegistry<ReachabilityState>()
         var nextID: UInt64 = 0
         /// Hostname targets: the latest resolution (nil before the first).
         var resolution: Resolution?
@@ -149,8 +149,7 @@ final class NotifierCore: MonitorClient {
         let (monitor, streams) = storage.withLock { storage in
             storage.machine.stop()
             storage.pendingStart = nil
-            let streams = Array(storage.streams.values)
-            storage.streams.removeAll()
+            let streams = storage.streams.takeAll()
             defer { storage.monitor = nil }
             return (storage.monitor, streams)
         }
@@ -274,19 +273,8 @@ final class NotifierCore: MonitorClient {
         withExtendedLifetime(old) {}
     }
 
-    func makeStream() -> AsyncStream<ReachabilityState> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: ReachabilityState.self, bufferingPolicy: .bufferingNewest(1))
-        let id = storage.withLock { storage -> UInt64 in
-            storage.nextID += 1
-            storage.streams[storage.nextID] = continuation
-            if let current = storage.machine.current { continuation.yield(current) }
-            return storage.nextID
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.storage.withLock { _ = $0.streams.removeValue(forKey: id) }
-        }
-        return stream
+    func withStreams<R>(_ body: (inout StreamRegistry<ReachabilityState>, ReachabilityState?) -> R) -> R {
+        storage.withLock { body(&$0.streams, $0.machine.current) }
     }
 
     // MARK: Delivery
@@ -294,7 +282,7 @@ final class NotifierCore: MonitorClient {
     private func schedule(_ action: NotifierStateMachine.Action, in storage: inout Storage) {
         guard case .deliver(let state, let session) = action else { return }
         // Streams keep only the newest state; yielding runs no user code.
-        for stream in storage.streams.values { stream.yield(state) }
+        storage.streams.yield(state)
         // Observers added after this point get their own immediate call instead.
         let observers = storage.observers.keys.sorted()
         storage.queue.async { [self] in deliver(state, session: session, observers: observers) }

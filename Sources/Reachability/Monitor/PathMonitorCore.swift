@@ -4,15 +4,14 @@ import Synchronization
 
 /// The part of a `PathMonitor` the netlink monitor holds: its evaluator, state
 /// machine, handler and streams.
-final class PathMonitorCore: MonitorClient {
+final class PathMonitorCore: MonitorClient, StreamingCore {
     struct Storage {
         var machine = DeliveryStateMachine<NetworkPath>()
         var handler: (@Sendable (NetworkPath) -> Void)?
         var queue: DispatchQueue?
         /// Set while registered with a monitor; whoever clears it unregisters.
         var monitor: NetlinkMonitor?
-        var streams: [UInt64: AsyncStream<NetworkPath>.Continuation] = [:]
-        var nextID: UInt64 = 0
+        var streams = StreamRegistry<NetworkPath>()
     }
 
     let evaluator: PathEvaluator
@@ -104,8 +103,7 @@ final class PathMonitorCore: MonitorClient {
     func cancel() {
         let (monitor, streams) = storage.withLock { storage in
             storage.machine.stop()
-            let streams = Array(storage.streams.values)
-            storage.streams.removeAll()
+            let streams = storage.streams.takeAll()
             defer { storage.monitor = nil }
             return (storage.monitor, streams)
         }
@@ -127,23 +125,13 @@ final class PathMonitorCore: MonitorClient {
         }
     }
 
-    func makeStream() -> AsyncStream<NetworkPath> {
-        let (stream, continuation) = AsyncStream.makeStream(of: NetworkPath.self, bufferingPolicy: .bufferingNewest(1))
-        let id = storage.withLock { storage -> UInt64 in
-            storage.nextID += 1
-            storage.streams[storage.nextID] = continuation
-            if let current = storage.machine.current { continuation.yield(current) }
-            return storage.nextID
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.storage.withLock { _ = $0.streams.removeValue(forKey: id) }
-        }
-        return stream
+    func withStreams<R>(_ body: (inout StreamRegistry<NetworkPath>, NetworkPath?) -> R) -> R {
+        storage.withLock { body(&$0.streams, $0.machine.current) }
     }
 
     private func schedule(_ action: DeliveryStateMachine<NetworkPath>.Action, in storage: inout Storage) {
         guard case .deliver(let path, let session) = action else { return }
-        for stream in storage.streams.values { stream.yield(path) }
+        storage.streams.yield(path)
         (storage.queue ?? Reachability.defaultNotificationQueue).async { [self] in
             // No lock is held while the handler runs.
             let handler = self.storage.withLock { $0.machine.accepts(session: session) ? $0.handler : nil }
