@@ -1,5 +1,3 @@
-import Synchronization
-
 /// One monitor per watched namespace, shared by every client in the process:
 /// started by the first client, stopped after the last one leaves. Ten thousand
 /// targets share one event socket.
@@ -29,7 +27,7 @@ enum MonitorRegistry {
         }
     }
 
-    private static let monitors = Mutex<[Key: NetlinkMonitor]>([:])
+    private static let monitors = LockedValue<[Key: NetlinkMonitor]>([:])
 
     /// Adds `client` to its namespace's monitor, starting the monitor if it is
     /// the first. The start happens outside the registry lock, so a slow or failing

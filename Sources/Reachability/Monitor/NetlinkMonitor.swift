@@ -35,17 +35,17 @@ final class NetlinkMonitor: Sendable {
     }
 
     let environment: NetworkEnvironment
-    private let shared = Mutex(Shared())
+    private let shared = LockedValue(Shared())
     /// The request socket, shared by the reader thread and registering threads.
-    private let requests = Mutex<RequestSocket?>(nil)
+    private let requests = LockedValue<RequestSocket?>(nil)
     private let wake: Int32
-    private let thread = Mutex<JoinableThread?>(nil)
+    private let thread = LockedValue<JoinableThread?>(nil)
     /// Test hook: while set, the reader thread waits on it before draining, so a
     /// test can make the kernel overrun the event socket deterministically.
-    private let readerGate = Mutex<DispatchSemaphore?>(nil)
+    private let readerGate = LockedValue<DispatchSemaphore?>(nil)
     /// Left when `start()` has finished; its outcome is in `startOutcome`.
     private let started = DispatchGroup()
-    private let startOutcome = Mutex<Result<Void, ReachabilityError>?>(nil)
+    private let startOutcome = LockedValue<Result<Void, ReachabilityError>?>(nil)
 
     init(environment: NetworkEnvironment) throws(ReachabilityError) {
         self.environment = environment
@@ -391,7 +391,7 @@ enum Generation {
     static func next() -> UInt64 { counter.add(1, ordering: .relaxed).newValue }
 }
 
-/// The request socket, boxed so the `Mutex` can own it.
+/// The request socket, boxed so the lock can own it.
 struct RequestSocket: @unchecked Sendable {
     // @unchecked: the socket is only used inside NetlinkMonitor.requests' lock.
     let socket: NetlinkSocket

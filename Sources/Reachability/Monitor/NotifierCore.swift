@@ -1,6 +1,5 @@
 import Dispatch
 public import Foundation
-import Synchronization
 
 /// The part of a `Reachability` the monitor holds: its target, its state
 /// machine, its callbacks, observers and streams, and (for a hostname) its
@@ -40,14 +39,14 @@ final class NotifierCore: MonitorClient, StreamingCore {
 
     let spec: Spec
     let environment: NetworkEnvironment
-    let storage: Mutex<Storage>
+    let storage: LockedValue<Storage>
     /// False for the internal watcher of `waitUntilReachable`: it posts nothing.
     let postsNotifications: Bool
 
     init(spec: Spec, environment: NetworkEnvironment, queue: DispatchQueue, postsNotifications: Bool = true) {
         self.spec = spec
         self.environment = environment
-        self.storage = Mutex(Storage(queue: queue))
+        self.storage = LockedValue(Storage(queue: queue))
         self.postsNotifications = postsNotifications
     }
 

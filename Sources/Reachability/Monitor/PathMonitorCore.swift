@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// The part of a `PathMonitor` the netlink monitor holds: its evaluator, state
 /// machine, handler and streams.
@@ -17,7 +16,7 @@ final class PathMonitorCore: MonitorClient, StreamingCore {
     let evaluator: PathEvaluator
     let environment: NetworkEnvironment
     let dns: DNSConfiguration
-    let storage = Mutex(Storage())
+    let storage = LockedValue(Storage())
 
     init(evaluator: PathEvaluator, environment: NetworkEnvironment) {
         self.evaluator = evaluator

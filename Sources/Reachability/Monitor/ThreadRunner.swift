@@ -1,6 +1,5 @@
 import CNetlink
 import Glibc
-import Synchronization
 
 /// A joinable POSIX thread running one closure. Foundation's `Thread` cannot be
 /// joined, and the monitor must know its reader has exited before it returns
@@ -112,9 +111,35 @@ final class ResultBox<T: Sendable>: Sendable {
     }
 }
 
-/// A `Mutex` in a class, so that it can be shared by reference.
-final class LockedValue<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R { try mutex.withLock { try body(&$0) } }
+/// A value behind a lock, shared by reference.
+///
+/// A pthread mutex rather than `Synchronization.Mutex`: on Linux, `Mutex` locks with
+/// raw futex calls that ThreadSanitizer cannot see, so TSan reports every access it
+/// protects as a race (a correct `Mutex`-guarded counter is reported), and the
+/// suite must run clean under TSan. The lock is never held while user code runs.
+///
+/// `@unchecked Sendable`: every access to `value` holds `mutex`.
+final class LockedValue<Value: Sendable>: @unchecked Sendable {
+    // The mutex pointer first: a zero-sized `value` would otherwise share its address.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var value: Value
+
+    init(_ value: Value) {
+        mutex = .allocate(capacity: 1)
+        self.value = value
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
 }

@@ -1,6 +1,5 @@
 import CNetlink
 import Glibc
-import Synchronization
 
 /// What one resolution gave.
 enum Resolution: Sendable, Equatable {
@@ -34,8 +33,8 @@ final class ResolverPool: Sendable {
     static let maxWorkers = 4
 
     let namespacePath: String?
-    private let state = Mutex(State())
-    private static let pools = Mutex<[String: ResolverPool]>([:])
+    private let state = LockedValue(State())
+    private static let pools = LockedValue<[String: ResolverPool]>([:])
 
     private init(namespacePath: String?) {
         self.namespacePath = namespacePath

@@ -40,7 +40,8 @@ enum Command {
 /// every spawn takes: no child can be spawned between the two steps and inherit
 /// another child's pipe end (glibc's pipe2 is not visible to Swift here).
 final class Child: @unchecked Sendable {
-    private static let spawnLock = LockedValue(())
+    /// Counts spawns; its lock serializes them.
+    private static let spawnLock = LockedValue(0)
 
     // @unchecked: the descriptors are used by one test at a time; wait() is idempotent under the lock.
     let pid: pid_t
@@ -53,7 +54,10 @@ final class Child: @unchecked Sendable {
     /// Starts `argv` (looked up in PATH). With `captureOutput` false, its stdout and
     /// stderr go to /dev/null.
     init(_ argv: [String], captureOutput: Bool) throws {
-        let spawned = try Self.spawnLock.withLock { _ in try Self.spawn(argv, captureOutput: captureOutput) }
+        let spawned = try Self.spawnLock.withLock { count in
+            count += 1
+            return try Self.spawn(argv, captureOutput: captureOutput)
+        }
         pid = spawned.pid
         input = spawned.input
         output = spawned.output
