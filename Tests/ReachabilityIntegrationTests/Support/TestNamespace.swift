@@ -150,7 +150,7 @@ final class TestNamespace: @unchecked Sendable {
 /// Polls `condition` until it holds; fails after `timeout`. For conditions that
 /// have no event to wait on (an internal counter), never a fixed wait.
 func eventually(
-    _ what: String, timeout: Duration = .seconds(15), _ condition: @Sendable () -> Bool
+    _ what: String, timeout: Duration = .seconds(30), _ condition: @Sendable () -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
@@ -224,7 +224,7 @@ final class DeliveryLog: Sendable {
 
     /// Waits until `predicate` holds for the whole log; fails after `timeout` seconds.
     func wait(
-        for what: String, timeout: Double = 15, until predicate: @escaping @Sendable ([Delivery]) -> Bool
+        for what: String, timeout: Double = 30, until predicate: @escaping @Sendable ([Delivery]) -> Bool
     ) async throws {
         let id = UUID()
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
