@@ -3,16 +3,40 @@ import Reachability
 
 /// The documented JSON line and the aligned text form of one state.
 enum Output {
-    private static let iso8601 = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-
-    static func timestamp(_ date: Date = Date()) -> String { iso8601.format(date) }
-
-    /// A JSON string literal.
-    static func quote(_ text: String) -> String {
-        guard let data = try? JSONEncoder().encode(text), let literal = String(data: data, encoding: .utf8) else {
-            return "\"\""
+    /// `2026-11-22T08:42:21.438Z`: UTC, milliseconds. Formatted by hand from
+    /// clock_gettime, because this runs once per printed line on the event path.
+    static func timestamp(_ date: Date = Date()) -> String {
+        let seconds = date.timeIntervalSince1970
+        var whole = time_t(seconds.rounded(.down))
+        let millis = min(999, Int((seconds - Double(whole)) * 1000))
+        var parts = tm()
+        gmtime_r(&whole, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
         }
-        return literal
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+    }
+
+    /// A JSON string literal (RFC 8259 escaping: quote, backslash, control characters).
+    static func quote(_ text: String) -> String {
+        var out = "\""
+        out.reserveCapacity(text.utf8.count + 2)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
     }
 
     static func interfaceJSON(_ interface: NetworkInterface?) -> String {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Reachability
+@testable import ReachabilityCLI
 
 /// The built `reachability` binary, next to the test bundle in the build folder.
 enum CLI {
@@ -170,5 +171,23 @@ struct CLIIntegrationTests {
         #expect(byName["veth2"]?["up"] as? Bool == false)
         let table = try ns.cli(["interfaces"])
         #expect(table.stdout.contains("IDX  NAME") && table.stdout.contains("5 links listed."))
+    }
+
+    @Test("The JSON line escapes any target text and parses back; the time is ISO 8601 UTC with milliseconds")
+    func jsonEscaping() throws {
+        let hostile = "a\"b\\c\n\r\t\u{1}\u{1F}é😀/"
+        let line = Output.json(
+            target: hostile, state: ReachabilityState(flags: [.reachable, .isWWAN], interface: nil),
+            time: Date(timeIntervalSince1970: 1_795_000_000.5))
+        let object = try jsonObject(line)
+        #expect(object["target"] as? String == hostile)
+        #expect(object["time"] as? String == "2026-11-18T11:06:40.500Z")
+        #expect(object["flags"] as? [String] == ["reachable", "isWWAN"])
+        #expect(object["status"] as? String == "reachableViaWWAN")
+        #expect(object["interface"] is NSNull)
+        let keys = ["time", "target", "status", "reachable", "connectionRequired", "flags", "rawFlags", "interface"]
+        let positions = keys.map { line.range(of: "\"\($0)\":")?.lowerBound }
+        #expect(
+            positions.allSatisfy { $0 != nil } && positions == positions.sorted { $0! < $1! }, "documented key order")
     }
 }
