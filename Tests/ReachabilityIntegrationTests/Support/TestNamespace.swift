@@ -186,11 +186,15 @@ final class DeliveryLog: Sendable {
         var waiters: [UUID: Waiter] = [:]
     }
     private let state = LockedValue(State())
+    /// Keeps the instance alive as long as the log: Swift may release a local after
+    /// its last use, and a released instance stops its notifier (by design).
+    let reachability: Reachability
     /// @unchecked: NotificationCenter tokens are opaque and only passed back to removeObserver.
     private struct Token: @unchecked Sendable { var value: any NSObjectProtocol }
     private let observer = LockedValue<Token?>(nil)
 
     init(_ reachability: Reachability) {
+        self.reachability = reachability
         reachability.whenReachable = { [weak self] in self?.record($0) }
         reachability.whenUnreachable = { [weak self] in self?.record($0) }
         let token = NotificationCenter.default.addObserver(
