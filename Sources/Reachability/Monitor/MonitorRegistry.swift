@@ -11,15 +11,17 @@ enum MonitorRegistry {
         init(_ environment: NetworkEnvironment) throws(ReachabilityError) {
             if let path = environment.networkNamespacePath {
                 switch Syscall.openNetworkNamespace(path) {
-                case .success(let fd): Syscall.close(fd)
+                case .success(let fd):
+                    defer { Syscall.close(fd) }
+                    switch Syscall.fileIdentity(fd) {
+                    case .success(let identity): namespace = identity
+                    case .failure(let failure):
+                        throw ReachabilityError(
+                            .namespace, "network namespace \(path) is not usable", errno: failure.errno)
+                    }
                 case .failure(let failure):
                     throw ReachabilityError(
                         .namespace, "network namespace \(path) is not usable (\(failure.call))", errno: failure.errno)
-                }
-                switch Syscall.fileIdentity(path) {
-                case .success(let identity): namespace = identity
-                case .failure(let failure):
-                    throw ReachabilityError(.namespace, "network namespace \(path) is not usable", errno: failure.errno)
                 }
             }
             sysfsRoot = environment.sysfsRoot
@@ -114,9 +116,7 @@ enum OneShotEvaluator {
         return try JoinableThread.inNamespace(environment.networkNamespacePath) { () throws(ReachabilityError) in
             let socket = try NetlinkSocket(receiveBuffer: 1 << 20)
             var table = InterfaceTable()
-            for message in try socket.dump(NLMsgType.getLink) + socket.dump(NLMsgType.getAddr) {
-                table.apply(message) { InterfaceClassifier.classify($0, sysfs: sysfs) }
-            }
+            try NetlinkMonitor.load(into: &table, from: socket, sysfs: sysfs)
             return try body(table) { requests throws(ReachabilityError) in try socket.lookup(requests) }
         }
     }

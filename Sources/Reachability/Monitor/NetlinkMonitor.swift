@@ -211,7 +211,7 @@ final class NetlinkMonitor: Sendable {
     }
 
     /// Replaces `table` with a fresh dump of links and addresses (never routes).
-    private static func load(into table: inout InterfaceTable, from socket: NetlinkSocket, sysfs: SysfsReader)
+    static func load(into table: inout InterfaceTable, from socket: NetlinkSocket, sysfs: SysfsReader)
         throws(ReachabilityError)
     {
         let links = try socket.dump(NLMsgType.getLink)

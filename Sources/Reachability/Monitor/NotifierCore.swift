@@ -5,7 +5,7 @@ public import Foundation
 /// machine, its callbacks, observers and streams, and (for a hostname) its
 /// resolution. It holds the public instance weakly, so dropping the instance
 /// stops it even while the monitor is running.
-final class NotifierCore: MonitorClient, StreamingCore {
+final class NotifierCore: NotifierLifecycle {
     enum Spec: Sendable, Hashable {
         case fixed(Target)
         case hostname(String)
@@ -13,7 +13,7 @@ final class NotifierCore: MonitorClient, StreamingCore {
 
     typealias ObserverBlock = @Sendable (ReachabilityState) -> Void
 
-    struct Storage {
+    struct Storage: NotifierStorage {
         weak var owner: Reachability?
         var machine = NotifierStateMachine()
         var whenReachable: Reachability.NetworkReachable?
@@ -21,8 +21,6 @@ final class NotifierCore: MonitorClient, StreamingCore {
         var queue: DispatchQueue
         /// Set while registered with a monitor; whoever clears it unregisters.
         var monitor: NetlinkMonitor?
-        /// The start that waits for the first resolution of a hostname.
-        var pendingStart: UInt64?
         var observers: [UInt64: ObserverBlock] = [:]
         var streams = StreamRegistry<ReachabilityState>()
         var nextID: UInt64 = 0
@@ -89,37 +87,17 @@ final class NotifierCore: MonitorClient, StreamingCore {
     // MARK: Start and stop
 
     func start() throws(ReachabilityError) {
-        let token = storage.withLock { storage -> UInt64? in
-            guard !storage.machine.isRunning, !storage.machine.isStarting else { return nil }
-            return storage.machine.begin()
-        }
-        guard let token else { return }
-        let monitor: NetlinkMonitor
-        do throws(ReachabilityError) {
-            monitor = try MonitorRegistry.register(self, environment: environment)
-        } catch {
-            storage.withLock { if $0.machine.isStarting(token) { $0.machine.stop() } }
-            throw error
-        }
-        let (superseded, waitForResolution) = storage.withLock { storage -> (Bool, Bool) in
-            guard storage.machine.isStarting(token) else { return (true, false) }
-            storage.monitor = monitor
-            storage.pendingStart = token
-            return (false, hostname != nil && storage.resolution == nil)
-        }
-        if superseded {
-            MonitorRegistry.unregister(self, from: monitor)
-            return
-        }
+        guard let (token, monitor) = try beginStart() else { return }
         if hostname != nil { requestResolution() }
         // A hostname's first delivery waits for its first resolution, so an unknown
         // host never produces "reachable, then unreachable".
+        let waitForResolution = hostname != nil && storage.withLock { $0.resolution == nil }
         guard !waitForResolution else { return }
         do throws(ReachabilityError) {
             let (state, generation) = try monitor.evaluate(target)
             complete(start: token, with: state, generation: generation)
         } catch {
-            abandon(start: token)
+            abandonStart(token)
             throw error
         }
     }
@@ -128,34 +106,11 @@ final class NotifierCore: MonitorClient, StreamingCore {
     private func complete(start token: UInt64, with state: ReachabilityState, generation: UInt64) {
         storage.withLock { storage in
             guard let action = storage.machine.start(with: state, generation: generation, token: token) else { return }
-            storage.pendingStart = nil
             schedule(action, in: &storage)
         }
     }
 
-    private func abandon(start token: UInt64) {
-        let monitor = storage.withLock { storage -> NetlinkMonitor? in
-            guard storage.machine.isStarting(token) else { return nil }
-            storage.machine.stop()
-            storage.pendingStart = nil
-            defer { storage.monitor = nil }
-            return storage.monitor
-        }
-        if let monitor { MonitorRegistry.unregister(self, from: monitor) }
-    }
-
-    func stop() {
-        let (monitor, streams) = storage.withLock { storage in
-            storage.machine.stop()
-            storage.pendingStart = nil
-            let streams = storage.streams.takeAll()
-            defer { storage.monitor = nil }
-            return (storage.monitor, streams)
-        }
-        // Outside the lock: finishing runs onTermination handlers, which take it.
-        for stream in streams { stream.finish() }
-        if let monitor { MonitorRegistry.unregister(self, from: monitor) }
-    }
+    func stop() { stopNotifying() }
 
     // MARK: Monitor callbacks
 
@@ -207,7 +162,8 @@ final class NotifierCore: MonitorClient, StreamingCore {
             storage.resolvedAt = .now
             defer { storage.resolveAgain = false }
             return (
-                changed, storage.resolveAgain, storage.pendingStart, storage.monitor, storage.machine.isRunning
+                changed, storage.resolveAgain, storage.machine.pendingStartToken, storage.monitor,
+                storage.machine.isRunning
             )
         }
         if let monitor, let pending {
@@ -270,10 +226,6 @@ final class NotifierCore: MonitorClient, StreamingCore {
             return storage[keyPath: keyPath]
         }
         withExtendedLifetime(old) {}
-    }
-
-    func withStreams<R>(_ body: (inout StreamRegistry<ReachabilityState>, ReachabilityState?) -> R) -> R {
-        storage.withLock { body(&$0.streams, $0.machine.current) }
     }
 
     // MARK: Delivery

@@ -50,6 +50,9 @@ struct DeliveryStateMachine<State: Sendable & Equatable>: Sendable, Equatable {
         return startToken
     }
 
+    /// The token of the start in progress, if any.
+    var pendingStartToken: UInt64? { isStarting ? startToken : nil }
+
     /// Whether the start identified by `token` is still the one in progress.
     func isStarting(_ token: UInt64) -> Bool { isStarting && token == startToken }
 

@@ -3,8 +3,8 @@ import Foundation
 
 /// The part of a `PathMonitor` the netlink monitor holds: its evaluator, state
 /// machine, handler and streams.
-final class PathMonitorCore: MonitorClient, StreamingCore {
-    struct Storage {
+final class PathMonitorCore: NotifierLifecycle {
+    struct Storage: NotifierStorage {
         var machine = DeliveryStateMachine<NetworkPath>()
         var handler: (@Sendable (NetworkPath) -> Void)?
         var queue: DispatchQueue?
@@ -54,28 +54,7 @@ final class PathMonitorCore: MonitorClient, StreamingCore {
     }
 
     func start(queue: DispatchQueue) throws(ReachabilityError) {
-        let token = storage.withLock { storage -> UInt64? in
-            guard !storage.machine.isRunning, !storage.machine.isStarting else { return nil }
-            storage.queue = queue
-            return storage.machine.begin()
-        }
-        guard let token else { return }
-        let monitor: NetlinkMonitor
-        do throws(ReachabilityError) {
-            monitor = try MonitorRegistry.register(self, environment: environment)
-        } catch {
-            storage.withLock { if $0.machine.isStarting(token) { $0.machine.stop() } }
-            throw error
-        }
-        let superseded = storage.withLock { storage -> Bool in
-            guard storage.machine.isStarting(token) else { return true }
-            storage.monitor = monitor
-            return false
-        }
-        if superseded {
-            MonitorRegistry.unregister(self, from: monitor)
-            return
-        }
+        guard let (token, monitor) = try beginStart(prepare: { $0.queue = queue }) else { return }
         do throws(ReachabilityError) {
             let (table, generation) = monitor.snapshot
             let requests = evaluator.lookups(for: table)
@@ -88,27 +67,12 @@ final class PathMonitorCore: MonitorClient, StreamingCore {
                 schedule(action, in: &storage)
             }
         } catch {
-            let registered = storage.withLock { storage -> NetlinkMonitor? in
-                guard storage.machine.isStarting(token) else { return nil }
-                storage.machine.stop()
-                defer { storage.monitor = nil }
-                return storage.monitor
-            }
-            if let registered { MonitorRegistry.unregister(self, from: registered) }
+            abandonStart(token)
             throw error
         }
     }
 
-    func cancel() {
-        let (monitor, streams) = storage.withLock { storage in
-            storage.machine.stop()
-            let streams = storage.streams.takeAll()
-            defer { storage.monitor = nil }
-            return (storage.monitor, streams)
-        }
-        for stream in streams { stream.finish() }
-        if let monitor { MonitorRegistry.unregister(self, from: monitor) }
-    }
+    func cancel() { stopNotifying() }
 
     func lookups(for table: InterfaceTable) -> [LookupRequest] { evaluator.lookups(for: table) }
 
@@ -122,10 +86,6 @@ final class PathMonitorCore: MonitorClient, StreamingCore {
             guard let action = storage.machine.observe(path, generation: generation) else { return }
             schedule(action, in: &storage)
         }
-    }
-
-    func withStreams<R>(_ body: (inout StreamRegistry<NetworkPath>, NetworkPath?) -> R) -> R {
-        storage.withLock { body(&$0.streams, $0.machine.current) }
     }
 
     private func schedule(_ action: DeliveryStateMachine<NetworkPath>.Action, in storage: inout Storage) {

@@ -85,9 +85,9 @@ enum Syscall {
     }
 
     /// (device, inode) of a file: identifies a namespace behind any of its paths.
-    static func fileIdentity(_ path: String) -> Swift.Result<FileIdentity, SystemError> {
+    static func fileIdentity(_ fd: Int32) -> Swift.Result<FileIdentity, SystemError> {
         var info = stat()
-        guard stat(path, &info) == 0 else { return .failure(SystemError(call: "stat(\(path))", errno: errno)) }
+        guard fstat(fd, &info) == 0 else { return .failure(SystemError(call: "fstat", errno: errno)) }
         return .success(FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
     }
 }
