@@ -32,24 +32,20 @@ final class TestNamespace: @unchecked Sendable {
     let name: String?
     private static let counter = LockedValue(0)
 
-    /// An anonymous namespace held open by a child process.
+    /// An anonymous namespace held open by a child process (`unshare -n`).
     init() throws {
         guard geteuid() == 0 else {
             throw CommandFailed(
                 command: "unshare -n", status: -1, stderr: "integration tests need root (CAP_SYS_ADMIN for setns)")
         }
         name = nil
-        let holder = try Child(["unshare", "-n", "cat"], captureOutput: false)
+        // The shell runs only once unshare(2) has made the namespace; it says so, then
+        // becomes `cat`, which holds the namespace until our end of its stdin closes.
+        let holder = try Child(["unshare", "-n", "sh", "-c", "echo ready; exec cat"], captureOutput: true)
         self.holder = holder
         path = "/proc/\(holder.pid)/ns/net"
-        // unshare(2) happens after exec: wait until the holder is in a namespace of its own.
-        let mine = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/net")
-        let deadline = Date().addingTimeInterval(10)
-        while (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) == mine {
-            guard Date() < deadline, holder.isRunning else {
-                throw CommandFailed(command: "unshare -n cat", status: -1, stderr: "no new network namespace")
-            }
-            usleep(1000)
+        guard holder.readLine().hasPrefix("ready") else {
+            throw CommandFailed(command: "unshare -n", status: holder.wait(), stderr: "no new network namespace")
         }
         try ip("link set lo up")
     }
