@@ -6,10 +6,14 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Reachability", targets: ["Reachability"]),
+        .library(name: "Connectivity", targets: ["Connectivity"]),
         .executable(name: "reachability", targets: ["ReachabilityCLI"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.24.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
     ],
     targets: [
         .systemLibrary(
@@ -21,6 +25,18 @@ let package = Package(
             name: "Reachability",
             dependencies: ["CNetlink"]
         ),
+        .target(
+            name: "Connectivity",
+            dependencies: [
+                "Reachability",
+                "CNetlink",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         .executableTarget(
             name: "ReachabilityExample",
             dependencies: ["Reachability"]
@@ -29,6 +45,7 @@ let package = Package(
             name: "ReachabilityCLI",
             dependencies: [
                 "Reachability",
+                "Connectivity",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -39,9 +56,20 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
+            name: "ConnectivityTests",
+            dependencies: ["Connectivity"]
+        ),
+        .testTarget(
             name: "ReachabilityIntegrationTests",
-            // The CLI tests run the built `reachability` binary inside test namespaces.
-            dependencies: ["Reachability", "ReachabilityCLI"]
+            // The CLI tests run the built `reachability` binary inside test namespaces;
+            // the Connectivity tests probe real SwiftNIO HTTP servers there.
+            dependencies: [
+                "Reachability", "Connectivity", "ReachabilityCLI", "CNetlink",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

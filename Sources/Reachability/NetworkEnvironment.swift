@@ -31,3 +31,16 @@ public struct NetworkEnvironment: Sendable, Hashable {
     /// The process's own namespace and `/sys`.
     public static let `default` = NetworkEnvironment()
 }
+
+extension NetworkEnvironment {
+    /// Moves the calling thread into this environment's network namespace (nothing
+    /// for the process's own). For threads the caller owns outright, such as an
+    /// event loop that only ever makes sockets for this environment: every thread
+    /// the library itself uses stays where it is.
+    package func enterNetworkNamespaceOnCurrentThread() throws(ReachabilityError) {
+        guard let path = networkNamespacePath else { return }
+        if case .failure(let failure) = Syscall.enterNetworkNamespace(path) {
+            throw ReachabilityError(.namespace, "cannot enter network namespace \(path)", errno: failure.errno)
+        }
+    }
+}

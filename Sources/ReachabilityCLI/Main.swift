@@ -1,4 +1,5 @@
 import ArgumentParser
+import Connectivity
 import Foundation
 import Reachability
 
@@ -14,9 +15,12 @@ struct ReachabilityCommand: AsyncParsableCommand {
             lookup for the target (as `ip route get` does; no packet is sent) and the state of \
             the output interface; changes come from rtnetlink events.
 
+            `check` goes further: it fetches check endpoints to tell the real Internet from a \
+            captive portal, and `wait --connectivity` waits for that.
+
             Exit status: 0 reachable (or done), 1 not reachable (or timed out), 2 usage or input error.
             """,
-        subcommands: [Status.self, Watch.self, Wait.self, Interfaces.self],
+        subcommands: [Status.self, Watch.self, Wait.self, Check.self, Interfaces.self],
         defaultSubcommand: Status.self)
 
     /// Runs the command and maps errors to the documented exit statuses: usage
@@ -31,6 +35,9 @@ struct ReachabilityCommand: AsyncParsableCommand {
             }
         } catch let code as ExitCode {
             Foundation.exit(code.rawValue)
+        } catch let error as ConnectivityError {
+            FileHandle.standardError.write(Data("reachability: \(error)\n".utf8))
+            Foundation.exit(2)
         } catch let error as ReachabilityError {
             FileHandle.standardError.write(Data("reachability: \(error)\n".utf8))
             Foundation.exit(2)

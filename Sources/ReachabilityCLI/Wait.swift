@@ -1,4 +1,5 @@
 import ArgumentParser
+import Connectivity
 import Foundation
 import Reachability
 
@@ -8,7 +9,9 @@ struct Wait: AsyncParsableCommand {
         discussion: """
             Exits 0 as soon as the target is reachable (at once if it already is), or 1 when \
             --timeout seconds pass first. With --interface, only a route out of that interface \
-            counts; with --ipv4 or --ipv6, only that family's route to the Internet.
+            counts; with --ipv4 or --ipv6, only that family's route to the Internet. With \
+            --connectivity, waits for a validated Internet instead: the check endpoints \
+            (see `reachability check`) answer as expected, re-checked on every path change.
             """)
 
     @Argument(help: "A hostname, an IPv4/IPv6 address, or nothing for the Internet.")
@@ -26,11 +29,23 @@ struct Wait: AsyncParsableCommand {
     @Flag(help: "Only count IPv6 (Internet target only).")
     var ipv6 = false
 
+    @Flag(help: "Wait for a validated Internet (check endpoints answer), not just a route.")
+    var connectivity = false
+
+    @OptionGroup(title: "Connectivity options (with --connectivity)")
+    var probes: ProbeOptions
+
     func validate() throws {
         guard timeout >= 0, timeout.isFinite else { throw ValidationError("--timeout \(timeout) is not a duration") }
         guard !(ipv4 && ipv6) else { throw ValidationError("--ipv4 and --ipv6 exclude each other") }
         if (ipv4 || ipv6) && target != nil {
             throw ValidationError("--ipv4 and --ipv6 apply to the Internet target, not to \(target ?? "")")
+        }
+        if connectivity && (target != nil || interface != nil || ipv4 || ipv6) {
+            throw ValidationError("--connectivity waits for the Internet: no TARGET, --interface, --ipv4 or --ipv6")
+        }
+        if !connectivity && (!probes.urls.isEmpty || probes.captiveAPI != nil || probes.httpsOnly) {
+            throw ValidationError("--url, --captive-api and --https-only apply with --connectivity")
         }
         if let interface, interface.isEmpty || interface.utf8.count > 15 || interface.contains("/") {
             throw ValidationError("--interface \"\(interface)\" is not an interface name")
@@ -38,6 +53,7 @@ struct Wait: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if connectivity { try await waitForConnectivity() }
         let reachability: Reachability
         if ipv4 || ipv6 {
             // A global address only the default route covers (no packet is sent to it).
@@ -65,5 +81,27 @@ struct Wait: AsyncParsableCommand {
         }
         reachability.stopNotifier()
         throw ExitCode(reached ? 0 : 1)
+    }
+
+    private func waitForConnectivity() async throws {
+        let connectivity = try Connectivity(configuration: probes.configuration())
+        try connectivity.startNotifier()
+        let updates = connectivity.updates
+        let limit = timeout
+        let connected = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await result in updates where result.isConnected { return true }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: .milliseconds(Int(limit * 1000)))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        connectivity.stopNotifier()
+        throw ExitCode(connected ? 0 : 1)
     }
 }

@@ -1,0 +1,191 @@
+import Foundation
+
+/// One probe attempt's outcome: an HTTP answer, or no answer.
+enum AttemptOutcome: Sendable {
+    case answered(ProbeResponse)
+    case failed(ProbeFailure)
+}
+
+/// What the RFC 8908 API fetch gave.
+enum APIOutcome: Sendable, Hashable {
+    case answered(CaptivePortalAPIResponse)
+    case failed
+}
+
+/// The bookkeeping of one check, free of I/O: records attempt outcomes, says
+/// whether to retry and whether the check is decided, and turns the outcomes into
+/// a verdict. The ``ProbeRunner`` drives it; unit tests drive it directly.
+struct CheckTally: Sendable {
+    private enum State: Sendable {
+        case pending(attempts: Int)
+        case done(EndpointResult)
+    }
+
+    let endpoints: [ConnectivityEndpoint]
+    /// Endpoints that must be valid for online: the threshold's share, at least one.
+    let required: Int
+    /// The configured RFC 8908 API URL, if any: the check waits for its answer.
+    let apiURL: URL?
+    /// Attempts per endpoint: a fast transport failure is tried once more.
+    static let maximumAttempts = 2
+
+    private var states: [State]
+    private var started: [ContinuousClock.Instant?]
+    private(set) var apiOutcome: APIOutcome?
+    /// Failed attempts seen (retried ones included): one alone never decides a check.
+    private(set) var failureObservations = 0
+
+    init(endpoints: [ConnectivityEndpoint], successThreshold: Double, apiURL: URL? = nil) {
+        self.endpoints = endpoints
+        self.apiURL = apiURL
+        let share = (successThreshold / 100 * Double(endpoints.count)).rounded(.up)
+        required = max(1, min(endpoints.count, Int(share.isFinite ? share : 1)))
+        states = Array(repeating: .pending(attempts: 0), count: endpoints.count)
+        started = Array(repeating: nil, count: endpoints.count)
+    }
+
+    /// Notes that an attempt at endpoint `index` starts at `now` (the first one's
+    /// start is where the endpoint's duration is measured from).
+    mutating func attemptStarted(_ index: Int, at now: ContinuousClock.Instant) {
+        if started[index] == nil { started[index] = now }
+        if case .pending(let attempts) = states[index] { states[index] = .pending(attempts: attempts + 1) }
+    }
+
+    /// Records an attempt's outcome; returns true when the endpoint should be
+    /// tried again (a fast transport failure, first attempt, check still open).
+    mutating func record(
+        _ index: Int, _ outcome: AttemptOutcome, at now: ContinuousClock.Instant, mayRetry: Bool
+    ) -> Bool {
+        guard case .pending(let attempts) = states[index] else { return false }
+        let duration = started[index].map { now - $0 } ?? .zero
+        let url = endpoints[index].url
+        switch outcome {
+        case .answered(let response):
+            let mismatch = endpoints[index].expectation.check(response)
+            states[index] = .done(
+                EndpointResult(
+                    url: url, isValid: mismatch == nil, httpStatus: response.status,
+                    location: (300..<400).contains(response.status) ? response.header("Location") : nil,
+                    failure: nil, mismatch: mismatch, duration: duration, attempts: attempts))
+            return false
+        case .failed(let failure):
+            failureObservations += 1
+            let retryable = failure != .timedOut && failure != .cancelled
+            if retryable && mayRetry && attempts < Self.maximumAttempts && succeeded < required {
+                return true
+            }
+            states[index] = .done(
+                EndpointResult(
+                    url: url, isValid: false, httpStatus: nil, location: nil, failure: failure, mismatch: nil,
+                    duration: duration, attempts: attempts))
+            return false
+        }
+    }
+
+    /// Records the captive-portal API's answer.
+    mutating func recordAPI(_ outcome: APIOutcome) {
+        if apiOutcome == nil { apiOutcome = outcome }
+    }
+
+    /// Ends every open endpoint with `failure` (the deadline passed, or the check
+    /// was cancelled); a missing API answer counts as failed.
+    mutating func finishOpen(with failure: ProbeFailure, at now: ContinuousClock.Instant) {
+        for index in states.indices {
+            guard case .pending(let attempts) = states[index] else { continue }
+            states[index] = .done(
+                EndpointResult(
+                    url: endpoints[index].url, isValid: false, httpStatus: nil, location: nil, failure: failure,
+                    mismatch: nil, duration: started[index].map { now - $0 } ?? .zero, attempts: attempts))
+        }
+        if apiURL != nil && apiOutcome == nil { apiOutcome = .failed }
+    }
+
+    var succeeded: Int {
+        states.reduce(0) { count, state in
+            if case .done(let result) = state, result.isValid { return count + 1 }
+            return count
+        }
+    }
+
+    private var pending: Int {
+        states.reduce(0) { count, state in
+            if case .pending = state { return count + 1 }
+            return count
+        }
+    }
+
+    /// Whether the verdict can no longer change: the API said captive; or the
+    /// threshold is met (and the API, if any, has answered); or every endpoint is
+    /// done; or the threshold can't be met any more and at least two failures
+    /// were seen.
+    var isDecided: Bool {
+        if case .answered(let api)? = apiOutcome, api.captive { return true }
+        if apiURL != nil && apiOutcome == nil { return false }
+        if succeeded >= required || pending == 0 { return true }
+        return succeeded + pending < required && failureObservations >= 2
+    }
+
+    /// The per-endpoint results, in configuration order (open ones omitted).
+    var results: [EndpointResult] {
+        states.compactMap { state in
+            if case .done(let result) = state { return result }
+            return nil
+        }
+    }
+
+    /// The verdict from what has been recorded (call once decided or finished).
+    var verdict: Verdict {
+        let results = results
+        let plain = zip(endpoints, states).compactMap { endpoint, state -> EndpointResult? in
+            guard !endpoint.isHTTPS, case .done(let result) = state else { return nil }
+            return result
+        }
+        let intercepted = plain.filter { !$0.isValid && $0.httpStatus.map(Self.looksIntercepted) == true }
+        let interceptionURL =
+            intercepted.lazy.compactMap { result in
+                result.location.flatMap { URL(string: $0, relativeTo: result.url)?.absoluteURL }
+            }.first ?? intercepted.first?.url
+        if case .answered(let api)? = apiOutcome, api.captive, let apiURL {
+            return .captivePortal(loginURL: api.userPortalURL ?? interceptionURL ?? apiURL)
+        }
+        if succeeded >= required { return .online }
+        if let interceptionURL { return .captivePortal(loginURL: interceptionURL) }
+        if succeeded > 0 {
+            let https = zip(endpoints, states).compactMap { endpoint, state -> EndpointResult? in
+                guard endpoint.isHTTPS, case .done(let result) = state else { return nil }
+                return result
+            }
+            let httpOK = plain.contains(where: \.isValid)
+            let httpsOK = https.contains(where: \.isValid)
+            if httpOK && !https.isEmpty && !httpsOK { return .limited(.httpsBlocked) }
+            if httpsOK && !plain.isEmpty && !httpOK { return .limited(.httpBlocked) }
+            return .limited(.belowThreshold(succeeded: succeeded, required: required))
+        }
+        return .noInternet(Self.dominantReason(results))
+    }
+
+    /// A plain-HTTP answer that only something in the way would give instead of
+    /// the expected one: a redirect, 511 Network Authentication Required, or a
+    /// 2xx with other content (a login page where `204` was due).
+    static func looksIntercepted(_ status: Int) -> Bool {
+        (200..<400).contains(status) || status == 511
+    }
+
+    /// The most common failure; ties go to the more specific reason.
+    static func dominantReason(_ results: [EndpointResult]) -> NoInternetReason {
+        let order: [NoInternetReason] = [
+            .connectionRefused, .networkUnreachable, .nameResolutionFailed, .tlsFailed, .unexpectedResponse,
+            .connectionFailed, .timedOut,
+        ]
+        var counts: [NoInternetReason: Int] = [:]
+        for result in results where !result.isValid {
+            counts[result.failure?.reason ?? .unexpectedResponse, default: 0] += 1
+        }
+        guard !counts.isEmpty else { return .timedOut }
+        return order.max { lhs, rhs in
+            let (left, right) = (counts[lhs] ?? 0, counts[rhs] ?? 0)
+            if left != right { return left < right }
+            return order.firstIndex(of: lhs)! > order.firstIndex(of: rhs)!
+        }!
+    }
+}

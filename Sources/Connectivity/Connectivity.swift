@@ -1,0 +1,320 @@
+import AsyncHTTPClient
+import Dispatch
+public import Foundation
+import NIOConcurrencyHelpers
+import NIOSSL
+import Reachability
+
+extension Notification.Name {
+    /// Posted by a started ``Connectivity`` (the object) on its callback queue
+    /// whenever its status or verdict changes.
+    public static let connectivityDidChange = Notification.Name("ReachabilityConnectivityDidChange")
+}
+
+/// Whether the Internet is really there, or a captive portal, or nothing — the
+/// model of rwbutler/Connectivity, driven by the kernel's path changes.
+///
+/// ```swift
+/// let connectivity = try Connectivity()
+/// connectivity.whenConnected = { print("online via", $0.status) }
+/// connectivity.whenDisconnected = { print("offline:", $0.latestResult?.verdict ?? .notConnected) }
+/// try connectivity.startNotifier()
+/// ```
+///
+/// A check fetches the configured endpoints concurrently and compares each answer
+/// with its expectation; the success threshold decides online. It runs at start,
+/// whenever the path changes (netlink, through the shared monitor: no polling),
+/// while not online after a backoff (1 s doubling to a limit), and on a polling
+/// interval if you set one. Hysteresis: two failed checks in a row (by default)
+/// leave online, one success returns. A path that goes away cancels the probes in
+/// flight and reports notConnected at once; a check that finishes after a newer
+/// one started is dropped.
+///
+/// Probes never follow redirects, read at most 64 KiB of a body, bypass caches,
+/// and leave from the configured namespace. In another namespace, host names in
+/// endpoint URLs are still resolved by the process's resolver (AsyncHTTPClient
+/// has no resolver hook): use IP-literal URLs there.
+///
+/// `Sendable`: all mutable state is behind a lock; callbacks run on the callback
+/// queue, never under it.
+public final class Connectivity: Sendable {
+    /// The configuration it was made with.
+    public let configuration: ConnectivityConfiguration
+    private let endpoints: [ConnectivityEndpoint]
+    private let tlsConfiguration: TLSConfiguration?
+    private let callbackQueue: DispatchQueue
+    private let state: NIOLockedValueBox<State>
+
+    private struct State {
+        var machine: ConnectivityMachine
+        var running = false
+        /// Bumped by every start and stop: deliveries of another run are dropped.
+        var run: UInt64 = 0
+        var monitor: PathMonitor?
+        var check: Task<Void, Never>?
+        var timer: Task<Void, Never>?
+        var whenConnected: (@Sendable (Connectivity) -> Void)?
+        var whenDisconnected: (@Sendable (Connectivity) -> Void)?
+        var streams: [UInt64: AsyncStream<ConnectivityResult>.Continuation] = [:]
+        var nextStream: UInt64 = 0
+        /// Connected as last delivered to the callbacks (nil: nothing delivered yet).
+        var deliveredConnected: Bool?
+    }
+
+    private static let defaultCallbackQueue = DispatchQueue(label: "Connectivity.callbacks")
+
+    /// Checks against `configuration`; throws ``ConnectivityError`` when it can't
+    /// work (no endpoints, a bad URL, header, pattern or threshold).
+    public init(configuration: ConnectivityConfiguration = ConnectivityConfiguration()) throws(ConnectivityError) {
+        endpoints = try configuration.validatedEndpoints()
+        if let roots = configuration.trustedRootCertificatesPath {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .file(roots)
+            tlsConfiguration = tls
+        } else {
+            tlsConfiguration = nil
+        }
+        self.configuration = configuration
+        callbackQueue = configuration.callbackQueue ?? Self.defaultCallbackQueue
+        state = NIOLockedValueBox(
+            State(
+                machine: ConnectivityMachine(
+                    settings: .init(
+                        failuresToGoOffline: configuration.failuresToGoOffline,
+                        offlineRetryInitial: configuration.offlineRetryInitial,
+                        offlineRetryLimit: configuration.offlineRetryLimit,
+                        pollingInterval: configuration.pollingInterval,
+                        pollWhileOfflineOnly: configuration.pollWhileOfflineOnly))))
+    }
+
+    deinit {
+        stopNotifier()
+    }
+
+    /// Called on the callback queue when the status becomes connected.
+    public var whenConnected: (@Sendable (Connectivity) -> Void)? {
+        get { state.withLockedValue { $0.whenConnected } }
+        set { state.withLockedValue { $0.whenConnected = newValue } }
+    }
+
+    /// Called on the callback queue when the status becomes not connected (also
+    /// for the first result, when it is not connected).
+    public var whenDisconnected: (@Sendable (Connectivity) -> Void)? {
+        get { state.withLockedValue { $0.whenDisconnected } }
+        set { state.withLockedValue { $0.whenDisconnected = newValue } }
+    }
+
+    /// The status now: `.determining` until the first check after start finishes.
+    public var status: ConnectivityStatus { state.withLockedValue { $0.machine.status } }
+
+    /// True when the last check (hysteresis applied) validated the Internet.
+    public var isConnected: Bool { status.isConnected }
+
+    /// The result behind ``status``: verdict, interface and per-endpoint outcomes.
+    public var latestResult: ConnectivityResult? { state.withLockedValue { $0.machine.published } }
+
+    /// Whether the notifier is running.
+    public var isRunning: Bool { state.withLockedValue { $0.running } }
+
+    /// Every change as an `AsyncSequence`: the current result first when there is
+    /// one, then each change; a slow consumer sees only the newest. It finishes on
+    /// ``stopNotifier()``.
+    public var updates: AsyncStream<ConnectivityResult> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: ConnectivityResult.self, bufferingPolicy: .bufferingNewest(1))
+        let id = state.withLockedValue { state -> UInt64? in
+            guard state.running else { return nil }
+            state.nextStream += 1
+            state.streams[state.nextStream] = continuation
+            if let current = state.machine.published { continuation.yield(current) }
+            return state.nextStream
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLockedValue { $0.streams.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Starts watching the path and checking: the first result arrives when the
+    /// first check finishes (at once for no usable path). Does nothing while
+    /// running. Throws when the netlink monitor or the namespace can't be opened.
+    public func startNotifier() throws {
+        let monitor = try PathMonitor(environment: configuration.environment)
+        let run = state.withLockedValue { state -> UInt64? in
+            guard !state.running else { return nil }
+            state.running = true
+            state.run += 1
+            state.monitor = monitor
+            return state.run
+        }
+        guard let run else { return }
+        do {
+            _ = try ProbeClients.shared.lease(configuration.environment)
+        } catch {
+            state.withLockedValue { state in
+                state.running = false
+                state.monitor = nil
+            }
+            throw error
+        }
+        let queue = DispatchQueue(label: "Connectivity.path")
+        monitor.pathUpdateHandler = { [weak self] path in
+            self?.handle(run: run) { machine in machine.pathChanged(path, at: Date()) }
+        }
+        do {
+            try monitor.start(queue: queue)
+        } catch {
+            stopNotifier()
+            throw error
+        }
+    }
+
+    /// Stops: cancels the check in flight and the timer, drops queued callbacks,
+    /// finishes every ``updates`` sequence and releases the HTTP client. It can be
+    /// started again.
+    public func stopNotifier() {
+        let stopped = state.withLockedValue { state -> (PathMonitor?, [Task<Void, Never>], [AsyncStream<ConnectivityResult>.Continuation])? in
+            guard state.running else { return nil }
+            state.running = false
+            state.run += 1
+            _ = state.machine.stop()
+            state.deliveredConnected = nil
+            let tasks = [state.check, state.timer].compactMap { $0 }
+            state.check = nil
+            state.timer = nil
+            let monitor = state.monitor
+            state.monitor = nil
+            let streams = Array(state.streams.values)
+            state.streams = [:]
+            return (monitor, tasks, streams)
+        }
+        guard let (monitor, tasks, streams) = stopped else { return }
+        monitor?.pathUpdateHandler = nil
+        monitor?.cancel()
+        for task in tasks { task.cancel() }
+        for stream in streams { stream.finish() }
+        ProbeClients.shared.release(configuration.environment)
+    }
+
+    /// Checks once, now, whether or not the notifier runs (its state is left
+    /// alone): the path first (notConnected without one, no probe sent), then the
+    /// endpoints. Never throws: failures are verdicts.
+    public func checkConnectivity() async -> ConnectivityResult {
+        let environment = configuration.environment
+        let path = (try? PathMonitor(environment: environment).currentPath) ?? .unsatisfied
+        let interface = path.availableInterfaces.first
+        guard path.status == .satisfied else {
+            return ConnectivityResult(
+                verdict: .notConnected, status: .notConnected, interface: interface, endpoints: [],
+                captivePortalAPI: nil, date: Date())
+        }
+        let client: HTTPClientLease
+        do { client = try HTTPClientLease(environment) } catch {
+            return ConnectivityResult(
+                verdict: .noInternet(.connectionFailed), status: .make(validated: false, pathUsable: true, interfaceType: interface?.type),
+                interface: interface, endpoints: [], captivePortalAPI: nil, date: Date())
+        }
+        defer { client.release() }
+        let outcome = await runner(client.client).run()
+        return ConnectivityResult(
+            verdict: outcome.verdict,
+            status: .make(validated: outcome.verdict == .online, pathUsable: true, interfaceType: interface?.type),
+            interface: interface, endpoints: outcome.endpoints, captivePortalAPI: outcome.api, date: Date())
+    }
+
+    /// ``checkConnectivity()`` with a completion handler, called on the callback queue.
+    public func checkConnectivity(completion: @escaping @Sendable (ConnectivityResult) -> Void) {
+        let queue = callbackQueue
+        Task {
+            let result = await checkConnectivity()
+            queue.async { completion(result) }
+        }
+    }
+
+    // MARK: - Engine
+
+    private func runner(_ client: HTTPClient) -> ProbeRunner {
+        ProbeRunner(
+            client: client, endpoints: endpoints, successThreshold: configuration.successThreshold,
+            captivePortalAPI: configuration.captivePortalAPI, probeTimeout: configuration.probeTimeout,
+            checkDeadline: configuration.checkDeadline, maximumBodySize: configuration.maximumBodySize,
+            userAgent: configuration.userAgent, tlsConfiguration: tlsConfiguration)
+    }
+
+    /// Feeds one input to the machine (if `run` is still current) and runs the
+    /// actions it returns: tasks are started under the lock, so that a newer
+    /// generation's cancel always finds them; callbacks are queued in order.
+    private func handle(run: UInt64, _ input: (inout ConnectivityMachine) -> [ConnectivityMachine.Action]) {
+        state.withLockedValue { state in
+            guard state.running, state.run == run else { return }
+            for action in input(&state.machine) {
+                switch action {
+                case .cancelCheck:
+                    state.check?.cancel()
+                    state.check = nil
+                case .cancelTimer:
+                    state.timer?.cancel()
+                    state.timer = nil
+                case .startCheck(let generation):
+                    state.check?.cancel()
+                    state.check = startCheck(run: run, generation: generation)
+                case .schedule(let delay, let generation):
+                    state.timer?.cancel()
+                    state.timer = Task { [weak self] in
+                        guard (try? await Task.sleep(for: delay)) != nil else { return }
+                        self?.handle(run: run) { $0.timerFired(generation: generation) }
+                    }
+                case .publish(let result):
+                    deliver(result, state: &state, run: run)
+                }
+            }
+        }
+    }
+
+    private func startCheck(run: UInt64, generation: UInt64) -> Task<Void, Never>? {
+        let environment = configuration.environment
+        guard let client = try? ProbeClients.shared.lease(environment) else { return nil }
+        let runner = runner(client)
+        return Task { [weak self] in
+            let outcome = await runner.run()
+            ProbeClients.shared.release(environment)
+            guard !Task.isCancelled else { return }
+            self?.handle(run: run) { machine in
+                machine.checkFinished(
+                    generation: generation, verdict: outcome.verdict, endpoints: outcome.endpoints, api: outcome.api,
+                    at: Date())
+            }
+        }
+    }
+
+    private func deliver(_ result: ConnectivityResult, state: inout State, run: UInt64) {
+        for stream in state.streams.values { stream.yield(result) }
+        let connected = result.status.isConnected
+        let previously = state.deliveredConnected
+        state.deliveredConnected = connected
+        let callback: (@Sendable (Connectivity) -> Void)? =
+            previously == connected ? nil : (connected ? state.whenConnected : state.whenDisconnected)
+        callbackQueue.async { [weak self] in
+            guard let self, self.state.withLockedValue({ $0.running && $0.run == run }) else { return }
+            callback?(self)
+            NotificationCenter.default.post(name: .connectivityDidChange, object: self)
+        }
+    }
+}
+
+/// A leased client, released once.
+private struct HTTPClientLease {
+    let client: HTTPClient
+    let environment: NetworkEnvironment
+
+    init(_ environment: NetworkEnvironment) throws {
+        client = try ProbeClients.shared.lease(environment)
+        self.environment = environment
+    }
+
+    func release() { ProbeClients.shared.release(environment) }
+}

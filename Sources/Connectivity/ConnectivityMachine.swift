@@ -1,0 +1,141 @@
+import Foundation
+import Reachability
+
+/// When to check and what to publish, free of I/O and clocks: path changes, check
+/// results and timer firings go in; actions come out, to be run after unlocking.
+///
+/// - A path change cancels the check in flight and the timer. Without a usable
+///   path: notConnected at once. With one: a new check.
+/// - Every check and timer carries the generation it was started in; anything
+///   from an older generation is dropped, so a stale result never overwrites a
+///   newer one.
+/// - Hysteresis: `failuresToGoOffline` consecutive failed checks leave online, one
+///   success returns. While not online the next check waits `offlineRetryInitial`,
+///   doubling up to `offlineRetryLimit`; with polling it waits at most the interval.
+struct ConnectivityMachine: Sendable {
+    struct Settings: Sendable, Hashable {
+        var failuresToGoOffline = 2
+        var offlineRetryInitial: Duration = .seconds(1)
+        var offlineRetryLimit: Duration = .seconds(60)
+        var pollingInterval: Duration?
+        var pollWhileOfflineOnly = false
+    }
+
+    enum Action: Sendable, Hashable {
+        /// Deliver this result (status or verdict changed).
+        case publish(ConnectivityResult)
+        /// Start a check for this generation (cancelling any other first).
+        case startCheck(generation: UInt64)
+        /// Cancel the check in flight.
+        case cancelCheck
+        /// Fire ``ConnectivityMachine/timerFired(generation:)`` after this long.
+        case schedule(after: Duration, generation: UInt64)
+        /// Cancel the pending timer.
+        case cancelTimer
+    }
+
+    let settings: Settings
+    private(set) var generation: UInt64 = 0
+    private(set) var path: NetworkPath?
+    /// Validated online (held through fewer than `failuresToGoOffline` failures).
+    private(set) var isOnline = false
+    private(set) var consecutiveFailures = 0
+    private(set) var nextRetryDelay: Duration
+    /// The last published result; nil until the first.
+    private(set) var published: ConnectivityResult?
+
+    init(settings: Settings) {
+        self.settings = settings
+        nextRetryDelay = settings.offlineRetryInitial
+    }
+
+    /// The status to report now.
+    var status: ConnectivityStatus { published?.status ?? .determining }
+
+    private var isPathUsable: Bool { path?.status == .satisfied }
+
+    mutating func pathChanged(_ newPath: NetworkPath, at date: Date) -> [Action] {
+        path = newPath
+        generation &+= 1
+        nextRetryDelay = settings.offlineRetryInitial
+        var actions: [Action] = [.cancelCheck, .cancelTimer]
+        guard isPathUsable else {
+            isOnline = false
+            consecutiveFailures = 0
+            let result = ConnectivityResult(
+                verdict: .notConnected, status: .notConnected, interface: newPath.availableInterfaces.first,
+                endpoints: [], captivePortalAPI: nil, date: date)
+            actions += publish(result)
+            return actions
+        }
+        actions.append(.startCheck(generation: generation))
+        return actions
+    }
+
+    /// A check of `generation` finished with `verdict` (never notConnected: that
+    /// comes from the path).
+    mutating func checkFinished(
+        generation finished: UInt64, verdict: Verdict, endpoints: [EndpointResult],
+        api: CaptivePortalAPIResponse?, at date: Date
+    ) -> [Action] {
+        guard finished == generation, isPathUsable, let path else { return [] }
+        let interface = path.availableInterfaces.first
+        func result(validated: Bool) -> ConnectivityResult {
+            ConnectivityResult(
+                verdict: verdict,
+                status: .make(validated: validated, pathUsable: true, interfaceType: interface?.type),
+                interface: interface, endpoints: endpoints, captivePortalAPI: api, date: date)
+        }
+        if verdict == .online {
+            isOnline = true
+            consecutiveFailures = 0
+            nextRetryDelay = settings.offlineRetryInitial
+            var actions = publish(result(validated: true))
+            if let interval = settings.pollingInterval, !settings.pollWhileOfflineOnly {
+                actions.append(.schedule(after: interval, generation: generation))
+            }
+            return actions
+        }
+        consecutiveFailures += 1
+        if isOnline && consecutiveFailures < settings.failuresToGoOffline {
+            // Held online: confirm soon rather than flip on one failure.
+            return [.schedule(after: settings.offlineRetryInitial, generation: generation)]
+        }
+        isOnline = false
+        var actions = publish(result(validated: false))
+        var delay = nextRetryDelay
+        if let interval = settings.pollingInterval { delay = min(delay, interval) }
+        nextRetryDelay = min(nextRetryDelay * 2, settings.offlineRetryLimit)
+        actions.append(.schedule(after: delay, generation: generation))
+        return actions
+    }
+
+    /// A timer scheduled in `generation` fired: check again (in a new generation,
+    /// so that nothing older can land afterwards).
+    mutating func timerFired(generation fired: UInt64) -> [Action] {
+        guard fired == generation, isPathUsable else { return [] }
+        generation &+= 1
+        return [.startCheck(generation: generation)]
+    }
+
+    /// Stops: cancels everything; later results are stale.
+    mutating func stop() -> [Action] {
+        generation &+= 1
+        path = nil
+        isOnline = false
+        consecutiveFailures = 0
+        published = nil
+        nextRetryDelay = settings.offlineRetryInitial
+        return [.cancelCheck, .cancelTimer]
+    }
+
+    private mutating func publish(_ result: ConnectivityResult) -> [Action] {
+        defer { published = result }
+        if let published, published.status == result.status, published.verdict == result.verdict,
+            published.interface == result.interface
+        {
+            return []
+        }
+        return [.publish(result)]
+    }
+}

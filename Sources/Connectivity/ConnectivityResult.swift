@@ -1,0 +1,232 @@
+public import Foundation
+public import Reachability
+
+/// What a connectivity check concluded.
+///
+/// `Sendable`: a plain value.
+public enum Verdict: Sendable, Hashable, CustomStringConvertible {
+    /// Enough endpoints gave the expected answer.
+    case online
+    /// Something between us and the Internet answers in its place: a redirect, a
+    /// 511, a login page where an empty 204 was due, or an RFC 8908 API saying
+    /// `"captive": true`. `loginURL` is the redirect's Location (or the API's
+    /// `user-portal-url`), else the probe URL that was intercepted.
+    case captivePortal(loginURL: URL)
+    /// Nothing useful came back.
+    case noInternet(NoInternetReason)
+    /// Some endpoints worked, not enough: e.g. plain HTTP goes through but HTTPS
+    /// is blocked.
+    case limited(LimitedReason)
+    /// No usable path out: no link, no address, or no route.
+    case notConnected
+
+    /// `"online"`, `"captivePortal"`, `"noInternet"`, `"limited"` or `"notConnected"`.
+    public var name: String {
+        switch self {
+        case .online: "online"
+        case .captivePortal: "captivePortal"
+        case .noInternet: "noInternet"
+        case .limited: "limited"
+        case .notConnected: "notConnected"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .online, .notConnected: name
+        case .captivePortal(let url): "captivePortal (login at \(url.absoluteString))"
+        case .noInternet(let reason): "noInternet (\(reason))"
+        case .limited(let reason): "limited (\(reason))"
+        }
+    }
+}
+
+/// Why a check found no Internet: the most common failure among the endpoints.
+///
+/// `Sendable`: a plain enum.
+public enum NoInternetReason: String, Sendable, Hashable, CustomStringConvertible {
+    /// No answer within the time limit.
+    case timedOut
+    /// The endpoints' host names did not resolve.
+    case nameResolutionFailed
+    /// Connections were refused (a RST).
+    case connectionRefused
+    /// The network or host was unreachable (ICMP, or no route).
+    case networkUnreachable
+    /// The TLS handshake failed (a certificate not for that host, typically an
+    /// intercepting proxy or portal).
+    case tlsFailed
+    /// HTTPS endpoints answered, but not as expected.
+    case unexpectedResponse
+    /// The connection failed for another reason (reset, closed early, bad HTTP).
+    case connectionFailed
+
+    public var description: String { rawValue }
+}
+
+/// Why a check found the Internet only partly there.
+///
+/// `Sendable`: a plain enum.
+public enum LimitedReason: Sendable, Hashable, CustomStringConvertible {
+    /// Plain-HTTP endpoints worked, every HTTPS endpoint failed.
+    case httpsBlocked
+    /// HTTPS endpoints worked, every plain-HTTP endpoint failed.
+    case httpBlocked
+    /// Fewer endpoints than the threshold asks for worked.
+    case belowThreshold(succeeded: Int, required: Int)
+
+    public var description: String {
+        switch self {
+        case .httpsBlocked: "HTTPS blocked"
+        case .httpBlocked: "plain HTTP blocked"
+        case .belowThreshold(let succeeded, let required): "\(succeeded) endpoints answered, \(required) required"
+        }
+    }
+}
+
+/// Why one probe failed to get an HTTP answer.
+///
+/// `Sendable`: a plain enum.
+public enum ProbeFailure: Error, Sendable, Hashable, CustomStringConvertible {
+    case timedOut
+    case nameResolutionFailed(String)
+    case connectionRefused
+    case networkUnreachable(String)
+    case tlsFailed(String)
+    case connectionFailed(String)
+    /// Cancelled: the path changed or the check ended first.
+    case cancelled
+
+    public var description: String {
+        switch self {
+        case .timedOut: "timed out"
+        case .nameResolutionFailed(let detail): "name resolution failed: \(detail)"
+        case .connectionRefused: "connection refused"
+        case .networkUnreachable(let detail): "unreachable: \(detail)"
+        case .tlsFailed(let detail): "TLS failed: \(detail)"
+        case .connectionFailed(let detail): "connection failed: \(detail)"
+        case .cancelled: "cancelled"
+        }
+    }
+
+    var reason: NoInternetReason {
+        switch self {
+        case .timedOut, .cancelled: .timedOut
+        case .nameResolutionFailed: .nameResolutionFailed
+        case .connectionRefused: .connectionRefused
+        case .networkUnreachable: .networkUnreachable
+        case .tlsFailed: .tlsFailed
+        case .connectionFailed: .connectionFailed
+        }
+    }
+}
+
+/// One endpoint's outcome in a check.
+///
+/// `Sendable`: a plain value.
+public struct EndpointResult: Sendable, Hashable {
+    /// The endpoint's URL.
+    public var url: URL
+    /// True when it gave the expected answer.
+    public var isValid: Bool
+    /// The status code, when an HTTP answer came.
+    public var httpStatus: Int?
+    /// The `Location` of a redirect answer.
+    public var location: String?
+    /// The transport failure, when no HTTP answer came.
+    public var failure: ProbeFailure?
+    /// Why the answer was not the expected one, when it wasn't.
+    public var mismatch: String?
+    /// Time from the first attempt's start to the last attempt's end.
+    public var duration: Duration
+    /// Attempts made: a fast transport failure is tried once more.
+    public var attempts: Int
+
+    /// The failure or mismatch as one line; nil when valid.
+    public var error: String? { failure.map(\.description) ?? mismatch }
+
+    /// Milliseconds, rounded down (the CLI's `millis`).
+    public var milliseconds: Int {
+        Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+    }
+}
+
+/// The full outcome of a check: the verdict, the status it maps to, and what every
+/// endpoint did.
+///
+/// `Sendable`: a plain value.
+public struct ConnectivityResult: Sendable, Hashable {
+    /// online, captivePortal, noInternet, limited or notConnected.
+    public var verdict: Verdict
+    /// The rwbutler-style status (the interface type with the verdict).
+    public var status: ConnectivityStatus
+    /// The interface the path goes out of, when there is one.
+    public var interface: NetworkInterface?
+    /// Per-endpoint outcomes, in configuration order (empty when no probe ran).
+    public var endpoints: [EndpointResult]
+    /// What the RFC 8908 API said, when one is configured and answered.
+    public var captivePortalAPI: CaptivePortalAPIResponse?
+    /// When the check finished.
+    public var date: Date
+
+    /// True when the verdict is online.
+    public var isConnected: Bool { verdict == .online }
+}
+
+/// The RFC 8908 captive-portal API's answer.
+///
+/// `Sendable`: a plain value.
+public struct CaptivePortalAPIResponse: Sendable, Hashable {
+    /// `captive`: true while the client must still log in.
+    public var captive: Bool
+    /// `user-portal-url`: where to log in.
+    public var userPortalURL: URL?
+    /// `venue-info-url`.
+    public var venueInfoURL: URL?
+    /// `seconds-remaining`.
+    public var secondsRemaining: Int?
+
+    public init(captive: Bool, userPortalURL: URL? = nil, venueInfoURL: URL? = nil, secondsRemaining: Int? = nil) {
+        self.captive = captive
+        self.userPortalURL = userPortalURL
+        self.venueInfoURL = venueInfoURL
+        self.secondsRemaining = secondsRemaining
+    }
+
+    /// Parses the API's JSON (`application/captive+json`); nil unless it is a JSON
+    /// object whose `captive` is a boolean. URLs other than http(s) are ignored.
+    public init?(json: [UInt8]) {
+        guard let wire = try? JSONDecoder().decode(Wire.self, from: Data(json)) else { return nil }
+        self.init(
+            captive: wire.captive, userPortalURL: wire.userPortalURL, venueInfoURL: wire.venueInfoURL,
+            secondsRemaining: wire.secondsRemaining)
+    }
+
+    private struct Wire: Decodable {
+        var captive: Bool
+        var userPortalURL: URL?
+        var venueInfoURL: URL?
+        var secondsRemaining: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case captive
+            case userPortalURL = "user-portal-url"
+            case venueInfoURL = "venue-info-url"
+            case secondsRemaining = "seconds-remaining"
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            captive = try container.decode(Bool.self, forKey: .captive)
+            func url(_ key: CodingKeys) -> URL? {
+                guard let text = try? container.decodeIfPresent(String.self, forKey: key), let url = URL(string: text),
+                    let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
+                else { return nil }
+                return url
+            }
+            userPortalURL = url(.userPortalURL)
+            venueInfoURL = url(.venueInfoURL)
+            secondsRemaining = try? container.decodeIfPresent(Int.self, forKey: .secondsRemaining)
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import Reachability
+
+/// Whether the Internet is really there, and over what kind of link: the
+/// statuses of rwbutler/Connectivity.
+///
+/// "Connected" means validated: at least ``ConnectivityConfiguration/successThreshold``
+/// of the check endpoints gave the expected answer. "WithoutInternet" means the
+/// link is up and has a route out, but the check failed (a captive portal, no
+/// upstream, HTTPS blocked); ``ConnectivityResult/verdict`` says which.
+///
+/// `Sendable`: a plain enum.
+public enum ConnectivityStatus: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// No check has finished yet.
+    case determining
+    /// Validated, over an interface that is not Wi-Fi, cellular or Ethernet (a
+    /// VPN or tunnel, PPP, loopback).
+    case connected
+    /// Validated over Wi-Fi.
+    case connectedViaWiFi
+    /// Wi-Fi is up with a route out, but the check failed.
+    case connectedViaWiFiWithoutInternet
+    /// Validated over a cellular modem.
+    case connectedViaCellular
+    /// The cellular link is up with a route out, but the check failed.
+    case connectedViaCellularWithoutInternet
+    /// Validated over wired Ethernet (or a link that behaves like it: veth, bridge…).
+    case connectedViaEthernet
+    /// Ethernet is up with a route out, but the check failed.
+    case connectedViaEthernetWithoutInternet
+    /// No usable path out, or the check failed over a link of another kind.
+    case notConnected
+
+    /// True for the validated statuses: the Internet answered as expected.
+    public var isConnected: Bool {
+        switch self {
+        case .connected, .connectedViaWiFi, .connectedViaCellular, .connectedViaEthernet: true
+        default: false
+        }
+    }
+
+    /// The case name, e.g. `"connectedViaWiFi"`.
+    public var description: String { rawValue }
+
+    /// The status for a check's outcome over an interface of `type`.
+    static func make(validated: Bool, pathUsable: Bool, interfaceType: InterfaceType?) -> ConnectivityStatus {
+        guard pathUsable else { return .notConnected }
+        switch (interfaceType, validated) {
+        case (.wifi, true): return .connectedViaWiFi
+        case (.wifi, false): return .connectedViaWiFiWithoutInternet
+        case (.cellular, true): return .connectedViaCellular
+        case (.cellular, false): return .connectedViaCellularWithoutInternet
+        case (.wiredEthernet, true): return .connectedViaEthernet
+        case (.wiredEthernet, false): return .connectedViaEthernetWithoutInternet
+        case (_, true): return .connected
+        case (_, false): return .notConnected
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+
+@testable import Connectivity
+
+/// Expectations, configuration validation and the RFC 8908 JSON.
+@Suite struct ExpectationTests {
+    static func response(_ status: Int, _ body: String = "", headers: [(String, String)] = [], truncated: Bool = false)
+        -> ProbeResponse
+    {
+        ProbeResponse(
+            url: URL(string: "http://x.test/")!, status: status,
+            headers: headers.map { ProbeResponse.HTTPHeader(name: $0.0, value: $0.1) }, body: Array(body.utf8),
+            isBodyTruncated: truncated)
+    }
+
+    @Test func status() {
+        #expect(ConnectivityEndpoint.Expectation.status(204).check(Self.response(204)) == nil)
+        #expect(ConnectivityEndpoint.Expectation.status(204).check(Self.response(200)) != nil)
+    }
+
+    @Test func bodyEqualsTrimsWhitespaceAndRejectsTruncation() {
+        let expectation = ConnectivityEndpoint.Expectation.bodyEquals("Microsoft Connect Test")
+        #expect(expectation.check(Self.response(200, "Microsoft Connect Test\r\n")) == nil)
+        #expect(expectation.check(Self.response(200, "Microsoft Connect Test!")) != nil)
+        #expect(expectation.check(Self.response(200, "Microsoft Connect Test", truncated: true)) != nil)
+        #expect(expectation.check(Self.response(500, "Microsoft Connect Test")) != nil, "needs a 2xx")
+    }
+
+    @Test func bodyContainsAndMatches() {
+        #expect(ConnectivityEndpoint.Expectation.bodyContains("Success").check(Self.response(200, "<b>Success</b>")) == nil)
+        #expect(ConnectivityEndpoint.Expectation.bodyContains("Success").check(Self.response(200, "Log in")) != nil)
+        #expect(ConnectivityEndpoint.Expectation.bodyMatches("^ok [0-9]+$").check(Self.response(200, "ok 42")) == nil)
+        #expect(ConnectivityEndpoint.Expectation.bodyMatches("^ok [0-9]+$").check(Self.response(200, "ok x")) != nil)
+    }
+
+    @Test func headerWithAndWithoutValue() {
+        let answer = Self.response(204, headers: [("X-Check", "yes")])
+        #expect(ConnectivityEndpoint.Expectation.header(name: "x-check", value: nil).check(answer) == nil)
+        #expect(ConnectivityEndpoint.Expectation.header(name: "X-Check", value: "yes").check(answer) == nil)
+        #expect(ConnectivityEndpoint.Expectation.header(name: "X-Check", value: "no").check(answer) != nil)
+        #expect(ConnectivityEndpoint.Expectation.header(name: "X-Other", value: nil).check(answer) != nil)
+    }
+
+    @Test func customValidatorDecides() {
+        let expectation = ConnectivityEndpoint.Expectation.custom { $0.status == 418 && $0.bodyText == "teapot" }
+        #expect(expectation.check(Self.response(418, "teapot")) == nil)
+        #expect(expectation.check(Self.response(200, "teapot")) != nil)
+    }
+}
+
+@Suite struct ConfigurationTests {
+    static let good = ConnectivityEndpoint(url: URL(string: "http://127.0.0.1:8080/generate_204")!, expectation: .status(204))
+
+    @Test func defaultsAreValidAndMixHTTPAndHTTPS() throws {
+        let endpoints = try ConnectivityConfiguration().validatedEndpoints()
+        #expect(endpoints.count == ConnectivityEndpoint.defaults.count)
+        #expect(endpoints.contains(where: \.isHTTPS))
+        #expect(endpoints.contains(where: { !$0.isHTTPS }))
+    }
+
+    @Test func emptyEndpointListIsAConfigurationError() {
+        #expect(throws: ConnectivityError.self) { try Connectivity(configuration: .init(endpoints: [])) }
+    }
+
+    @Test func httpsOnlyKeepsHTTPSAndFailsWithoutAny() throws {
+        var configuration = ConnectivityConfiguration()
+        configuration.httpsOnly = true
+        #expect(try configuration.validatedEndpoints().allSatisfy(\.isHTTPS))
+        configuration.endpoints = [Self.good]
+        #expect(throws: ConnectivityError.self) { try configuration.validatedEndpoints() }
+    }
+
+    @Test(arguments: [-1.0, 100.5, .nan, .infinity])
+    func thresholdOutsidePercentIsRejected(value: Double) {
+        #expect(throws: ConnectivityError.self) {
+            try ConnectivityConfiguration(endpoints: [Self.good], successThreshold: value).validatedEndpoints()
+        }
+    }
+
+    @Test(arguments: ["ftp://x.test/", "file:///etc/passwd", "http://", "mailto:a@b.test"])
+    func nonHTTPURLsAreRejected(text: String) throws {
+        let url = try #require(URL(string: text))
+        #expect(throws: ConnectivityError.self) {
+            try ConnectivityConfiguration(endpoints: [ConnectivityEndpoint(url: url, expectation: .status(204))])
+                .validatedEndpoints()
+        }
+    }
+
+    @Test func badHeadersPatternsStatusesAndMethodsAreRejected() {
+        let url = Self.good.url
+        let bad: [ConnectivityEndpoint] = [
+            ConnectivityEndpoint(url: url, expectation: .status(204), headers: ["Bad Name": "x"]),
+            ConnectivityEndpoint(url: url, expectation: .status(204), headers: ["X": "a\r\nInjected: 1"]),
+            ConnectivityEndpoint(url: url, expectation: .status(204), headers: ["": "x"]),
+            ConnectivityEndpoint(url: url, expectation: .bodyMatches("([unclosed")),
+            ConnectivityEndpoint(url: url, expectation: .status(99)),
+            ConnectivityEndpoint(url: url, expectation: .status(1000)),
+            ConnectivityEndpoint(url: url, expectation: .status(204), method: "get me"),
+            ConnectivityEndpoint(url: url, expectation: .status(204), method: ""),
+        ]
+        for endpoint in bad {
+            #expect(throws: ConnectivityError.self, "\(endpoint)") {
+                try ConnectivityConfiguration(endpoints: [endpoint]).validatedEndpoints()
+            }
+        }
+    }
+
+    @Test func timingsAndCountsMustBeSane() {
+        var configurations: [ConnectivityConfiguration] = []
+        for change in 0..<6 {
+            var configuration = ConnectivityConfiguration(endpoints: [Self.good])
+            switch change {
+            case 0: configuration.probeTimeout = .zero
+            case 1: configuration.checkDeadline = .seconds(-1)
+            case 2: configuration.maximumBodySize = -1
+            case 3: configuration.failuresToGoOffline = 0
+            case 4: configuration.pollingInterval = .zero
+            default: configuration.offlineRetryLimit = .milliseconds(10)
+            }
+            configurations.append(configuration)
+        }
+        for configuration in configurations {
+            #expect(throws: ConnectivityError.self) { try configuration.validatedEndpoints() }
+        }
+    }
+
+    @Test func missingTrustRootsFileIsRejected() {
+        var configuration = ConnectivityConfiguration(endpoints: [Self.good])
+        configuration.trustedRootCertificatesPath = "/nonexistent/roots.pem"
+        #expect(throws: ConnectivityError.self) { try configuration.validatedEndpoints() }
+    }
+}
+
+@Suite struct CaptivePortalAPITests {
+    @Test func parsesRFC8908Fields() throws {
+        let json = #"{"captive": true, "user-portal-url": "https://login.test/portal", "venue-info-url": "https://venue.test/", "seconds-remaining": 326}"#
+        let parsed = try #require(CaptivePortalAPIResponse(json: Array(json.utf8)))
+        #expect(parsed.captive)
+        #expect(parsed.userPortalURL == URL(string: "https://login.test/portal"))
+        #expect(parsed.venueInfoURL == URL(string: "https://venue.test/"))
+        #expect(parsed.secondsRemaining == 326)
+    }
+
+    @Test(arguments: [
+        "", "null", "[]", "{}", #"{"captive": "yes"}"#, #"{"captive": 1}"#, #"{"captive": true"#, "\u{0}", String(repeating: "[", count: 100_000),
+    ])
+    func rejectsWhatIsNotAnObjectWithBooleanCaptive(text: String) {
+        #expect(CaptivePortalAPIResponse(json: Array(text.utf8)) == nil)
+    }
+
+    @Test func ignoresNonHTTPPortalURLsAndHugeNumbers() throws {
+        let json = #"{"captive": false, "user-portal-url": "javascript:alert(1)", "seconds-remaining": 1e300}"#
+        let parsed = try #require(CaptivePortalAPIResponse(json: Array(json.utf8)))
+        #expect(!parsed.captive)
+        #expect(parsed.userPortalURL == nil)
+        #expect(parsed.secondsRemaining == nil)
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import Reachability
+import Testing
+
+@testable import Connectivity
+
+/// When to check and what to publish: hysteresis, backoff, generations, polling.
+@Suite struct ConnectivityMachineTests {
+    typealias Action = ConnectivityMachine.Action
+    static let wifi = NetworkInterface(name: "wlan0", index: 3, type: .wifi)
+    static let ethernet = NetworkInterface(name: "eth0", index: 2, type: .wiredEthernet)
+    static func path(_ interface: NetworkInterface?) -> NetworkPath {
+        guard let interface else { return .unsatisfied }
+        return NetworkPath(status: .satisfied, availableInterfaces: [interface])
+    }
+    let date = Date(timeIntervalSince1970: 0)
+
+    static func published(_ actions: [Action]) -> [ConnectivityResult] {
+        actions.compactMap { if case .publish(let result) = $0 { result } else { nil } }
+    }
+
+    static func started(_ actions: [Action]) -> UInt64? {
+        actions.lazy.compactMap { if case .startCheck(let generation) = $0 { generation } else { nil } }.first
+    }
+
+    static func scheduled(_ actions: [Action]) -> (Duration, UInt64)? {
+        actions.lazy.compactMap { if case .schedule(let delay, let generation) = $0 { (delay, generation) } else { nil } }
+            .first
+    }
+
+    func finish(_ machine: inout ConnectivityMachine, _ generation: UInt64, _ verdict: Verdict) -> [Action] {
+        machine.checkFinished(generation: generation, verdict: verdict, endpoints: [], api: nil, at: date)
+    }
+
+    @Test func determiningUntilTheFirstCheckThenConnectedViaTheInterfaceType() throws {
+        var machine = ConnectivityMachine(settings: .init())
+        #expect(machine.status == .determining)
+        let actions = machine.pathChanged(Self.path(Self.wifi), at: date)
+        #expect(Self.published(actions).isEmpty)
+        let generation = try #require(Self.started(actions))
+        let done = finish(&machine, generation, .online)
+        #expect(Self.published(done).map(\.status) == [.connectedViaWiFi])
+        #expect(machine.status == .connectedViaWiFi)
+        #expect(Self.scheduled(done) == nil, "no polling configured")
+    }
+
+    @Test func noUsablePathIsNotConnectedAtOnceWithoutAProbe() {
+        var machine = ConnectivityMachine(settings: .init())
+        let actions = machine.pathChanged(.unsatisfied, at: date)
+        #expect(Self.started(actions) == nil)
+        #expect(Self.published(actions).map(\.verdict) == [.notConnected])
+        #expect(machine.status == .notConnected)
+    }
+
+    @Test func pathLossCancelsTheCheckAndAStaleResultIsDropped() throws {
+        var machine = ConnectivityMachine(settings: .init())
+        let generation = try #require(Self.started(machine.pathChanged(Self.path(Self.ethernet), at: date)))
+        let down = machine.pathChanged(.unsatisfied, at: date)
+        #expect(down.contains(.cancelCheck))
+        #expect(Self.published(down).map(\.status) == [.notConnected])
+        // The cancelled check's result arrives anyway: no late online.
+        #expect(finish(&machine, generation, .online).isEmpty)
+        #expect(machine.status == .notConnected)
+    }
+
+    @Test func olderCheckNeverOverwritesANewerOne() throws {
+        var machine = ConnectivityMachine(settings: .init())
+        let first = try #require(Self.started(machine.pathChanged(Self.path(Self.ethernet), at: date)))
+        let second = try #require(Self.started(machine.pathChanged(Self.path(Self.wifi), at: date)))
+        #expect(second != first)
+        _ = finish(&machine, second, .captivePortal(loginURL: URL(string: "http://portal.test/")!))
+        #expect(finish(&machine, first, .online).isEmpty)
+        #expect(machine.status == .connectedViaWiFiWithoutInternet)
+    }
+
+    @Test func hysteresisNeedsTwoFailuresToLeaveOnlineAndOneSuccessToReturn() throws {
+        var machine = ConnectivityMachine(settings: .init(failuresToGoOffline: 2))
+        var generation = try #require(Self.started(machine.pathChanged(Self.path(Self.ethernet), at: date)))
+        _ = finish(&machine, generation, .online)
+        // First failure: held online, a confirmation check scheduled soon.
+        let held = finish(&machine, generation, .noInternet(.timedOut))
+        #expect(Self.published(held).isEmpty)
+        #expect(machine.status == .connectedViaEthernet)
+        let (delay, timerGeneration) = try #require(Self.scheduled(held))
+        #expect(delay == .seconds(1))
+        generation = try #require(Self.started(machine.timerFired(generation: timerGeneration)))
+        // Second failure in a row: offline.
+        let left = finish(&machine, generation, .noInternet(.timedOut))
+        #expect(Self.published(left).map(\.status) == [.connectedViaEthernetWithoutInternet])
+        // One success returns.
+        let (_, retryGeneration) = try #require(Self.scheduled(left))
+        generation = try #require(Self.started(machine.timerFired(generation: retryGeneration)))
+        #expect(Self.published(finish(&machine, generation, .online)).map(\.status) == [.connectedViaEthernet])
+    }
+
+    @Test func aSuccessBetweenFailuresResetsTheCount() throws {
+        var machine = ConnectivityMachine(settings: .init(failuresToGoOffline: 2))
+        let generation = try #require(Self.started(machine.pathChanged(Self.path(Self.ethernet), at: date)))
+        for verdict in [Verdict.online, .noInternet(.timedOut), .online, .noInternet(.timedOut), .online] {
+            _ = finish(&machine, generation, verdict)
+            #expect(machine.status == .connectedViaEthernet)
+        }
+    }
+
+    @Test func backoffDoublesToTheLimitWhileNotOnline() throws {
+        var machine = ConnectivityMachine(
+            settings: .init(offlineRetryInitial: .seconds(1), offlineRetryLimit: .seconds(8)))
+        var generation = try #require(Self.started(machine.pathChanged(Self.path(Self.ethernet), at: date)))
+        var delays: [Duration] = []
+        for _ in 0..<6 {
+            let (delay, timer) = try #require(Self.scheduled(finish(&machine, generation, .noInternet(.timedOut))))
+            delays.append(delay)
+            generation = try #require(Self.started(machine.timerFired(generation: timer)))
+        }
+        #expect(delays == [.seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(8), .seconds(8)])
+        // Online resets it.
+        _ = finish(&machine, generation, .online)
+        #expect(machine.nextRetryDelay == .seconds(1))
+    }
+
+    @Test func pollingWhileOnlineUnlessOfflineOnly() throws {
+        var polling = ConnectivityMachine(settings: .init(pollingInterval: .seconds(30)))
+        let generation = try #require(Self.started(polling.pathChanged(Self.path(Self.wifi), at: date)))
+        #expect(Self.scheduled(finish(&polling, generation, .online))?.0 == .seconds(30))
+
+        var offlineOnly = ConnectivityMachine(settings: .init(pollingInterval: .seconds(30), pollWhileOfflineOnly: true))
+        let other = try #require(Self.started(offlineOnly.pathChanged(Self.path(Self.wifi), at: date)))
+        #expect(Self.scheduled(finish(&offlineOnly, other, .online)) == nil)
+    }
+
+    @Test func pollingIntervalCapsTheOfflineRetry() throws {
+        var machine = ConnectivityMachine(
+            settings: .init(offlineRetryInitial: .seconds(1), offlineRetryLimit: .seconds(60), pollingInterval: .seconds(3)))
+        var generation = try #require(Self.started(machine.pathChanged(Self.path(Self.wifi), at: date)))
+        var delays: [Duration] = []
+        for _ in 0..<4 {
+            let (delay, timer) = try #require(Self.scheduled(finish(&machine, generation, .noInternet(.timedOut))))
+            delays.append(delay)
+            generation = try #require(Self.started(machine.timerFired(generation: timer)))
+        }
+        #expect(delays == [.seconds(1), .seconds(2), .seconds(3), .seconds(3)])
+    }
+
+    @Test func staleTimerDoesNothing() throws {
+        var machine = ConnectivityMachine(settings: .init())
+        let generation = try #require(Self.started(machine.pathChanged(Self.path(Self.wifi), at: date)))
+        let (_, timer) = try #require(Self.scheduled(finish(&machine, generation, .noInternet(.timedOut))))
+        _ = machine.pathChanged(Self.path(Self.ethernet), at: date)
+        #expect(machine.timerFired(generation: timer).isEmpty)
+    }
+
+    @Test func stopMakesEverythingStale() throws {
+        var machine = ConnectivityMachine(settings: .init())
+        let generation = try #require(Self.started(machine.pathChanged(Self.path(Self.wifi), at: date)))
+        #expect(machine.stop() == [.cancelCheck, .cancelTimer])
+        #expect(finish(&machine, generation, .online).isEmpty)
+        #expect(machine.status == .determining)
+    }
+
+    @Test func unchangedOutcomeIsNotPublishedTwice() throws {
+        var machine = ConnectivityMachine(settings: .init(pollingInterval: .seconds(5)))
+        let generation = try #require(Self.started(machine.pathChanged(Self.path(Self.wifi), at: date)))
+        #expect(Self.published(finish(&machine, generation, .online)).count == 1)
+        #expect(Self.published(finish(&machine, generation, .online)).isEmpty)
+    }
+
+    @Test func portalLoginURLChangeIsPublished() throws {
+        var machine = ConnectivityMachine(settings: .init())
+        let generation = try #require(Self.started(machine.pathChanged(Self.path(Self.wifi), at: date)))
+        let first = Verdict.captivePortal(loginURL: URL(string: "http://a.test/")!)
+        let second = Verdict.captivePortal(loginURL: URL(string: "http://b.test/")!)
+        #expect(Self.published(finish(&machine, generation, first)).count == 1)
+        #expect(Self.published(finish(&machine, generation, second)).map(\.verdict) == [second])
+    }
+
+    @Test(arguments: InterfaceType.allCases)
+    func statusMapping(type: InterfaceType) {
+        let validated = ConnectivityStatus.make(validated: true, pathUsable: true, interfaceType: type)
+        let failed = ConnectivityStatus.make(validated: false, pathUsable: true, interfaceType: type)
+        #expect(validated.isConnected)
+        #expect(!failed.isConnected)
+        switch type {
+        case .wifi: #expect([validated, failed] == [.connectedViaWiFi, .connectedViaWiFiWithoutInternet])
+        case .cellular: #expect([validated, failed] == [.connectedViaCellular, .connectedViaCellularWithoutInternet])
+        case .wiredEthernet: #expect([validated, failed] == [.connectedViaEthernet, .connectedViaEthernetWithoutInternet])
+        case .loopback, .other: #expect([validated, failed] == [.connected, .notConnected])
+        }
+        #expect(ConnectivityStatus.make(validated: true, pathUsable: false, interfaceType: type) == .notConnected)
+    }
+}
