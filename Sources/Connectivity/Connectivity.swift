@@ -7,7 +7,8 @@ import Reachability
 
 extension Notification.Name {
     /// Posted by a started ``Connectivity`` (the object) on its callback queue
-    /// whenever its status or verdict changes.
+    /// whenever its status or verdict changes; `userInfo[Connectivity.resultKey]`
+    /// is the ``ConnectivityResult`` that changed it.
     public static let connectivityDidChange = Notification.Name("ReachabilityConnectivityDidChange")
 }
 
@@ -60,6 +61,9 @@ public final class Connectivity: Sendable {
         /// Connected as last delivered to the callbacks (nil: nothing delivered yet).
         var deliveredConnected: Bool?
     }
+
+    /// The `userInfo` key of ``Foundation/Notification/Name/connectivityDidChange``'s result.
+    public static let resultKey = "result"
 
     private static let defaultCallbackQueue = DispatchQueue(label: "Connectivity.callbacks")
 
@@ -301,7 +305,8 @@ public final class Connectivity: Sendable {
         callbackQueue.async { [weak self] in
             guard let self, self.state.withLockedValue({ $0.running && $0.run == run }) else { return }
             callback?(self)
-            NotificationCenter.default.post(name: .connectivityDidChange, object: self)
+            NotificationCenter.default.post(
+                name: .connectivityDidChange, object: self, userInfo: [Connectivity.resultKey: result])
         }
     }
 }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -83,41 +84,53 @@ struct ProbeRunner: Sendable {
     }
 
     /// One attempt, bounded by `timeout` (the request, and the body read).
+    ///
+    /// The request is handed to the client on its own event loop thread: that is
+    /// where AsyncHTTPClient makes the connection's socket, so for a client of
+    /// another namespace the probe leaves from inside it (the async `execute` would
+    /// make it on whichever thread calls it).
     func probe(_ endpoint: ConnectivityEndpoint, timeout: Duration) async -> AttemptOutcome {
-        var building = HTTPClientRequest(url: endpoint.url.absoluteString)
-        building.method = HTTPMethod(rawValue: endpoint.method)
-        building.headers.add(name: "User-Agent", value: userAgent)
-        building.headers.add(name: "Accept", value: "*/*")
+        var headers = HTTPHeaders()
+        headers.add(name: "User-Agent", value: userAgent)
+        headers.add(name: "Accept", value: "*/*")
         // Never an answer from a cache between us and the endpoint.
-        building.headers.add(name: "Cache-Control", value: "no-cache, no-store, max-age=0")
-        building.headers.add(name: "Pragma", value: "no-cache")
-        building.headers.add(name: "Connection", value: "close")
-        for (name, value) in endpoint.headers { building.headers.replaceOrAdd(name: name, value: value) }
-        if endpoint.isHTTPS { building.tlsConfiguration = tlsConfiguration }
-        let url = endpoint.url
-        let cap = maximumBodySize
-        let request = building
+        headers.add(name: "Cache-Control", value: "no-cache, no-store, max-age=0")
+        headers.add(name: "Pragma", value: "no-cache")
+        headers.add(name: "Connection", value: "close")
+        for (name, value) in endpoint.headers { headers.replaceOrAdd(name: name, value: value) }
+        let request: HTTPClient.Request
+        do {
+            request = try HTTPClient.Request(
+                url: endpoint.url.absoluteString, method: HTTPMethod(rawValue: endpoint.method), headers: headers,
+                body: nil, tlsConfiguration: endpoint.isHTTPS ? tlsConfiguration : nil)
+        } catch {
+            return .failed(.connectionFailed(String(describing: error)))
+        }
+        let delegate = ProbeDelegate(url: endpoint.url, cap: maximumBodySize)
+        let client = client
+        let loop = client.eventLoopGroup.next()
+        let deadline = NIODeadline.now() + TimeAmount(timeout)
         let outcome = await Self.withTimeout(timeout) { () async -> AttemptOutcome in
+            let task: HTTPClient.Task<ProbeResponse>
             do {
-                let response = try await client.execute(request, deadline: .now() + .init(timeout))
-                var body: [UInt8] = []
-                var truncated = false
-                for try await chunk in response.body {
-                    let room = cap - body.count
-                    if chunk.readableBytes > room {
-                        body += chunk.readableBytesView.prefix(room)
-                        truncated = true
-                        break  // Ends the stream: the connection is closed, the rest never read.
-                    }
-                    body += chunk.readableBytesView
-                }
-                return .answered(
-                    ProbeResponse(
-                        url: url, status: Int(response.status.code),
-                        headers: response.headers.map { ProbeResponse.HTTPHeader(name: $0.name, value: $0.value) },
-                        body: body, isBodyTruncated: truncated))
+                task = try await loop.submit {
+                    client.execute(
+                        request: request, delegate: delegate, eventLoop: .delegateAndChannel(on: loop),
+                        deadline: deadline)
+                }.get()
             } catch {
                 return .failed(Self.classify(error))
+            }
+            return await withTaskCancellationHandler {
+                do {
+                    return .answered(try await task.futureResult.get())
+                } catch {
+                    // The body cap ends the request on purpose: the answer stands.
+                    if let truncated = delegate.truncatedResponse { return .answered(truncated) }
+                    return .failed(Self.classify(error))
+                }
+            } onCancel: {
+                task.cancel()
             }
         }
         return outcome ?? .failed(Task.isCancelled ? .cancelled : .timedOut)
@@ -189,5 +202,66 @@ struct ProbeRunner: Sendable {
         default:
             return .connectionFailed(String(describing: error))
         }
+    }
+}
+
+/// Collects one answer: the head, and the body up to the cap. Past the cap it
+/// fails the request (closing the connection) and keeps what it has.
+private final class ProbeDelegate: HTTPClientResponseDelegate {
+    typealias Response = ProbeResponse
+
+    private struct Collected {
+        var status = 0
+        var headers: [ProbeResponse.HTTPHeader] = []
+        var body: [UInt8] = []
+        var truncated = false
+    }
+
+    struct BodyCapReached: Error {}
+
+    private let url: URL
+    private let cap: Int
+    private let collected = NIOLockedValueBox(Collected())
+
+    init(url: URL, cap: Int) {
+        self.url = url
+        self.cap = cap
+    }
+
+    private func response(_ collected: Collected) -> ProbeResponse {
+        ProbeResponse(
+            url: url, status: collected.status, headers: collected.headers, body: collected.body,
+            isBodyTruncated: collected.truncated)
+    }
+
+    /// The answer, when the request ended because the body reached the cap.
+    var truncatedResponse: ProbeResponse? {
+        collected.withLockedValue { $0.truncated ? response($0) : nil }
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<ProbeResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        collected.withLockedValue { collected in
+            collected.status = Int(head.status.code)
+            collected.headers = head.headers.map { ProbeResponse.HTTPHeader(name: $0.name, value: $0.value) }
+        }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<ProbeResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        let full = collected.withLockedValue { collected -> Bool in
+            let room = cap - collected.body.count
+            if buffer.readableBytes > room {
+                collected.body += buffer.readableBytesView.prefix(room)
+                collected.truncated = true
+                return true
+            }
+            collected.body += buffer.readableBytesView
+            return false
+        }
+        return full ? task.eventLoop.makeFailedFuture(BodyCapReached()) : task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<ProbeResponse>) throws -> ProbeResponse {
+        collected.withLockedValue { response($0) }
     }
 }

@@ -41,7 +41,10 @@ import Testing
 
     @Test func healthyAnswerIsOnline() {
         var tally = tally([Self.endpoint(http)])
-        #expect(!tally.record(0, Self.answer(http, 204), at: clock.now, mayRetry: true))
+        do {
+            let retry = tally.record(0, Self.answer(http, 204), at: clock.now, mayRetry: true)
+            #expect(!retry)
+        }
         #expect(tally.isDecided)
         #expect(tally.verdict == .online)
         #expect(tally.results.first?.isValid == true)
@@ -83,10 +86,16 @@ import Testing
 
     @Test func oneFastFailureIsRetriedAndDoesNotDecideAlone() {
         var tally = tally([Self.endpoint(http)])
-        #expect(tally.record(0, .failed(.connectionRefused), at: clock.now, mayRetry: true))
+        do {
+            let retry = tally.record(0, .failed(.connectionRefused), at: clock.now, mayRetry: true)
+            #expect(retry)
+        }
         #expect(!tally.isDecided)
         tally.attemptStarted(0, at: clock.now)
-        #expect(!tally.record(0, .failed(.connectionRefused), at: clock.now, mayRetry: true))
+        do {
+            let retry = tally.record(0, .failed(.connectionRefused), at: clock.now, mayRetry: true)
+            #expect(!retry)
+        }
         #expect(tally.isDecided)
         #expect(tally.verdict == .noInternet(.connectionRefused))
         #expect(tally.results.first?.attempts == 2)
@@ -94,23 +103,35 @@ import Testing
 
     @Test func timeoutsAreNotRetried() {
         var tally = tally([Self.endpoint(http), Self.endpoint(http2)], threshold: 100)
-        #expect(!tally.record(0, .failed(.timedOut), at: clock.now, mayRetry: true))
+        do {
+            let retry = tally.record(0, .failed(.timedOut), at: clock.now, mayRetry: true)
+            #expect(!retry)
+        }
         // Threshold unreachable, but one failure alone doesn't decide.
         #expect(!tally.isDecided)
-        #expect(!tally.record(1, .failed(.timedOut), at: clock.now, mayRetry: true))
+        do {
+            let retry = tally.record(1, .failed(.timedOut), at: clock.now, mayRetry: true)
+            #expect(!retry)
+        }
         #expect(tally.isDecided)
         #expect(tally.verdict == .noInternet(.timedOut))
     }
 
     @Test func noRetryWhenTheDeadlineIsTooClose() {
         var tally = tally([Self.endpoint(http)])
-        #expect(!tally.record(0, .failed(.connectionRefused), at: clock.now, mayRetry: false))
+        do {
+            let retry = tally.record(0, .failed(.connectionRefused), at: clock.now, mayRetry: false)
+            #expect(!retry)
+        }
         #expect(tally.isDecided)
     }
 
     @Test func oneDownOneHealthyAtFiftyPercentIsOnline() {
         var tally = tally([Self.endpoint(http), Self.endpoint(http2)], threshold: 50)
-        #expect(tally.record(0, .failed(.connectionRefused), at: clock.now, mayRetry: true))
+        do {
+            let retry = tally.record(0, .failed(.connectionRefused), at: clock.now, mayRetry: true)
+            #expect(retry)
+        }
         _ = tally.record(1, Self.answer(http2, 204), at: clock.now, mayRetry: true)
         #expect(tally.isDecided)
         #expect(tally.verdict == .online)

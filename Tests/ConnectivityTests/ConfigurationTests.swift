@@ -55,7 +55,7 @@ import Testing
     @Test func defaultsAreValidAndMixHTTPAndHTTPS() throws {
         let endpoints = try ConnectivityConfiguration().validatedEndpoints()
         #expect(endpoints.count == ConnectivityEndpoint.defaults.count)
-        #expect(endpoints.contains(where: \.isHTTPS))
+        #expect(endpoints.contains { $0.isHTTPS })
         #expect(endpoints.contains(where: { !$0.isHTTPS }))
     }
 
@@ -66,7 +66,7 @@ import Testing
     @Test func httpsOnlyKeepsHTTPSAndFailsWithoutAny() throws {
         var configuration = ConnectivityConfiguration()
         configuration.httpsOnly = true
-        #expect(try configuration.validatedEndpoints().allSatisfy(\.isHTTPS))
+        #expect(try configuration.validatedEndpoints().allSatisfy { $0.isHTTPS })
         configuration.endpoints = [Self.good]
         #expect(throws: ConnectivityError.self) { try configuration.validatedEndpoints() }
     }

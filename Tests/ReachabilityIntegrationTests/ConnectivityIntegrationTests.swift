@@ -1,0 +1,391 @@
+import Connectivity
+import Foundation
+import NIOConcurrencyHelpers
+import Reachability
+import Testing
+
+@testable import Connectivity
+
+/// Records every result a started `Connectivity` publishes (from the notification,
+/// which carries it), and the whenConnected / whenDisconnected calls.
+final class ConnectivityLog: Sendable {
+    private struct State {
+        var results: [ConnectivityResult] = []
+        var connected = 0
+        var disconnected = 0
+    }
+    private let state = NIOLockedValueBox(State())
+    /// Keeps the instance alive as long as the log (a released instance stops).
+    let connectivity: Connectivity
+    private struct Token: @unchecked Sendable { var value: any NSObjectProtocol }
+    private let token: Token
+
+    init(_ connectivity: Connectivity) {
+        self.connectivity = connectivity
+        let state = state
+        token = Token(
+            value: NotificationCenter.default.addObserver(
+                forName: .connectivityDidChange, object: connectivity, queue: nil
+            ) { notification in
+                guard let result = notification.userInfo?[Connectivity.resultKey] as? ConnectivityResult else { return }
+                state.withLockedValue { $0.results.append(result) }
+            })
+        connectivity.whenConnected = { _ in state.withLockedValue { $0.connected += 1 } }
+        connectivity.whenDisconnected = { _ in state.withLockedValue { $0.disconnected += 1 } }
+    }
+
+    deinit {
+        NotificationCenter.default.removeObserver(token.value)
+        connectivity.stopNotifier()
+    }
+
+    var results: [ConnectivityResult] { state.withLockedValue { $0.results } }
+    var verdicts: [String] { results.map(\.verdict.name) }
+    var connectedCalls: Int { state.withLockedValue { $0.connected } }
+    var disconnectedCalls: Int { state.withLockedValue { $0.disconnected } }
+
+    /// Waits until the results satisfy `condition`.
+    func wait(
+        _ what: String, timeout: Duration = .seconds(20), _ condition: @escaping @Sendable ([ConnectivityResult]) -> Bool
+    ) async throws {
+        let state = state
+        do {
+            try await eventually(what, timeout: timeout) { condition(state.withLockedValue { $0.results }) }
+        } catch {
+            throw WaitTimedOut(what: "\(what); results: \(verdicts)", seen: [])
+        }
+    }
+}
+
+/// Counts of this process's open descriptors and resident memory.
+enum ProcessFootprint {
+    static var descriptors: Int { ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count }
+    static var threads: Int { ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).count }
+    /// VmRSS in KiB.
+    static var residentKiB: Int {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+}
+
+@Suite("Connectivity against real HTTP servers in test namespaces", .enabled(if: IntegrationGate.enabled))
+struct ConnectivityIntegrationTests {
+    /// A namespace with a usable path out (veth0, 192.0.2.1/24, default route) and
+    /// an HTTP server listening on its loopback.
+    static func setUp(_ routes: [String: TestHTTPServer.Behaviour]) throws -> (TestNamespace, TestHTTPServer) {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        return (ns, try TestHTTPServer(in: ns, routes: routes))
+    }
+
+    static func configuration(
+        _ ns: TestNamespace, _ endpoints: [ConnectivityEndpoint], threshold: Double = 50
+    ) -> ConnectivityConfiguration {
+        var configuration = ConnectivityConfiguration(
+            endpoints: endpoints, successThreshold: threshold, environment: ns.environment)
+        configuration.probeTimeout = .seconds(2)
+        configuration.checkDeadline = .seconds(4)
+        return configuration
+    }
+
+    static func check(_ configuration: ConnectivityConfiguration) async throws -> ConnectivityResult {
+        await (try Connectivity(configuration: configuration)).checkConnectivity()
+    }
+
+    @Test("healthy 204 and healthy bodies: online over the namespace's Ethernet-like link")
+    func healthy() async throws {
+        let (ns, server) = try Self.setUp([
+            "/generate_204": .respond(status: 204),
+            "/connecttest.txt": .respond(status: 200, body: "Microsoft Connect Test"),
+            "/hotspot.html": .respond(status: 200, body: "<HTML><BODY>Success</BODY></HTML>"),
+            "/regex": .respond(status: 200, body: "ok 42\n"),
+        ])
+        let endpoints = [
+            ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204)),
+            ConnectivityEndpoint(url: server.url("/connecttest.txt"), expectation: .bodyEquals("Microsoft Connect Test")),
+            ConnectivityEndpoint(url: server.url("/hotspot.html"), expectation: .bodyContains("Success")),
+            ConnectivityEndpoint(url: server.url("/regex"), expectation: .bodyMatches("^ok [0-9]+$")),
+        ]
+        for endpoint in endpoints {
+            let result = try await Self.check(Self.configuration(ns, [endpoint]))
+            #expect(result.verdict == .online, "\(endpoint)")
+            #expect(result.status == .connectedViaEthernet)
+            #expect(result.interface?.name == "veth0")
+            #expect(result.endpoints.first?.isValid == true)
+        }
+        let all = try await Self.check(Self.configuration(ns, endpoints, threshold: 100))
+        #expect(all.verdict == .online)
+        #expect(all.endpoints.count == 4 && all.endpoints.allSatisfy { $0.isValid })
+        // Caches bypassed: every probe asked for a fresh answer.
+        let request = try #require(server.requests.first)
+        #expect(request.headers["cache-control"]?.contains("no-cache") == true)
+        #expect(request.headers["pragma"] == "no-cache")
+    }
+
+    @Test("302 with Location: captivePortal at that URL; the redirect is not followed")
+    func redirect() async throws {
+        let (ns, server) = try Self.setUp([
+            "/generate_204": .respond(status: 302, headers: ["Location": "http://127.0.0.1:1/portal/login?id=7"]),
+            "/relative": .respond(status: 303, headers: ["Location": "/login"]),
+        ])
+        let result = try await Self.check(
+            Self.configuration(ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))]))
+        #expect(result.verdict == .captivePortal(loginURL: URL(string: "http://127.0.0.1:1/portal/login?id=7")!))
+        #expect(result.status == .connectedViaEthernetWithoutInternet)
+        #expect(result.endpoints.first?.httpStatus == 302)
+        #expect(server.count("/portal/login") == 0)
+
+        let relative = try await Self.check(
+            Self.configuration(ns, [ConnectivityEndpoint(url: server.url("/relative"), expectation: .status(204))]))
+        #expect(relative.verdict == .captivePortal(loginURL: server.url("/login")))
+        #expect(server.count("/login") == 0, "redirects are answers, never followed")
+    }
+
+    @Test("a 200 login page on a 204 URL, and a 511: captivePortal at the probe URL")
+    func loginPageAnd511() async throws {
+        let (ns, server) = try Self.setUp([
+            "/generate_204": .respond(status: 200, body: "<html><form action=/login>Log in</form></html>"),
+            "/nck": .respond(status: 511, body: "<html>Network Authentication Required</html>"),
+        ])
+        for path in ["/generate_204", "/nck"] {
+            let result = try await Self.check(
+                Self.configuration(ns, [ConnectivityEndpoint(url: server.url(path), expectation: .status(204))]))
+            #expect(result.verdict == .captivePortal(loginURL: server.url(path)), "\(path)")
+        }
+    }
+
+    @Test("a server slower than the probe timeout: noInternet(timedOut) within the deadline")
+    func slowServer() async throws {
+        let (ns, server) = try Self.setUp([
+            "/slow": .delayed(.seconds(30), .respond(status: 204)), "/silent": .silent,
+        ])
+        var configuration = Self.configuration(
+            ns, [
+                ConnectivityEndpoint(url: server.url("/slow"), expectation: .status(204)),
+                ConnectivityEndpoint(url: server.url("/silent"), expectation: .status(204)),
+            ])
+        configuration.probeTimeout = .milliseconds(700)
+        configuration.checkDeadline = .milliseconds(1500)
+        let started = ContinuousClock.now
+        let result = try await Self.check(configuration)
+        let elapsed = ContinuousClock.now - started
+        #expect(result.verdict == .noInternet(.timedOut))
+        #expect(result.endpoints.allSatisfy { $0.failure == .timedOut })
+        #expect(elapsed < .milliseconds(1500) + .seconds(1), "took \(elapsed)")
+    }
+
+    @Test("an endless body: a verdict within the deadline, the body read to 64 KiB and no further")
+    func endlessBody() async throws {
+        let (ns, server) = try Self.setUp(["/generate_204": .endlessBody, "/page": .endlessBody])
+        let residentBefore = ProcessFootprint.residentKiB
+        for path in ["/generate_204", "/page"] {
+            let expectation: ConnectivityEndpoint.Expectation = path == "/page" ? .bodyContains("Success") : .status(204)
+            for _ in 0..<10 {
+                let started = ContinuousClock.now
+                let result = try await Self.check(
+                    Self.configuration(ns, [ConnectivityEndpoint(url: server.url(path), expectation: expectation)]))
+                #expect(ContinuousClock.now - started < .seconds(4))
+                #expect(result.verdict == .captivePortal(loginURL: server.url(path)))
+            }
+        }
+        // The client hung up: the server's writes stop.
+        let sent = server.endlessBytesSent
+        try await Task.sleep(for: .milliseconds(300))
+        let later = server.endlessBytesSent
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(server.endlessBytesSent == later, "still streaming after the checks: \(sent) → \(later)")
+        let growth = ProcessFootprint.residentKiB - residentBefore
+        #expect(growth < 32 * 1024, "RSS grew \(growth) KiB over 20 endless-body checks")
+    }
+
+    @Test("connection refused: noInternet(connectionRefused), after a second attempt")
+    func refused() async throws {
+        let (ns, server) = try Self.setUp([:])
+        let closed = URL(string: "http://127.0.0.1:\(server.port == 9 ? 10 : 9)/generate_204")!
+        let result = try await Self.check(
+            Self.configuration(ns, [ConnectivityEndpoint(url: closed, expectation: .status(204))]))
+        #expect(result.verdict == .noInternet(.connectionRefused))
+        #expect(result.endpoints.first?.attempts == 2)
+    }
+
+    @Test("no usable path: notConnected at once, no probe sent")
+    func noPath() async throws {
+        let ns = try TestNamespace()
+        let server = try TestHTTPServer(in: ns, routes: ["/generate_204": .respond(status: 204)])
+        let result = try await Self.check(
+            Self.configuration(ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))]))
+        #expect(result.verdict == .notConnected)
+        #expect(result.status == .notConnected)
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test("one endpoint down and one healthy at 50 %: online; at 100 %: limited")
+    func partial() async throws {
+        let (ns, server) = try Self.setUp(["/generate_204": .respond(status: 204)])
+        let endpoints = [
+            ConnectivityEndpoint(url: URL(string: "http://127.0.0.1:9/down")!, expectation: .status(204)),
+            ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204)),
+        ]
+        #expect(try await Self.check(Self.configuration(ns, endpoints, threshold: 50)).verdict == .online)
+        let strict = try await Self.check(Self.configuration(ns, endpoints, threshold: 100))
+        #expect(strict.verdict == .limited(.belowThreshold(succeeded: 1, required: 2)))
+    }
+
+    @Test("plain HTTP fine, HTTPS failing: limited(httpsBlocked)")
+    func httpsBlocked() async throws {
+        let (ns, server) = try Self.setUp(["/generate_204": .respond(status: 204)])
+        let endpoints = [
+            ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204)),
+            // An HTTP server where TLS is expected: the handshake fails.
+            ConnectivityEndpoint(
+                url: URL(string: "https://127.0.0.1:\(server.port)/generate_204")!, expectation: .status(204)),
+        ]
+        let result = try await Self.check(Self.configuration(ns, endpoints, threshold: 100))
+        #expect(result.verdict == .limited(.httpsBlocked))
+        guard case .tlsFailed? = result.endpoints.last?.failure else {
+            Issue.record("expected a TLS failure, got \(String(describing: result.endpoints.last))")
+            return
+        }
+    }
+
+    @Test("RFC 8908: captive true from the API is authoritative, with its user-portal-url")
+    func captiveAPI() async throws {
+        let (ns, server) = try Self.setUp([
+            "/generate_204": .respond(status: 204),
+            "/captive": .respond(
+                status: 200, headers: ["Content-Type": "application/captive+json"],
+                body: #"{"captive": true, "user-portal-url": "https://portal.test/login"}"#),
+            "/released": .respond(
+                status: 200, headers: ["Content-Type": "application/captive+json"], body: #"{"captive": false}"#),
+        ])
+        var configuration = Self.configuration(
+            ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))])
+        configuration.captivePortalAPI = server.url("/captive")
+        let captive = try await Self.check(configuration)
+        #expect(captive.verdict == .captivePortal(loginURL: URL(string: "https://portal.test/login")!))
+        #expect(captive.captivePortalAPI?.captive == true)
+        #expect(server.requests.first { $0.path == "/captive" }?.headers["accept"] == "application/captive+json")
+
+        configuration.captivePortalAPI = server.url("/released")
+        #expect(try await Self.check(configuration).verdict == .online)
+    }
+
+    @Test("Authorization goes only to the endpoint configured with it")
+    func authorizationOnlyWhereConfigured() async throws {
+        let (ns, server) = try Self.setUp(["/a": .respond(status: 204), "/b": .respond(status: 204)])
+        let endpoints = [
+            ConnectivityEndpoint(
+                url: server.url("/a"), expectation: .status(204), headers: ["Authorization": "Bearer s3cret"]),
+            ConnectivityEndpoint(url: server.url("/b"), expectation: .status(204)),
+        ]
+        #expect(try await Self.check(Self.configuration(ns, endpoints, threshold: 100)).verdict == .online)
+        let byPath = Dictionary(server.requests.map { ($0.path, $0.headers) }) { first, _ in first }
+        #expect(byPath["/a"]?["authorization"] == "Bearer s3cret")
+        #expect(byPath["/b"]?.keys.contains("authorization") == false)
+    }
+
+    @Test("notifier: a flapping endpoint doesn't flip online; a lasting failure does, then one success returns")
+    func hysteresis() async throws {
+        let (ns, server) = try Self.setUp(["/generate_204": .respond(status: 204)])
+        var configuration = Self.configuration(
+            ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))])
+        configuration.pollingInterval = .milliseconds(100)
+        configuration.offlineRetryInitial = .milliseconds(100)
+        configuration.offlineRetryLimit = .milliseconds(200)
+        let log = ConnectivityLog(try Connectivity(configuration: configuration))
+        try log.connectivity.startNotifier()
+        try await log.wait("online") { $0.last?.verdict == .online }
+        // Every other answer fails: never two failures in a row.
+        server.set("/generate_204", .alternating([.respond(status: 500), .respond(status: 204)]))
+        let before = server.count("/generate_204")
+        try await eventually("ten flapping checks") { server.count("/generate_204") >= before + 10 }
+        #expect(log.verdicts == ["online"])
+        #expect(log.connectivity.status == .connectedViaEthernet)
+        // Lasting failure: offline after two checks.
+        server.set("/generate_204", .respond(status: 500))
+        try await log.wait("noInternet") { $0.last?.verdict == .noInternet(.unexpectedResponse) }
+        #expect(log.connectivity.status == .connectedViaEthernetWithoutInternet)
+        server.set("/generate_204", .respond(status: 204))
+        try await log.wait("online again") { $0.last?.verdict == .online }
+        #expect(log.verdicts == ["online", "noInternet", "online"])
+        #expect(log.connectedCalls == 2 && log.disconnectedCalls == 1)
+    }
+
+    @Test("notifier: link down during a probe cancels it, notConnected at once, no late online")
+    func linkDownDuringProbe() async throws {
+        let (ns, server) = try Self.setUp(["/generate_204": .delayed(.milliseconds(1500), .respond(status: 204))])
+        let log = ConnectivityLog(
+            try Connectivity(
+                configuration: Self.configuration(
+                    ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))])))
+        try log.connectivity.startNotifier()
+        try await eventually("the probe reaches the server") { server.count("/generate_204") == 1 }
+        let down = ContinuousClock.now
+        try ns.ip("link set veth0 down")
+        try await log.wait("notConnected") { $0.last?.verdict == .notConnected }
+        #expect(ContinuousClock.now - down < .milliseconds(1500), "before the server would have answered")
+        // The server answers 1.5 s after the request; wait past that.
+        try await Task.sleep(for: .seconds(2))
+        #expect(log.verdicts == ["notConnected"])
+        #expect(log.connectivity.status == .notConnected)
+        // Link back: checked again (the path changed), online.
+        server.set("/generate_204", .respond(status: 204))
+        try ns.ip("link set veth0 up")
+        try ns.ip("route add default via 192.0.2.2 dev veth0")
+        try await log.wait("online after link up") { $0.last?.verdict == .online }
+    }
+
+    @Test("notifier: updates sequence and stop; a stopped instance publishes nothing")
+    func updatesAndStop() async throws {
+        let (ns, server) = try Self.setUp(["/generate_204": .respond(status: 204)])
+        let connectivity = try Connectivity(
+            configuration: Self.configuration(
+                ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))]))
+        try connectivity.startNotifier()
+        let updates = connectivity.updates
+        var iterator = updates.makeAsyncIterator()
+        let first = await iterator.next()
+        #expect(first?.verdict == .online)
+        #expect(connectivity.isConnected)
+        connectivity.stopNotifier()
+        #expect(await iterator.next() == nil, "the sequence ends on stop")
+        #expect(connectivity.status == .determining)
+        #expect(!connectivity.isRunning)
+    }
+
+    @Test("1,000 start/stop cycles: no growth in descriptors, threads or memory")
+    func startStopCycles() async throws {
+        let (ns, server) = try Self.setUp(["/generate_204": .respond(status: 204)])
+        let connectivity = try Connectivity(
+            configuration: Self.configuration(
+                ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))]))
+        func cycles(_ count: Int) async throws {
+            for index in 0..<count {
+                try connectivity.startNotifier()
+                if index % 10 == 0 {
+                    // Now and then let a check run to the end, so that probes happen too.
+                    try await eventually("online") { connectivity.isConnected }
+                }
+                connectivity.stopNotifier()
+            }
+            try await eventually("clients shut down") { ProbeClients.shared.count == 0 }
+        }
+        try await cycles(100)  // Warm-up: caches, pools, lazily made threads.
+        try await Task.sleep(for: .milliseconds(500))
+        let descriptors = ProcessFootprint.descriptors
+        let threads = ProcessFootprint.threads
+        let resident = ProcessFootprint.residentKiB
+        try await cycles(1000)
+        try await eventually("descriptors back to \(descriptors)", timeout: .seconds(10)) {
+            ProcessFootprint.descriptors <= descriptors + 2
+        }
+        try await eventually("threads back to \(threads)", timeout: .seconds(10)) {
+            ProcessFootprint.threads <= threads + 1
+        }
+        let growth = ProcessFootprint.residentKiB - resident
+        #expect(growth < 16 * 1024, "RSS grew \(growth) KiB over 1,000 cycles")
+        #expect(server.count("/generate_204") >= 100)
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Reachability
+
+/// A real HTTP/1.1 server (SwiftNIO) for the Connectivity tests, listening inside
+/// a test namespace (or the process's own) on an ephemeral port. Each path has a
+/// behaviour that tests can change while it runs: a plain answer, a redirect, a
+/// slow or silent server, an endless body. It records every request it gets.
+final class TestHTTPServer: Sendable {
+    /// What the server does for one path.
+    enum Behaviour: Sendable {
+        /// Answers at once.
+        case respond(status: Int, headers: [String: String] = [:], body: String = "")
+        /// Waits, then behaves as the inner behaviour.
+        indirect case delayed(Duration, Behaviour)
+        /// Answers 200 and streams a body that never ends, as fast as the client reads.
+        case endlessBody
+        /// Reads the request and never answers.
+        case silent
+        /// Each request gets the next of these, in turn.
+        indirect case alternating([Behaviour])
+    }
+
+    struct Request: Sendable {
+        var path: String
+        var headers: [String: String]
+    }
+
+    private struct State {
+        var routes: [String: Behaviour]
+        var requests: [Request] = []
+        var endlessBytesSent = 0
+        var turns: [String: Int] = [:]
+    }
+
+    private let group: MultiThreadedEventLoopGroup
+    private let channel: any Channel
+    private let state: NIOLockedValueBox<State>
+    let host: String
+    let port: Int
+
+    /// Starts listening on `host` (default 127.0.0.1) inside `namespace` (nil: the
+    /// process's own). The listening socket is made on the server's own event loop
+    /// thread after it entered the namespace; no other thread moves.
+    init(in namespace: TestNamespace?, host: String = "127.0.0.1", routes: [String: Behaviour]) throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let state = NIOLockedValueBox(State(routes: routes))
+        let loop = group.next()
+        let environment = namespace?.environment ?? .default
+        do {
+            try loop.submit { try environment.enterNetworkNamespaceOnCurrentThread() }.wait()
+            channel = try loop.flatSubmit {
+                ServerBootstrap(group: group)
+                    .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                    .childChannelInitializer { channel in
+                        channel.eventLoop.makeCompletedFuture {
+                            try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                            try channel.pipeline.syncOperations.addHandler(Handler(state: state))
+                        }
+                    }
+                    .bind(host: host, port: 0)
+            }.wait()
+        } catch {
+            try? group.syncShutdownGracefully()
+            throw error
+        }
+        self.group = group
+        self.state = state
+        self.host = host
+        port = channel.localAddress?.port ?? 0
+    }
+
+    deinit {
+        try? channel.close().wait()
+        try? group.syncShutdownGracefully()
+    }
+
+    /// `http://HOST:PORT/PATH`.
+    func url(_ path: String) -> URL { URL(string: "http://\(host):\(port)\(path)")! }
+
+    /// Changes what `path` does from now on.
+    func set(_ path: String, _ behaviour: Behaviour) {
+        state.withLockedValue { state in
+            state.routes[path] = behaviour
+            state.turns[path] = 0
+        }
+    }
+
+    /// Every request so far, in arrival order.
+    var requests: [Request] { state.withLockedValue { $0.requests } }
+
+    /// Requests for `path` so far.
+    func count(_ path: String) -> Int { state.withLockedValue { $0.requests.filter { $0.path == path }.count } }
+
+    /// Body bytes the endless routes have written so far.
+    var endlessBytesSent: Int { state.withLockedValue { $0.endlessBytesSent } }
+
+    private final class Handler: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = HTTPServerRequestPart
+        typealias OutboundOut = HTTPServerResponsePart
+
+        let state: NIOLockedValueBox<State>
+        var head: HTTPRequestHead?
+
+        init(state: NIOLockedValueBox<State>) { self.state = state }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            switch unwrapInboundIn(data) {
+            case .head(let head):
+                self.head = head
+            case .body:
+                break
+            case .end:
+                guard let head else { return }
+                let path = String(head.uri.prefix { $0 != "?" })
+                var headers: [String: String] = [:]
+                for (name, value) in head.headers { headers[name.lowercased()] = value }
+                let behaviour = state.withLockedValue { state -> Behaviour in
+                    state.requests.append(Request(path: path, headers: headers))
+                    let route = state.routes[path] ?? .respond(status: 404, body: "no route")
+                    guard case .alternating(let turns) = route, !turns.isEmpty else { return route }
+                    let turn = state.turns[path, default: 0]
+                    state.turns[path] = turn + 1
+                    return turns[turn % turns.count]
+                }
+                perform(behaviour, context: context)
+            }
+        }
+
+        private func perform(_ behaviour: Behaviour, context: ChannelHandlerContext) {
+            switch behaviour {
+            case .respond(let status, let extra, let body):
+                var headers = HTTPHeaders()
+                for (name, value) in extra { headers.add(name: name, value: value) }
+                headers.add(name: "Content-Length", value: String(body.utf8.count))
+                headers.add(name: "Connection", value: "close")
+                let responseHead = HTTPResponseHead(
+                    version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers)
+                context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
+                if !body.isEmpty {
+                    context.write(
+                        wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: body)))),
+                        promise: nil)
+                }
+                let channel = context.channel
+                context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+            case .delayed(let delay, let then):
+                let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                context.eventLoop.scheduleTask(in: .init(delay)) {
+                    let (handler, context) = bound.value
+                    guard context.channel.isActive else { return }
+                    handler.perform(then, context: context)
+                }
+            case .endlessBody:
+                var headers = HTTPHeaders()
+                headers.add(name: "Content-Type", value: "text/plain")
+                context.writeAndFlush(
+                    wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))),
+                    promise: nil)
+                writeForever(context: context, chunk: context.channel.allocator.buffer(repeating: 0x61, count: 16 * 1024))
+            case .silent, .alternating:
+                break
+            }
+        }
+
+        /// Writes `chunk` again each time the last write completes, until the
+        /// client goes away (the write then fails).
+        private func writeForever(context: ChannelHandlerContext, chunk: ByteBuffer) {
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            let state = state
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk)))).whenComplete { result in
+                guard case .success = result else { return }
+                state.withLockedValue { $0.endlessBytesSent += chunk.readableBytes }
+                let (handler, context) = bound.value
+                guard context.channel.isActive else { return }
+                handler.writeForever(context: context, chunk: chunk)
+            }
+        }
+    }
+}
