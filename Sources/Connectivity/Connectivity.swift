@@ -181,7 +181,8 @@ public final class Connectivity: Sendable {
     /// finishes every ``updates`` sequence and releases the HTTP client. It can be
     /// started again.
     public func stopNotifier() {
-        let stopped = state.withLockedValue { state -> (PathMonitor?, [Task<Void, Never>], [AsyncStream<ConnectivityResult>.Continuation])? in
+        let stopped = state.withLockedValue {
+            state -> (PathMonitor?, [Task<Void, Never>], [AsyncStream<ConnectivityResult>.Continuation])? in
             guard state.running else { return nil }
             state.running = false
             state.run += 1
@@ -219,7 +220,8 @@ public final class Connectivity: Sendable {
         let client: HTTPClientLease
         do { client = try HTTPClientLease(environment) } catch {
             return ConnectivityResult(
-                verdict: .noInternet(.connectionFailed), status: .make(validated: false, pathUsable: true, interfaceType: interface?.type),
+                verdict: .noInternet(.connectionFailed),
+                status: .make(validated: false, pathUsable: true, interfaceType: interface?.type),
                 interface: interface, endpoints: [], captivePortalAPI: nil, date: Date())
         }
         defer { client.release() }

@@ -120,16 +120,19 @@ public struct ConnectivityConfiguration: Sendable {
             try Self.checkURL(endpoint.url, what: "endpoint")
             let method = endpoint.method
             guard !method.isEmpty, method.utf8.allSatisfy({ (0x41...0x5A).contains($0) || $0 == 0x2D }) else {
-                throw ConnectivityError("endpoint \(endpoint.url.absoluteString): \(method.debugDescription) is not an HTTP method")
+                throw ConnectivityError(
+                    "endpoint \(endpoint.url.absoluteString): \(method.debugDescription) is not an HTTP method")
             }
             for (name, value) in endpoint.headers {
                 guard Self.isToken(name), !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
-                    throw ConnectivityError("endpoint \(endpoint.url.absoluteString): bad header \(name.debugDescription)")
+                    throw ConnectivityError(
+                        "endpoint \(endpoint.url.absoluteString): bad header \(name.debugDescription)")
                 }
             }
             if case .bodyMatches(let pattern) = endpoint.expectation {
                 do { _ = try NSRegularExpression(pattern: pattern) } catch {
-                    throw ConnectivityError("endpoint \(endpoint.url.absoluteString): invalid regular expression /\(pattern)/")
+                    throw ConnectivityError(
+                        "endpoint \(endpoint.url.absoluteString): invalid regular expression /\(pattern)/")
                 }
             }
             if case .status(let code) = endpoint.expectation, !(100...599).contains(code) {

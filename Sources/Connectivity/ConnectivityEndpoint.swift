@@ -72,7 +72,8 @@ public struct ConnectivityEndpoint: Sendable, CustomStringConvertible {
     /// HTTPS is told apart).
     public static let defaults: [ConnectivityEndpoint] = [
         // Android / ChromeOS.
-        ConnectivityEndpoint(url: URL(string: "http://connectivitycheck.gstatic.com/generate_204")!, expectation: .status(204)),
+        ConnectivityEndpoint(
+            url: URL(string: "http://connectivitycheck.gstatic.com/generate_204")!, expectation: .status(204)),
         // Apple (iOS, macOS).
         ConnectivityEndpoint(
             url: URL(string: "http://captive.apple.com/hotspot-detect.html")!, expectation: .bodyContains("Success")),
@@ -163,7 +164,9 @@ extension ConnectivityEndpoint.Expectation {
             return found ? nil : "the body does not match /\(pattern)/"
         case .header(let name, let value):
             guard let found = response.header(name) else { return "no \(name) header" }
-            if let value, found != value { return "\(name) is \(found.debugDescription), not \(value.debugDescription)" }
+            if let value, found != value {
+                return "\(name) is \(found.debugDescription), not \(value.debugDescription)"
+            }
             return nil
         case .status, .custom:
             return nil

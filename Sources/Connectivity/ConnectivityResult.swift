@@ -105,7 +105,7 @@ public enum ProbeFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .networkUnreachable(let detail): "unreachable: \(detail)"
         case .tlsFailed(let detail): "TLS failed: \(detail)"
         case .connectionFailed(let detail): "connection failed: \(detail)"
-        case .cancelled: "cancelled"
+        case .cancelled: "cancelled (the check ended first)"
         }
     }
 

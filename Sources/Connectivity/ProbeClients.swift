@@ -64,7 +64,8 @@ final class ProbeClients: Sendable {
             group = own
             client = HTTPClient(eventLoopGroup: own, configuration: Self.configuration)
         } else {
-            client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: Self.configuration)
+            client = HTTPClient(
+                eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: Self.configuration)
         }
         // Another user may have made one meanwhile: keep theirs, drop ours.
         let (chosen, spare) = entries.withLockedValue { entries -> (HTTPClient, Entry?) in

@@ -162,6 +162,13 @@ struct ProbeRunner: Sendable {
         }
     }
 
+    /// BoringSSL's reason (`WRONG_VERSION_NUMBER`, `CERTIFICATE_VERIFY_FAILED`…)
+    /// out of NIOSSL's long description, else the description.
+    static func tlsSummary(_ text: String) -> String {
+        guard let marker = text.range(of: "OPENSSL_internal:") else { return text }
+        return String(text[marker.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" })
+    }
+
     /// Maps AsyncHTTPClient's and NIO's errors to a ``ProbeFailure``.
     static func classify(_ error: any Error) -> ProbeFailure {
         switch error {
@@ -182,7 +189,8 @@ struct ProbeRunner: Sendable {
         case let error as IOError:
             switch error.errnoCode {
             case ECONNREFUSED: return .connectionRefused
-            case ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL: return .networkUnreachable(String(cString: strerror(error.errnoCode)))
+            case ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL:
+                return .networkUnreachable(String(cString: strerror(error.errnoCode)))
             case ETIMEDOUT: return .timedOut
             default: return .connectionFailed(String(describing: error))
             }
@@ -191,12 +199,8 @@ struct ProbeRunner: Sendable {
             return .connectionFailed(String(describing: error))
         case let error as SocketAddressError:
             return .nameResolutionFailed(String(describing: error))
-        case let error as NIOSSLError:
-            return .tlsFailed(String(describing: error))
-        case let error as BoringSSLError:
-            return .tlsFailed(String(describing: error))
-        case let error as NIOSSLExtraError:
-            return .tlsFailed(String(describing: error))
+        case is NIOSSLError, is BoringSSLError, is NIOSSLExtraError:
+            return .tlsFailed(tlsSummary(String(describing: error)))
         case is CancellationError:
             return .cancelled
         default:

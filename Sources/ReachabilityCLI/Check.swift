@@ -65,7 +65,9 @@ struct ProbeOptions: ParsableArguments {
             let expectation: ConnectivityEndpoint.Expectation =
                 expectBody.map { .bodyEquals($0) } ?? .status(expectStatus ?? 204)
             configuration.endpoints = try urls.map { text in
-                guard let url = URL(string: text) else { throw ValidationError("--url \(text.debugDescription) is not a URL") }
+                guard let url = URL(string: text) else {
+                    throw ValidationError("--url \(text.debugDescription) is not a URL")
+                }
                 return ConnectivityEndpoint(url: url, expectation: expectation, headers: headers)
             }
         }

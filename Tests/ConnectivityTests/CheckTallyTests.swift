@@ -53,7 +53,8 @@ import Testing
 
     @Test func redirectIsACaptivePortalWithTheLocation() {
         var tally = tally([Self.endpoint(http)])
-        _ = tally.record(0, Self.answer(http, 302, location: "http://portal.test/login?x=1"), at: clock.now, mayRetry: true)
+        _ = tally.record(
+            0, Self.answer(http, 302, location: "http://portal.test/login?x=1"), at: clock.now, mayRetry: true)
         #expect(tally.verdict == .captivePortal(loginURL: URL(string: "http://portal.test/login?x=1")!))
         #expect(tally.results.first?.location == "http://portal.test/login?x=1")
     }
@@ -177,7 +178,8 @@ import Testing
         var tally = tally([Self.endpoint(http)], api: api)
         _ = tally.record(0, Self.answer(http, 204), at: clock.now, mayRetry: true)
         #expect(!tally.isDecided, "the API has not answered yet")
-        tally.recordAPI(.answered(CaptivePortalAPIResponse(captive: true, userPortalURL: URL(string: "https://login.test/")!)))
+        tally.recordAPI(
+            .answered(CaptivePortalAPIResponse(captive: true, userPortalURL: URL(string: "https://login.test/")!)))
         #expect(tally.isDecided)
         #expect(tally.verdict == .captivePortal(loginURL: URL(string: "https://login.test/")!))
     }
@@ -212,7 +214,8 @@ import Testing
                 url: URL(string: "http://x.test/")!, isValid: false, httpStatus: nil, location: nil, failure: failure,
                 mismatch: nil, duration: .zero, attempts: 1)
         }
-        #expect(CheckTally.dominantReason([result(.timedOut), result(.timedOut), result(.connectionRefused)]) == .timedOut)
+        #expect(
+            CheckTally.dominantReason([result(.timedOut), result(.timedOut), result(.connectionRefused)]) == .timedOut)
         #expect(CheckTally.dominantReason([result(.timedOut), result(.connectionRefused)]) == .connectionRefused)
         #expect(CheckTally.dominantReason([result(.nameResolutionFailed("x"))]) == .nameResolutionFailed)
         #expect(CheckTally.dominantReason([]) == .timedOut)

@@ -28,7 +28,8 @@ import Testing
     }
 
     @Test func bodyContainsAndMatches() {
-        #expect(ConnectivityEndpoint.Expectation.bodyContains("Success").check(Self.response(200, "<b>Success</b>")) == nil)
+        #expect(
+            ConnectivityEndpoint.Expectation.bodyContains("Success").check(Self.response(200, "<b>Success</b>")) == nil)
         #expect(ConnectivityEndpoint.Expectation.bodyContains("Success").check(Self.response(200, "Log in")) != nil)
         #expect(ConnectivityEndpoint.Expectation.bodyMatches("^ok [0-9]+$").check(Self.response(200, "ok 42")) == nil)
         #expect(ConnectivityEndpoint.Expectation.bodyMatches("^ok [0-9]+$").check(Self.response(200, "ok x")) != nil)
@@ -50,7 +51,8 @@ import Testing
 }
 
 @Suite struct ConfigurationTests {
-    static let good = ConnectivityEndpoint(url: URL(string: "http://127.0.0.1:8080/generate_204")!, expectation: .status(204))
+    static let good = ConnectivityEndpoint(
+        url: URL(string: "http://127.0.0.1:8080/generate_204")!, expectation: .status(204))
 
     @Test func defaultsAreValidAndMixHTTPAndHTTPS() throws {
         let endpoints = try ConnectivityConfiguration().validatedEndpoints()
@@ -134,7 +136,8 @@ import Testing
 
 @Suite struct CaptivePortalAPITests {
     @Test func parsesRFC8908Fields() throws {
-        let json = #"{"captive": true, "user-portal-url": "https://login.test/portal", "venue-info-url": "https://venue.test/", "seconds-remaining": 326}"#
+        let json =
+            #"{"captive": true, "user-portal-url": "https://login.test/portal", "venue-info-url": "https://venue.test/", "seconds-remaining": 326}"#
         let parsed = try #require(CaptivePortalAPIResponse(json: Array(json.utf8)))
         #expect(parsed.captive)
         #expect(parsed.userPortalURL == URL(string: "https://login.test/portal"))
@@ -143,7 +146,8 @@ import Testing
     }
 
     @Test(arguments: [
-        "", "null", "[]", "{}", #"{"captive": "yes"}"#, #"{"captive": 1}"#, #"{"captive": true"#, "\u{0}", String(repeating: "[", count: 100_000),
+        "", "null", "[]", "{}", #"{"captive": "yes"}"#, #"{"captive": 1}"#, #"{"captive": true"#, "\u{0}",
+        String(repeating: "[", count: 100_000),
     ])
     func rejectsWhatIsNotAnObjectWithBooleanCaptive(text: String) {
         #expect(CaptivePortalAPIResponse(json: Array(text.utf8)) == nil)

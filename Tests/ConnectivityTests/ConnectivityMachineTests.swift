@@ -24,8 +24,10 @@ import Testing
     }
 
     static func scheduled(_ actions: [Action]) -> (Duration, UInt64)? {
-        actions.lazy.compactMap { if case .schedule(let delay, let generation) = $0 { (delay, generation) } else { nil } }
-            .first
+        actions.lazy.compactMap {
+            if case .schedule(let delay, let generation) = $0 { (delay, generation) } else { nil }
+        }
+        .first
     }
 
     func finish(_ machine: inout ConnectivityMachine, _ generation: UInt64, _ verdict: Verdict) -> [Action] {
@@ -123,14 +125,16 @@ import Testing
         let generation = try #require(Self.started(polling.pathChanged(Self.path(Self.wifi), at: date)))
         #expect(Self.scheduled(finish(&polling, generation, .online))?.0 == .seconds(30))
 
-        var offlineOnly = ConnectivityMachine(settings: .init(pollingInterval: .seconds(30), pollWhileOfflineOnly: true))
+        var offlineOnly = ConnectivityMachine(
+            settings: .init(pollingInterval: .seconds(30), pollWhileOfflineOnly: true))
         let other = try #require(Self.started(offlineOnly.pathChanged(Self.path(Self.wifi), at: date)))
         #expect(Self.scheduled(finish(&offlineOnly, other, .online)) == nil)
     }
 
     @Test func pollingIntervalCapsTheOfflineRetry() throws {
         var machine = ConnectivityMachine(
-            settings: .init(offlineRetryInitial: .seconds(1), offlineRetryLimit: .seconds(60), pollingInterval: .seconds(3)))
+            settings: .init(
+                offlineRetryInitial: .seconds(1), offlineRetryLimit: .seconds(60), pollingInterval: .seconds(3)))
         var generation = try #require(Self.started(machine.pathChanged(Self.path(Self.wifi), at: date)))
         var delays: [Duration] = []
         for _ in 0..<4 {
@@ -182,7 +186,8 @@ import Testing
         switch type {
         case .wifi: #expect([validated, failed] == [.connectedViaWiFi, .connectedViaWiFiWithoutInternet])
         case .cellular: #expect([validated, failed] == [.connectedViaCellular, .connectedViaCellularWithoutInternet])
-        case .wiredEthernet: #expect([validated, failed] == [.connectedViaEthernet, .connectedViaEthernetWithoutInternet])
+        case .wiredEthernet:
+            #expect([validated, failed] == [.connectedViaEthernet, .connectedViaEthernetWithoutInternet])
         case .loopback, .other: #expect([validated, failed] == [.connected, .notConnected])
         }
         #expect(ConnectivityStatus.make(validated: true, pathUsable: false, interfaceType: type) == .notConnected)

@@ -46,7 +46,8 @@ final class ConnectivityLog: Sendable {
 
     /// Waits until the results satisfy `condition`.
     func wait(
-        _ what: String, timeout: Duration = .seconds(20), _ condition: @escaping @Sendable ([ConnectivityResult]) -> Bool
+        _ what: String, timeout: Duration = .seconds(20),
+        _ condition: @escaping @Sendable ([ConnectivityResult]) -> Bool
     ) async throws {
         let state = state
         do {
@@ -59,7 +60,9 @@ final class ConnectivityLog: Sendable {
 
 /// Counts of this process's open descriptors and resident memory.
 enum ProcessFootprint {
-    static var descriptors: Int { ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count }
+    static var descriptors: Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count
+    }
     static var threads: Int { ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).count }
     /// VmRSS in KiB.
     static var residentKiB: Int {
@@ -104,7 +107,8 @@ struct ConnectivityIntegrationTests {
         ])
         let endpoints = [
             ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204)),
-            ConnectivityEndpoint(url: server.url("/connecttest.txt"), expectation: .bodyEquals("Microsoft Connect Test")),
+            ConnectivityEndpoint(
+                url: server.url("/connecttest.txt"), expectation: .bodyEquals("Microsoft Connect Test")),
             ConnectivityEndpoint(url: server.url("/hotspot.html"), expectation: .bodyContains("Success")),
             ConnectivityEndpoint(url: server.url("/regex"), expectation: .bodyMatches("^ok [0-9]+$")),
         ]
@@ -162,7 +166,8 @@ struct ConnectivityIntegrationTests {
             "/slow": .delayed(.seconds(30), .respond(status: 204)), "/silent": .silent,
         ])
         var configuration = Self.configuration(
-            ns, [
+            ns,
+            [
                 ConnectivityEndpoint(url: server.url("/slow"), expectation: .status(204)),
                 ConnectivityEndpoint(url: server.url("/silent"), expectation: .status(204)),
             ])
@@ -181,7 +186,8 @@ struct ConnectivityIntegrationTests {
         let (ns, server) = try Self.setUp(["/generate_204": .endlessBody, "/page": .endlessBody])
         let residentBefore = ProcessFootprint.residentKiB
         for path in ["/generate_204", "/page"] {
-            let expectation: ConnectivityEndpoint.Expectation = path == "/page" ? .bodyContains("Success") : .status(204)
+            let expectation: ConnectivityEndpoint.Expectation =
+                path == "/page" ? .bodyContains("Success") : .status(204)
             for _ in 0..<10 {
                 let started = ContinuousClock.now
                 let result = try await Self.check(
@@ -248,6 +254,27 @@ struct ConnectivityIntegrationTests {
             Issue.record("expected a TLS failure, got \(String(describing: result.endpoints.last))")
             return
         }
+    }
+
+    @Test("HTTPS: a server with a certificate from the configured roots is online; with system roots, tlsFailed")
+    func https() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let tls = try TestHTTPServer.selfSignedCertificate(in: directory)
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        let server = try TestHTTPServer(in: ns, tls: tls, routes: ["/generate_204": .respond(status: 204)])
+        var configuration = Self.configuration(
+            ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))])
+        configuration.httpsOnly = true
+        let untrusted = try await Self.check(configuration)
+        #expect(untrusted.verdict == .noInternet(.tlsFailed))
+        configuration.trustedRootCertificatesPath = tls.certificate
+        let trusted = try await Self.check(configuration)
+        #expect(trusted.verdict == .online)
+        #expect(trusted.endpoints.first?.httpStatus == 204)
     }
 
     @Test("RFC 8908: captive true from the API is authoritative, with its user-portal-url")

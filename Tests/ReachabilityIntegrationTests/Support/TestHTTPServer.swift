@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Reachability
 
 /// A real HTTP/1.1 server (SwiftNIO) for the Connectivity tests, listening inside
@@ -41,11 +42,22 @@ final class TestHTTPServer: Sendable {
     private let state: NIOLockedValueBox<State>
     let host: String
     let port: Int
+    let scheme: String
 
     /// Starts listening on `host` (default 127.0.0.1) inside `namespace` (nil: the
     /// process's own). The listening socket is made on the server's own event loop
     /// thread after it entered the namespace; no other thread moves.
-    init(in namespace: TestNamespace?, host: String = "127.0.0.1", routes: [String: Behaviour]) throws {
+    /// With `tls` (PEM certificate and key files), it speaks HTTPS.
+    init(
+        in namespace: TestNamespace?, host: String = "127.0.0.1", tls: (certificate: String, key: String)? = nil,
+        routes: [String: Behaviour]
+    ) throws {
+        let sslContext = try tls.map { tls in
+            try NIOSSLContext(
+                configuration: .makeServerConfiguration(
+                    certificateChain: try NIOSSLCertificate.fromPEMFile(tls.certificate).map { .certificate($0) },
+                    privateKey: .file(tls.key)))
+        }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let state = NIOLockedValueBox(State(routes: routes))
         let loop = group.next()
@@ -57,6 +69,9 @@ final class TestHTTPServer: Sendable {
                     .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                     .childChannelInitializer { channel in
                         channel.eventLoop.makeCompletedFuture {
+                            if let sslContext {
+                                try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+                            }
                             try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                             try channel.pipeline.syncOperations.addHandler(Handler(state: state))
                         }
@@ -71,6 +86,20 @@ final class TestHTTPServer: Sendable {
         self.state = state
         self.host = host
         port = channel.localAddress?.port ?? 0
+        scheme = tls == nil ? "http" : "https"
+    }
+
+    /// Makes a self-signed certificate for 127.0.0.1 in `directory` with openssl;
+    /// returns the certificate and key paths.
+    static func selfSignedCertificate(in directory: String) throws -> (certificate: String, key: String) {
+        let certificate = "\(directory)/cert.pem"
+        let key = "\(directory)/key.pem"
+        try Command.check([
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", key, "-out", certificate, "-days", "2", "-subj", "/CN=127.0.0.1",
+            "-addext", "subjectAltName=IP:127.0.0.1",
+        ])
+        return (certificate, key)
     }
 
     deinit {
@@ -79,7 +108,7 @@ final class TestHTTPServer: Sendable {
     }
 
     /// `http://HOST:PORT/PATH`.
-    func url(_ path: String) -> URL { URL(string: "http://\(host):\(port)\(path)")! }
+    func url(_ path: String) -> URL { URL(string: "\(scheme)://\(host):\(port)\(path)")! }
 
     /// Changes what `path` does from now on.
     func set(_ path: String, _ behaviour: Behaviour) {
@@ -160,7 +189,8 @@ final class TestHTTPServer: Sendable {
                 context.writeAndFlush(
                     wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))),
                     promise: nil)
-                writeForever(context: context, chunk: context.channel.allocator.buffer(repeating: 0x61, count: 16 * 1024))
+                writeForever(
+                    context: context, chunk: context.channel.allocator.buffer(repeating: 0x61, count: 16 * 1024))
             case .silent, .alternating:
                 break
             }
@@ -174,9 +204,14 @@ final class TestHTTPServer: Sendable {
             context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk)))).whenComplete { result in
                 guard case .success = result else { return }
                 state.withLockedValue { $0.endlessBytesSent += chunk.readableBytes }
-                let (handler, context) = bound.value
-                guard context.channel.isActive else { return }
-                handler.writeForever(context: context, chunk: chunk)
+                // Next write from a fresh event-loop tick: a write that completes at
+                // once would otherwise recurse until the stack runs out.
+                let (_, context) = bound.value
+                context.eventLoop.execute {
+                    let (handler, context) = bound.value
+                    guard context.channel.isActive else { return }
+                    handler.writeForever(context: context, chunk: chunk)
+                }
             }
         }
     }

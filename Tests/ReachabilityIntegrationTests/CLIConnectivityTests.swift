@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+
+/// `reachability check` and `reachability wait --connectivity`, run as built,
+/// inside test namespaces, against SwiftNIO servers there.
+@Suite("The reachability CLI's connectivity commands", .enabled(if: IntegrationGate.enabled))
+struct CLIConnectivityTests {
+    @Test("check --json: online exits 0, a portal exits 1 with its login URL, in the documented shape")
+    func checkJSON() throws {
+        let (ns, server) = try ConnectivityIntegrationTests.setUp([
+            "/generate_204": .respond(status: 204),
+            "/portal": .respond(status: 302, headers: ["Location": "http://10.9.9.9/login"]),
+        ])
+        let online = try ns.cli(["check", "--url", server.url("/generate_204").absoluteString, "--json"])
+        #expect(online.status == 0, "\(online.stderr)")
+        let object = try jsonObject(online.stdout)
+        #expect(object["verdict"] as? String == "online")
+        #expect(object["loginURL"] is NSNull)
+        #expect(object["status"] as? String == "connectedViaEthernet")
+        let endpoint = try #require((object["endpoints"] as? [[String: Any]])?.first)
+        #expect(endpoint["url"] as? String == server.url("/generate_204").absoluteString)
+        #expect(endpoint["ok"] as? Bool == true)
+        #expect(endpoint["httpStatus"] as? Int == 204)
+        #expect(endpoint["error"] is NSNull)
+        #expect(endpoint["millis"] is Int)
+
+        let portal = try ns.cli(["check", "--url", server.url("/portal").absoluteString, "--json"])
+        #expect(portal.status == 1)
+        let verdict = try jsonObject(portal.stdout)
+        #expect(verdict["verdict"] as? String == "captivePortal")
+        #expect(verdict["loginURL"] as? String == "http://10.9.9.9/login")
+        #expect(verdict["status"] as? String == "connectedViaEthernetWithoutInternet")
+        let failed = try #require((verdict["endpoints"] as? [[String: Any]])?.first)
+        #expect(failed["ok"] as? Bool == false && failed["httpStatus"] as? Int == 302)
+        #expect((failed["error"] as? String)?.contains("302") == true)
+    }
+
+    @Test("check: --expect-body, --header and the text form; no path → notConnected without a probe")
+    func checkText() throws {
+        let (ns, server) = try ConnectivityIntegrationTests.setUp([
+            "/ncsi.txt": .respond(status: 200, body: "Microsoft NCSI")
+        ])
+        let output = try ns.cli([
+            "check", "--url", server.url("/ncsi.txt").absoluteString, "--expect-body", "Microsoft NCSI",
+            "--header", "Authorization: Bearer t0ken",
+        ])
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(output.stdout.hasPrefix("verdict: online"))
+        #expect(output.stdout.contains("ok    \(server.url("/ncsi.txt").absoluteString)"))
+        #expect(server.requests.first?.headers["authorization"] == "Bearer t0ken")
+
+        let isolated = try TestNamespace()
+        let silent = try TestHTTPServer(in: isolated, routes: ["/generate_204": .respond(status: 204)])
+        let none = try isolated.cli(["check", "--url", silent.url("/generate_204").absoluteString, "--json"])
+        #expect(none.status == 1)
+        #expect(try jsonObject(none.stdout)["verdict"] as? String == "notConnected")
+        #expect(silent.requests.isEmpty)
+    }
+
+    @Test(
+        "check and wait: bad options exit 2 with a message",
+        arguments: [
+            ["check", "--url", "ftp://x.test/"],
+            ["check", "--url", "not a url at all"],
+            ["check", "--url", "http://x.test/", "--expect-status", "204", "--expect-body", "ok"],
+            ["check", "--expect-status", "204"],
+            ["check", "--url", "http://x.test/", "--threshold", "101"],
+            ["check", "--url", "http://x.test/", "--https-only"],
+            ["check", "--url", "http://x.test/", "--expect-status", "1000"],
+            ["check", "--url", "http://x.test/", "--header", "no colon"],
+            ["check", "--url", "http://x.test/", "--header", "Bad Name: x"],
+            ["check", "--url", "http://x.test/", "--probe-timeout", "-1"],
+            ["check", "--url", "http://x.test/", "--deadline", "nan"],
+            ["check", "--captive-api", "gopher://x.test/"],
+            ["check", "--ca-file", "/nonexistent.pem"],
+            ["wait", "--connectivity", "192.0.2.1"],
+            ["wait", "--connectivity", "--ipv4"],
+            ["wait", "--url", "http://x.test/"],
+        ])
+    func badOptions(arguments: [String]) throws {
+        let output = try Command.run([CLI.path] + arguments)
+        #expect(output.status == 2, "\(arguments): \(output.stdout) \(output.stderr)")
+        #expect(!output.stderr.isEmpty)
+    }
+
+    @Test("wait --connectivity: exits 0 once the endpoint turns healthy, 1 at the timeout when it never does")
+    func waitConnectivity() async throws {
+        let (ns, server) = try ConnectivityIntegrationTests.setUp(["/generate_204": .respond(status: 500)])
+        let url = server.url("/generate_204").absoluteString
+        let waiting = try ns.spawn([CLI.path, "wait", "--connectivity", "--url", url, "--timeout", "20"])
+        try await eventually("the first check") { server.count("/generate_204") >= 1 }
+        server.set("/generate_204", .respond(status: 204))
+        #expect(waiting.wait() == 0)
+
+        server.set("/generate_204", .respond(status: 500))
+        let started = ContinuousClock.now
+        let timedOut = try ns.cli(["wait", "--connectivity", "--url", url, "--timeout", "1.5"])
+        #expect(timedOut.status == 1)
+        #expect(ContinuousClock.now - started >= .milliseconds(1500))
+    }
+}
