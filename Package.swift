@@ -39,7 +39,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "ReachabilityExample",
-            dependencies: ["Reachability"]
+            dependencies: ["Reachability", "Connectivity"]
         ),
         .executableTarget(
             name: "ReachabilityCLI",

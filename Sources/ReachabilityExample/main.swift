@@ -1,6 +1,26 @@
-// The README's usage example, compiled in CI. Run: swift run ReachabilityExample
+// The README's usage examples, compiled in CI. Run: swift run ReachabilityExample
+// (add --connectivity for the Connectivity example: it fetches the vendors' public
+// check endpoints, so CI, which sends traffic only to its own namespaces, doesn't).
+import Connectivity
 import Foundation
 import Reachability
+
+if CommandLine.arguments.contains("--connectivity") {
+    let connectivity = try Connectivity()
+    connectivity.whenConnected = { c in print("online via", c.status) }
+    connectivity.whenDisconnected = { c in print("offline:", c.latestResult?.verdict ?? .notConnected) }
+    try connectivity.startNotifier()
+
+    let result = await connectivity.checkConnectivity()
+    switch result.verdict {
+    case .online: break
+    case .captivePortal(let loginURL): print("log in at", loginURL)
+    case .noInternet(let reason): print("no Internet:", reason)
+    case .limited(let reason): print("limited:", reason)
+    case .notConnected: print("no usable path")
+    }
+    if CommandLine.arguments.contains("--once") { exit(result.verdict == .online ? 0 : 1) }
+}
 
 let reachability = try Reachability()  // the Internet (Apple's 0.0.0.0 target)
 reachability.whenReachable = { r in print("up via", r.interfaceType ?? .other, r.flags) }
