@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CNetlink
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -22,6 +23,9 @@ final class ProbeClients: Sendable {
     }
 
     private let entries = NIOLockedValueBox<[String: Entry]>([:])
+
+    /// The name of the event loop thread of a client for another namespace.
+    static let namespaceThreadName = "connectivity-ns"
 
     /// The client configuration: redirects are answers, bodies arrive as sent,
     /// every probe is a fresh HTTP/1.1 connection, a refused connection fails at once.
@@ -56,7 +60,12 @@ final class ProbeClients: Sendable {
         if environment.networkNamespacePath != nil {
             let own = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             do {
-                try own.next().submit { try environment.enterNetworkNamespaceOnCurrentThread() }.wait()
+                try own.next().submit {
+                    try environment.enterNetworkNamespaceOnCurrentThread()
+                    // Named so that it is known for what it is: a thread of the library
+                    // that lives in another namespace on purpose, running only probes.
+                    _ = cnl_set_thread_name(Self.namespaceThreadName)
+                }.wait()
             } catch {
                 own.shutdownGracefully { _ in }
                 throw error

@@ -1,3 +1,4 @@
+import CNetlink
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -37,6 +38,9 @@ final class TestHTTPServer: Sendable {
         var turns: [String: Int] = [:]
     }
 
+    /// The server thread's name (the namespace-leak test knows it is the tests').
+    static let threadName = "test-http"
+
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
     private let state: NIOLockedValueBox<State>
@@ -63,7 +67,10 @@ final class TestHTTPServer: Sendable {
         let loop = group.next()
         let environment = namespace?.environment ?? .default
         do {
-            try loop.submit { try environment.enterNetworkNamespaceOnCurrentThread() }.wait()
+            try loop.submit {
+                try environment.enterNetworkNamespaceOnCurrentThread()
+                _ = cnl_set_thread_name(Self.threadName)
+            }.wait()
             channel = try loop.flatSubmit {
                 ServerBootstrap(group: group)
                     .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
