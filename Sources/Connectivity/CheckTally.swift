@@ -2,7 +2,10 @@ import Foundation
 
 /// One probe attempt's outcome: an HTTP answer, or no answer.
 enum AttemptOutcome: Sendable {
+    /// An answer, to be judged against the endpoint's expectation.
     case answered(ProbeResponse)
+    /// An answer already judged: nil when it met the expectation, else why not.
+    case judged(ProbeResponse, mismatch: String?)
     case failed(ProbeFailure)
 }
 
@@ -32,8 +35,6 @@ struct CheckTally: Sendable {
     private var states: [State]
     private var started: [ContinuousClock.Instant?]
     private(set) var apiOutcome: APIOutcome?
-    /// Failed attempts seen (retried ones included): one alone never decides a check.
-    private(set) var failureObservations = 0
 
     init(endpoints: [ConnectivityEndpoint], successThreshold: Double, apiURL: URL? = nil) {
         self.endpoints = endpoints
@@ -60,8 +61,13 @@ struct CheckTally: Sendable {
         let duration = started[index].map { now - $0 } ?? .zero
         let url = endpoints[index].url
         switch outcome {
-        case .answered(let response):
-            let mismatch = endpoints[index].expectation.check(response)
+        case .answered, .judged:
+            let (response, mismatch): (ProbeResponse, String?)
+            switch outcome {
+            case .judged(let judged, let reason): (response, mismatch) = (judged, reason)
+            case .answered(let answer): (response, mismatch) = (answer, endpoints[index].expectation.check(answer))
+            case .failed: return false
+            }
             states[index] = .done(
                 EndpointResult(
                     url: url, isValid: mismatch == nil, httpStatus: response.status,
@@ -69,9 +75,8 @@ struct CheckTally: Sendable {
                     failure: nil, mismatch: mismatch, duration: duration, attempts: attempts))
             return false
         case .failed(let failure):
-            failureObservations += 1
             let retryable = failure != .timedOut && failure != .cancelled
-            if retryable && mayRetry && attempts < Self.maximumAttempts && succeeded < required {
+            if retryable && mayRetry && attempts < Self.maximumAttempts {
                 return true
             }
             states[index] = .done(
@@ -115,14 +120,33 @@ struct CheckTally: Sendable {
     }
 
     /// Whether the verdict can no longer change: the API said captive; or the
-    /// threshold is met (and the API, if any, has answered); or every endpoint is
-    /// done; or the threshold can't be met any more and at least two failures
-    /// were seen.
+    /// threshold is met with a success over each scheme in use (and the API, if
+    /// any, has answered); or every endpoint is done. Failures never end a check
+    /// early: an endpoint still open could be the redirect that names a portal, or
+    /// the success that makes it limited rather than noInternet.
     var isDecided: Bool {
         if case .answered(let api)? = apiOutcome, api.captive { return true }
         if apiURL != nil && apiOutcome == nil { return false }
-        if succeeded >= required || pending == 0 { return true }
-        return succeeded + pending < required && failureObservations >= 2
+        return pending == 0 || (succeeded >= required && eachSchemeSucceeded)
+    }
+
+    /// Whether every scheme in use (plain HTTP, HTTPS) has a valid answer: online
+    /// needs both, so that HTTPS blocked behind working HTTP is limited, not online.
+    private var eachSchemeSucceeded: Bool {
+        var used = (http: false, https: false)
+        var valid = (http: false, https: false)
+        for (endpoint, state) in zip(endpoints, states) {
+            let ok: Bool
+            if case .done(let result) = state { ok = result.isValid } else { ok = false }
+            if endpoint.isHTTPS {
+                used.https = true
+                valid.https = valid.https || ok
+            } else {
+                used.http = true
+                valid.http = valid.http || ok
+            }
+        }
+        return (!used.http || valid.http) && (!used.https || valid.https)
     }
 
     /// The per-endpoint results, in configuration order (open ones omitted).
@@ -148,7 +172,7 @@ struct CheckTally: Sendable {
         if case .answered(let api)? = apiOutcome, api.captive, let apiURL {
             return .captivePortal(loginURL: api.userPortalURL ?? interceptionURL ?? apiURL)
         }
-        if succeeded >= required { return .online }
+        if succeeded >= required && eachSchemeSucceeded { return .online }
         if let interceptionURL { return .captivePortal(loginURL: interceptionURL) }
         if succeeded > 0 {
             let https = zip(endpoints, states).compactMap { endpoint, state -> EndpointResult? in

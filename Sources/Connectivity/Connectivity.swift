@@ -98,14 +98,28 @@ public final class Connectivity: Sendable {
     /// Called on the callback queue when the status becomes connected.
     public var whenConnected: (@Sendable (Connectivity) -> Void)? {
         get { state.withLockedValue { $0.whenConnected } }
-        set { state.withLockedValue { $0.whenConnected = newValue } }
+        set {
+            // The old closure is released after unlocking: it may own the last
+            // reference to something whose deinit calls back into this instance.
+            let old = state.withLockedValue { state in
+                defer { state.whenConnected = newValue }
+                return state.whenConnected
+            }
+            withExtendedLifetime(old) {}
+        }
     }
 
     /// Called on the callback queue when the status becomes not connected (also
     /// for the first result, when it is not connected).
     public var whenDisconnected: (@Sendable (Connectivity) -> Void)? {
         get { state.withLockedValue { $0.whenDisconnected } }
-        set { state.withLockedValue { $0.whenDisconnected = newValue } }
+        set {
+            let old = state.withLockedValue { state in
+                defer { state.whenDisconnected = newValue }
+                return state.whenDisconnected
+            }
+            withExtendedLifetime(old) {}
+        }
     }
 
     /// The status now: `.determining` until the first check after start finishes.
@@ -122,20 +136,15 @@ public final class Connectivity: Sendable {
 
     /// Every change as an `AsyncSequence`: the current result first when there is
     /// one, then each change; a slow consumer sees only the newest. It finishes on
-    /// ``stopNotifier()``.
+    /// ``stopNotifier()`` (a sequence made before ``startNotifier()`` waits for it).
     public var updates: AsyncStream<ConnectivityResult> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: ConnectivityResult.self, bufferingPolicy: .bufferingNewest(1))
-        let id = state.withLockedValue { state -> UInt64? in
-            guard state.running else { return nil }
+        let id = state.withLockedValue { state -> UInt64 in
             state.nextStream += 1
             state.streams[state.nextStream] = continuation
-            if let current = state.machine.published { continuation.yield(current) }
+            if state.running, let current = state.machine.published { continuation.yield(current) }
             return state.nextStream
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
         }
         continuation.onTermination = { [weak self] _ in
             _ = self?.state.withLockedValue { $0.streams.removeValue(forKey: id) }
@@ -147,32 +156,25 @@ public final class Connectivity: Sendable {
     /// first check finishes (at once for no usable path). Does nothing while
     /// running. Throws when the netlink monitor or the namespace can't be opened.
     public func startNotifier() throws {
+        // Everything that can fail or take time happens before the state changes, so
+        // a concurrent stop never sees half a start.
         let monitor = try PathMonitor(environment: configuration.environment)
         let run = state.withLockedValue { state -> UInt64? in
             guard !state.running else { return nil }
             state.running = true
             state.run += 1
             state.monitor = monitor
+            _ = ProbeClients.shared.lease(configuration.environment)  // Held until stop.
             return state.run
         }
         guard let run else { return }
-        do {
-            _ = try ProbeClients.shared.lease(configuration.environment)
-        } catch {
-            state.withLockedValue { state in
-                state.running = false
-                state.monitor = nil
-            }
-            throw error
-        }
-        let queue = DispatchQueue(label: "Connectivity.path")
         monitor.pathUpdateHandler = { [weak self] path in
             self?.handle(run: run) { machine in machine.pathChanged(path, at: Date()) }
         }
         do {
-            try monitor.start(queue: queue)
+            try monitor.start(queue: DispatchQueue(label: "Connectivity.path"))
         } catch {
-            stopNotifier()
+            stop(run: run)
             throw error
         }
     }
@@ -181,9 +183,14 @@ public final class Connectivity: Sendable {
     /// finishes every ``updates`` sequence and releases the HTTP client. It can be
     /// started again.
     public func stopNotifier() {
+        stop(run: nil)
+    }
+
+    /// Stops the run `run` (nil: whichever is running).
+    private func stop(run: UInt64?) {
         let stopped = state.withLockedValue {
             state -> (PathMonitor?, [Task<Void, Never>], [AsyncStream<ConnectivityResult>.Continuation])? in
-            guard state.running else { return nil }
+            guard state.running, run == nil || state.run == run else { return nil }
             state.running = false
             state.run += 1
             _ = state.machine.stop()
@@ -195,6 +202,7 @@ public final class Connectivity: Sendable {
             state.monitor = nil
             let streams = Array(state.streams.values)
             state.streams = [:]
+            ProbeClients.shared.release(configuration.environment)  // The start's lease.
             return (monitor, tasks, streams)
         }
         guard let (monitor, tasks, streams) = stopped else { return }
@@ -202,7 +210,6 @@ public final class Connectivity: Sendable {
         monitor?.cancel()
         for task in tasks { task.cancel() }
         for stream in streams { stream.finish() }
-        ProbeClients.shared.release(configuration.environment)
     }
 
     /// Checks once, now, whether or not the notifier runs (its state is left
@@ -217,15 +224,9 @@ public final class Connectivity: Sendable {
                 verdict: .notConnected, status: .notConnected, interface: interface, endpoints: [],
                 captivePortalAPI: nil, date: Date())
         }
-        let client: HTTPClientLease
-        do { client = try HTTPClientLease(environment) } catch {
-            return ConnectivityResult(
-                verdict: .noInternet(.connectionFailed),
-                status: .make(validated: false, pathUsable: true, interfaceType: interface?.type),
-                interface: interface, endpoints: [], captivePortalAPI: nil, date: Date())
-        }
-        defer { client.release() }
-        let outcome = await runner(client.client).run()
+        let client = ProbeClients.shared.lease(environment)
+        defer { ProbeClients.shared.release(environment) }
+        let outcome = await runner(client).run()
         return ConnectivityResult(
             verdict: outcome.verdict,
             status: .make(validated: outcome.verdict == .online, pathUsable: true, interfaceType: interface?.type),
@@ -243,7 +244,7 @@ public final class Connectivity: Sendable {
 
     // MARK: - Engine
 
-    private func runner(_ client: HTTPClient) -> ProbeRunner {
+    private func runner(_ client: ProbeClient) -> ProbeRunner {
         ProbeRunner(
             client: client, endpoints: endpoints, successThreshold: configuration.successThreshold,
             captivePortalAPI: configuration.captivePortalAPI, probeTimeout: configuration.probeTimeout,
@@ -283,7 +284,7 @@ public final class Connectivity: Sendable {
 
     private func startCheck(run: UInt64, generation: UInt64) -> Task<Void, Never>? {
         let environment = configuration.environment
-        guard let client = try? ProbeClients.shared.lease(environment) else { return nil }
+        let client = ProbeClients.shared.lease(environment)
         let runner = runner(client)
         return Task { [weak self] in
             let outcome = await runner.run()
@@ -311,17 +312,4 @@ public final class Connectivity: Sendable {
                 name: .connectivityDidChange, object: self, userInfo: [Connectivity.resultKey: result])
         }
     }
-}
-
-/// A leased client, released once.
-private struct HTTPClientLease {
-    let client: HTTPClient
-    let environment: NetworkEnvironment
-
-    init(_ environment: NetworkEnvironment) throws {
-        client = try ProbeClients.shared.lease(environment)
-        self.environment = environment
-    }
-
-    func release() { ProbeClients.shared.release(environment) }
 }

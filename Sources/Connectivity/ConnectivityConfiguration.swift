@@ -1,5 +1,6 @@
 public import Dispatch
 public import Foundation
+import NIOSSL
 public import Reachability
 
 /// How a ``Connectivity`` checks: which endpoints, how many must pass, how long
@@ -94,8 +95,15 @@ public struct ConnectivityConfiguration: Sendable {
         guard successThreshold.isFinite, (0...100).contains(successThreshold) else {
             throw ConnectivityError("successThreshold \(successThreshold) is not a percentage (0–100)")
         }
-        guard probeTimeout > .zero, checkDeadline > .zero else {
-            throw ConnectivityError("probeTimeout and checkDeadline must be positive")
+        let week = Duration.seconds(7 * 86_400)
+        for (name, value) in [
+            ("probeTimeout", probeTimeout), ("checkDeadline", checkDeadline),
+            ("offlineRetryInitial", offlineRetryInitial), ("offlineRetryLimit", offlineRetryLimit),
+            ("pollingInterval", pollingInterval ?? .seconds(1)),
+        ] {
+            guard value > .zero, value <= week else {
+                throw ConnectivityError("\(name) \(value) is not between zero and a week")
+            }
         }
         guard maximumBodySize >= 0, maximumBodySize <= 16 << 20 else {
             throw ConnectivityError("maximumBodySize \(maximumBodySize) is not between 0 and 16 MiB")
@@ -103,15 +111,16 @@ public struct ConnectivityConfiguration: Sendable {
         guard failuresToGoOffline >= 1 else {
             throw ConnectivityError("failuresToGoOffline must be at least 1, not \(failuresToGoOffline)")
         }
-        if let pollingInterval, pollingInterval <= .zero {
-            throw ConnectivityError("pollingInterval must be positive")
-        }
-        guard offlineRetryInitial > .zero, offlineRetryLimit >= offlineRetryInitial else {
-            throw ConnectivityError("offlineRetryInitial must be positive and at most offlineRetryLimit")
+        guard offlineRetryLimit >= offlineRetryInitial else {
+            throw ConnectivityError("offlineRetryInitial must be at most offlineRetryLimit")
         }
         if let captivePortalAPI { try Self.checkURL(captivePortalAPI, what: "captivePortalAPI") }
-        if let path = trustedRootCertificatesPath, !FileManager.default.isReadableFile(atPath: path) {
-            throw ConnectivityError("trustedRootCertificatesPath \(path.debugDescription) is not a readable file")
+        if let path = trustedRootCertificatesPath {
+            let certificates = try? NIOSSLCertificate.fromPEMFile(path)
+            guard let certificates, !certificates.isEmpty else {
+                throw ConnectivityError(
+                    "trustedRootCertificatesPath \(path.debugDescription) is not a PEM file of certificates")
+            }
         }
         guard !userAgent.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
             throw ConnectivityError("userAgent contains control characters")
@@ -124,7 +133,9 @@ public struct ConnectivityConfiguration: Sendable {
                     "endpoint \(endpoint.url.absoluteString): \(method.debugDescription) is not an HTTP method")
             }
             for (name, value) in endpoint.headers {
-                guard Self.isToken(name), !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
+                // RFC 9110 field values: visible characters, obs-text, space and tab.
+                let fieldValue = value.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7F || $0 == 0x09 }
+                guard Self.isToken(name), fieldValue else {
                     throw ConnectivityError(
                         "endpoint \(endpoint.url.absoluteString): bad header \(name.debugDescription)")
                 }

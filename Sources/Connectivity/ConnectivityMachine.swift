@@ -41,6 +41,8 @@ struct ConnectivityMachine: Sendable {
     private(set) var isOnline = false
     private(set) var consecutiveFailures = 0
     private(set) var nextRetryDelay: Duration
+    /// Whether a check of the current generation is running.
+    private(set) var checkInFlight = false
     /// The last published result; nil until the first.
     private(set) var published: ConnectivityResult?
 
@@ -54,22 +56,37 @@ struct ConnectivityMachine: Sendable {
 
     private var isPathUsable: Bool { path?.status == .satisfied }
 
+    /// A path change. Losing the path is reported at once. Otherwise a new check
+    /// starts (cancelling the one in flight) — unless a check is already in flight
+    /// over the same route (interface and gateways), which still tests it: changes
+    /// elsewhere (an unrelated interface coming and going) can't starve the checks.
+    /// A new primary interface forgets the hysteresis: what held online was
+    /// another link.
     mutating func pathChanged(_ newPath: NetworkPath, at date: Date) -> [Action] {
+        let old = path
         path = newPath
-        generation &+= 1
-        nextRetryDelay = settings.offlineRetryInitial
-        var actions: [Action] = [.cancelCheck, .cancelTimer]
         guard isPathUsable else {
+            generation &+= 1
+            checkInFlight = false
+            nextRetryDelay = settings.offlineRetryInitial
             isOnline = false
             consecutiveFailures = 0
             let result = ConnectivityResult(
                 verdict: .notConnected, status: .notConnected, interface: newPath.availableInterfaces.first,
                 endpoints: [], captivePortalAPI: nil, date: date)
-            actions += publish(result)
-            return actions
+            return [.cancelCheck, .cancelTimer] + publish(result)
         }
-        actions.append(.startCheck(generation: generation))
-        return actions
+        let sameInterface =
+            old?.status == .satisfied && old?.availableInterfaces.first == newPath.availableInterfaces.first
+        if sameInterface && old?.gateways == newPath.gateways && checkInFlight { return [] }
+        if !sameInterface {
+            isOnline = false
+            consecutiveFailures = 0
+        }
+        generation &+= 1
+        checkInFlight = true
+        nextRetryDelay = settings.offlineRetryInitial
+        return [.cancelCheck, .cancelTimer, .startCheck(generation: generation)]
     }
 
     /// A check of `generation` finished with `verdict` (never notConnected: that
@@ -79,6 +96,7 @@ struct ConnectivityMachine: Sendable {
         api: CaptivePortalAPIResponse?, at date: Date
     ) -> [Action] {
         guard finished == generation, isPathUsable, let path else { return [] }
+        checkInFlight = false
         let interface = path.availableInterfaces.first
         func result(validated: Bool) -> ConnectivityResult {
             ConnectivityResult(
@@ -115,12 +133,14 @@ struct ConnectivityMachine: Sendable {
     mutating func timerFired(generation fired: UInt64) -> [Action] {
         guard fired == generation, isPathUsable else { return [] }
         generation &+= 1
+        checkInFlight = true
         return [.startCheck(generation: generation)]
     }
 
     /// Stops: cancels everything; later results are stale.
     mutating func stop() -> [Action] {
         generation &+= 1
+        checkInFlight = false
         path = nil
         isOnline = false
         consecutiveFailures = 0

@@ -17,7 +17,7 @@ final class ProbeClients: Sendable {
     static let shared = ProbeClients()
 
     private struct Entry {
-        let client: HTTPClient
+        let client: ProbeClient
         let group: MultiThreadedEventLoopGroup?
         var users: Int
     }
@@ -45,9 +45,11 @@ final class ProbeClients: Sendable {
     }
 
     /// The client for `environment`, counting one more user; pair with ``release(_:)``.
-    func lease(_ environment: NetworkEnvironment) throws -> HTTPClient {
+    /// Never blocks: for another namespace, entering it is queued on the client's
+    /// event loop ahead of any probe, and probes wait for ``ProbeClient/ready``.
+    func lease(_ environment: NetworkEnvironment) -> ProbeClient {
         let key = Self.key(environment)
-        if let client = entries.withLockedValue({ entries -> HTTPClient? in
+        if let client = entries.withLockedValue({ entries -> ProbeClient? in
             guard var entry = entries[key] else { return nil }
             entry.users += 1
             entries[key] = entry
@@ -56,28 +58,26 @@ final class ProbeClients: Sendable {
             return client
         }
         var group: MultiThreadedEventLoopGroup?
-        let client: HTTPClient
+        let client: ProbeClient
         if environment.networkNamespacePath != nil {
             let own = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-            do {
-                try own.next().submit {
-                    try environment.enterNetworkNamespaceOnCurrentThread()
-                    // Named so that it is known for what it is: a thread of the library
-                    // that lives in another namespace on purpose, running only probes.
-                    _ = cnl_set_thread_name(Self.namespaceThreadName)
-                }.wait()
-            } catch {
-                own.shutdownGracefully { _ in }
-                throw error
+            let ready = own.next().submit {
+                try environment.enterNetworkNamespaceOnCurrentThread()
+                // Named so that it is known for what it is: a thread of the library
+                // that lives in another namespace on purpose, running only probes.
+                _ = cnl_set_thread_name(Self.namespaceThreadName)
             }
             group = own
-            client = HTTPClient(eventLoopGroup: own, configuration: Self.configuration)
+            client = ProbeClient(
+                http: HTTPClient(eventLoopGroup: own, configuration: Self.configuration), ready: ready)
         } else {
-            client = HTTPClient(
-                eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: Self.configuration)
+            let shared = MultiThreadedEventLoopGroup.singleton
+            client = ProbeClient(
+                http: HTTPClient(eventLoopGroup: shared, configuration: Self.configuration),
+                ready: shared.next().makeSucceededVoidFuture())
         }
         // Another user may have made one meanwhile: keep theirs, drop ours.
-        let (chosen, spare) = entries.withLockedValue { entries -> (HTTPClient, Entry?) in
+        let (chosen, spare) = entries.withLockedValue { entries -> (ProbeClient, Entry?) in
             if var existing = entries[key] {
                 existing.users += 1
                 entries[key] = existing
@@ -108,7 +108,7 @@ final class ProbeClients: Sendable {
     }
 
     private static func shutDown(_ entry: Entry) {
-        let client = entry.client
+        let client = entry.client.http
         let group = entry.group
         Task.detached {
             try? await client.shutdown()
@@ -118,4 +118,11 @@ final class ProbeClients: Sendable {
 
     /// Clients alive now (tests check that stop released them).
     var count: Int { entries.withLockedValue { $0.count } }
+}
+
+/// A leased HTTP client and the future that completes once its event loop is in
+/// the right namespace (at once for the process's own).
+struct ProbeClient: Sendable {
+    let http: HTTPClient
+    let ready: EventLoopFuture<Void>
 }

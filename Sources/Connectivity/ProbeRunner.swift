@@ -11,7 +11,7 @@ import NIOSSL
 /// ``CheckTally`` is decided or the deadline passes. Cancelling the calling task
 /// cancels every probe in flight.
 struct ProbeRunner: Sendable {
-    let client: HTTPClient
+    let client: ProbeClient
     let endpoints: [ConnectivityEndpoint]
     let successThreshold: Double
     let captivePortalAPI: URL?
@@ -107,10 +107,16 @@ struct ProbeRunner: Sendable {
             return .failed(.connectionFailed(String(describing: error)))
         }
         let delegate = ProbeDelegate(url: endpoint.url, cap: maximumBodySize)
-        let client = client
+        let client = client.http
+        let ready = self.client.ready
         let loop = client.eventLoopGroup.next()
         let deadline = NIODeadline.now() + TimeAmount(timeout)
         let outcome = await Self.withTimeout(timeout) { () async -> AttemptOutcome in
+            do {
+                try await ready.get()
+            } catch {
+                return .failed(.connectionFailed("cannot enter the network namespace: \(error)"))
+            }
             let task: HTTPClient.Task<ProbeResponse>
             do {
                 task = try await loop.submit {
@@ -121,26 +127,59 @@ struct ProbeRunner: Sendable {
             } catch {
                 return .failed(Self.classify(error))
             }
-            return await withTaskCancellationHandler {
-                do {
-                    return .answered(try await task.futureResult.get())
-                } catch {
-                    // The body cap ends the request on purpose: the answer stands.
-                    if let truncated = delegate.truncatedResponse { return .answered(truncated) }
-                    return .failed(Self.classify(error))
+            let response: ProbeResponse
+            do {
+                response = try await withTaskCancellationHandler {
+                    try await task.futureResult.get()
+                } onCancel: {
+                    task.cancel()
                 }
-            } onCancel: {
-                task.cancel()
+            } catch {
+                // The body cap ends the request on purpose: the answer stands.
+                guard let truncated = delegate.truncatedResponse else { return .failed(Self.classify(error)) }
+                response = truncated
             }
+            return await Self.judge(response, endpoint.expectation, within: deadline - .now())
         }
         return outcome ?? .failed(Task.isCancelled ? .cancelled : .timedOut)
+    }
+
+    /// Judges `response` against `expectation`. A regular expression or a custom
+    /// validator may run long (a backtracking pattern against a hostile 64 KiB
+    /// body, or slow user code): those run on their own task, and the probe stops
+    /// waiting for them at `limit` (timedOut) — it can't stop them, but the check
+    /// keeps its deadline.
+    static func judge(
+        _ response: ProbeResponse, _ expectation: ConnectivityEndpoint.Expectation, within limit: TimeAmount
+    ) async -> AttemptOutcome {
+        switch expectation {
+        case .bodyMatches, .custom: break
+        default: return .judged(response, mismatch: expectation.check(response))
+        }
+        let first = FirstOf<AttemptOutcome>()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                first.begin(continuation)
+                let judging = Task.detached { first.finish(.judged(response, mismatch: expectation.check(response))) }
+                let timer = Task {
+                    try? await Task.sleep(for: .nanoseconds(max(0, limit.nanoseconds)))
+                    first.finish(.failed(.timedOut))
+                }
+                first.onFinish {
+                    timer.cancel()
+                    judging.cancel()
+                }
+            }
+        } onCancel: {
+            first.finish(.failed(.cancelled))
+        }
     }
 
     /// Fetches the RFC 8908 API (`application/captive+json`).
     func fetchAPI(_ url: URL, timeout: Duration) async -> APIOutcome {
         let endpoint = ConnectivityEndpoint(
             url: url, expectation: .status(200), headers: ["Accept": "application/captive+json"])
-        guard case .answered(let response) = await probe(endpoint, timeout: timeout), response.isSuccess,
+        guard case .judged(let response, nil) = await probe(endpoint, timeout: timeout),
             !response.isBodyTruncated, let parsed = CaptivePortalAPIResponse(json: response.body)
         else { return .failed }
         return .answered(parsed)
@@ -267,5 +306,51 @@ private final class ProbeDelegate: HTTPClientResponseDelegate {
 
     func didFinishRequest(task: HTTPClient.Task<ProbeResponse>) throws -> ProbeResponse {
         collected.withLockedValue { response($0) }
+    }
+}
+
+/// Resumes a continuation with the first of several values; later ones are dropped.
+private final class FirstOf<Value: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Value, Never>?
+        var early: Value?
+        var done = false
+        var cleanup: (@Sendable () -> Void)?
+    }
+    private let state = NIOLockedValueBox(State())
+
+    func begin(_ continuation: CheckedContinuation<Value, Never>) {
+        let early = state.withLockedValue { state -> Value? in
+            if let early = state.early { return early }
+            state.continuation = continuation
+            return nil
+        }
+        if let early { continuation.resume(returning: early) }
+    }
+
+    func finish(_ value: Value) {
+        let (continuation, cleanup) = state.withLockedValue {
+            state -> (CheckedContinuation<Value, Never>?, (@Sendable () -> Void)?) in
+            guard !state.done else { return (nil, nil) }
+            state.done = true
+            if state.continuation == nil { state.early = value }
+            defer {
+                state.continuation = nil
+                state.cleanup = nil
+            }
+            return (state.continuation, state.cleanup)
+        }
+        continuation?.resume(returning: value)
+        cleanup?()
+    }
+
+    /// Runs `cleanup` once a value is in (at once if it already is).
+    func onFinish(_ cleanup: @escaping @Sendable () -> Void) {
+        let now = state.withLockedValue { state -> Bool in
+            if state.done { return true }
+            state.cleanup = cleanup
+            return false
+        }
+        if now { cleanup() }
     }
 }

@@ -41,11 +41,8 @@ struct ProbeOptions: ParsableArguments {
         if (expectStatus != nil || expectBody != nil || !header.isEmpty) && urls.isEmpty {
             throw ValidationError("--expect-status, --expect-body and --header apply to --url endpoints")
         }
-        for (name, value) in [("--probe-timeout", probeTimeout), ("--deadline", deadline)] {
-            guard value.isFinite, value > 0, value <= 86_400 else {
-                throw ValidationError("\(name) \(value) is not a duration in seconds")
-            }
-        }
+        try Seconds.check(probeTimeout, "--probe-timeout", allowZero: false)
+        try Seconds.check(deadline, "--deadline", allowZero: false)
         _ = try configuration()
     }
 
@@ -72,8 +69,8 @@ struct ProbeOptions: ParsableArguments {
             }
         }
         configuration.successThreshold = threshold
-        configuration.probeTimeout = .milliseconds(Int64((probeTimeout * 1000).rounded(.up)))
-        configuration.checkDeadline = .milliseconds(Int64((deadline * 1000).rounded(.up)))
+        configuration.probeTimeout = Seconds.duration(probeTimeout)
+        configuration.checkDeadline = Seconds.duration(deadline)
         configuration.httpsOnly = httpsOnly
         if let captiveAPI {
             guard let url = URL(string: captiveAPI) else {

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import Reachability
 
@@ -99,5 +100,22 @@ enum TargetArgument {
             group.cancelAll()
             return first ?? reachability.state
         }
+    }
+}
+
+/// A `--timeout`-style number of seconds: finite, not negative, at most a year
+/// (so that converting it to a `Duration` can't overflow).
+enum Seconds {
+    static let limit = 31_536_000.0
+
+    static func check(_ value: Double, _ option: String, allowZero: Bool = true) throws {
+        guard value.isFinite, value >= 0, allowZero || value > 0, value <= limit else {
+            throw ValidationError("\(option) \(value) is not a duration in seconds (0 to \(Int(limit)))")
+        }
+    }
+
+    /// `value` seconds as a `Duration` (checked first).
+    static func duration(_ value: Double) -> Duration {
+        .milliseconds(Int64((min(max(value, 0), limit) * 1000).rounded(.up)))
     }
 }

@@ -22,9 +22,13 @@ struct Status: AsyncParsableCommand {
     @Option(help: "Seconds to wait for a hostname's resolution.")
     var timeout: Double = 10
 
+    func validate() throws {
+        try Seconds.check(timeout, "--timeout")
+    }
+
     func run() async throws {
         let (name, reachability) = try TargetArgument.make(target)
-        let state = try await TargetArgument.firstState(of: reachability, timeout: .milliseconds(Int(timeout * 1000)))
+        let state = try await TargetArgument.firstState(of: reachability, timeout: Seconds.duration(timeout))
         let path = try PathMonitor().currentPath
         if json {
             let interfaces = path.availableInterfaces.map { Output.interfaceJSON($0) }.joined(separator: ", ")

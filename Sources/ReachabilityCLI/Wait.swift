@@ -36,7 +36,7 @@ struct Wait: AsyncParsableCommand {
     var probes: ProbeOptions
 
     func validate() throws {
-        guard timeout >= 0, timeout.isFinite else { throw ValidationError("--timeout \(timeout) is not a duration") }
+        try Seconds.check(timeout, "--timeout")
         guard !(ipv4 && ipv6) else { throw ValidationError("--ipv4 and --ipv6 exclude each other") }
         if (ipv4 || ipv6) && target != nil {
             throw ValidationError("--ipv4 and --ipv6 apply to the Internet target, not to \(target ?? "")")
@@ -72,7 +72,7 @@ struct Wait: AsyncParsableCommand {
                 return false
             }
             group.addTask {
-                try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+                try? await Task.sleep(for: Seconds.duration(timeout))
                 return false
             }
             let first = await group.next() ?? false
@@ -84,7 +84,11 @@ struct Wait: AsyncParsableCommand {
     }
 
     private func waitForConnectivity() async throws {
-        let connectivity = try Connectivity(configuration: probes.configuration())
+        var configuration = try probes.configuration()
+        // Waiting is the point: check again at least every 2 s while not online,
+        // rather than backing off to a minute and overshooting the timeout.
+        configuration.offlineRetryLimit = min(configuration.offlineRetryLimit, .seconds(2))
+        let connectivity = try Connectivity(configuration: configuration)
         try connectivity.startNotifier()
         let updates = connectivity.updates
         let limit = timeout
@@ -94,7 +98,7 @@ struct Wait: AsyncParsableCommand {
                 return false
             }
             group.addTask {
-                try? await Task.sleep(for: .milliseconds(Int(limit * 1000)))
+                try? await Task.sleep(for: Seconds.duration(limit))
                 return false
             }
             let first = await group.next() ?? false

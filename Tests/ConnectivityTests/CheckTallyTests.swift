@@ -150,6 +150,40 @@ import Testing
         #expect(tally.results.filter { $0.failure == .cancelled }.count == 2)
     }
 
+    @Test func thresholdMetOverPlainHTTPAloneWaitsForHTTPSAndBlockedHTTPSIsLimited() {
+        let plain = (0..<4).map { "http://e\($0).test/" }
+        let secure = ["https://s0.test/", "https://s1.test/"]
+        var tally = tally((plain + secure).map { Self.endpoint($0) }, threshold: 50)
+        for (index, url) in plain.enumerated() {
+            _ = tally.record(index, Self.answer(url, 204), at: clock.now, mayRetry: true)
+        }
+        #expect(!tally.isDecided, "4 of 6 is over 50 %, but no HTTPS endpoint has answered yet")
+        _ = tally.record(4, .failed(.tlsFailed("x")), at: clock.now, mayRetry: false)
+        _ = tally.record(5, .failed(.tlsFailed("x")), at: clock.now, mayRetry: false)
+        #expect(tally.isDecided)
+        #expect(tally.verdict == .limited(.httpsBlocked))
+    }
+
+    @Test func bothSchemesAnsweringIsOnline() {
+        var tally = tally([Self.endpoint(http), Self.endpoint(http2), Self.endpoint(https)], threshold: 50)
+        _ = tally.record(0, Self.answer(http, 204), at: clock.now, mayRetry: true)
+        _ = tally.record(1, Self.answer(http2, 204), at: clock.now, mayRetry: true)
+        #expect(!tally.isDecided)
+        _ = tally.record(2, Self.answer(https, 204), at: clock.now, mayRetry: true)
+        #expect(tally.isDecided)
+        #expect(tally.verdict == .online)
+    }
+
+    @Test func failuresNeverEndACheckEarly() {
+        // The second endpoint might still be the redirect that names the portal.
+        var tally = tally([Self.endpoint(http), Self.endpoint(http2)], threshold: 100)
+        _ = tally.record(0, .failed(.timedOut), at: clock.now, mayRetry: true)
+        #expect(!tally.isDecided)
+        _ = tally.record(1, Self.answer(http2, 302, location: "http://portal.test/"), at: clock.now, mayRetry: true)
+        #expect(tally.isDecided)
+        #expect(tally.verdict == .captivePortal(loginURL: URL(string: "http://portal.test/")!))
+    }
+
     @Test func httpFineHttpsBlockedIsLimited() {
         var tally = tally([Self.endpoint(http), Self.endpoint(https)], threshold: 100)
         _ = tally.record(0, Self.answer(http, 204), at: clock.now, mayRetry: true)

@@ -95,6 +95,8 @@ import Testing
             ConnectivityEndpoint(url: url, expectation: .status(204), headers: ["Bad Name": "x"]),
             ConnectivityEndpoint(url: url, expectation: .status(204), headers: ["X": "a\r\nInjected: 1"]),
             ConnectivityEndpoint(url: url, expectation: .status(204), headers: ["": "x"]),
+            ConnectivityEndpoint(url: url, expectation: .status(204), headers: ["X": "a\u{1}b"]),
+            ConnectivityEndpoint(url: url, expectation: .status(204), headers: ["X": "a\u{7F}"]),
             ConnectivityEndpoint(url: url, expectation: .bodyMatches("([unclosed")),
             ConnectivityEndpoint(url: url, expectation: .status(99)),
             ConnectivityEndpoint(url: url, expectation: .status(1000)),
@@ -110,7 +112,7 @@ import Testing
 
     @Test func timingsAndCountsMustBeSane() {
         var configurations: [ConnectivityConfiguration] = []
-        for change in 0..<6 {
+        for change in 0..<8 {
             var configuration = ConnectivityConfiguration(endpoints: [Self.good])
             switch change {
             case 0: configuration.probeTimeout = .zero
@@ -118,6 +120,8 @@ import Testing
             case 2: configuration.maximumBodySize = -1
             case 3: configuration.failuresToGoOffline = 0
             case 4: configuration.pollingInterval = .zero
+            case 5: configuration.offlineRetryLimit = .seconds(Int64.max / 2)
+            case 6: configuration.probeTimeout = .seconds(8 * 86_400)
             default: configuration.offlineRetryLimit = .milliseconds(10)
             }
             configurations.append(configuration)
@@ -127,10 +131,12 @@ import Testing
         }
     }
 
-    @Test func missingTrustRootsFileIsRejected() {
+    @Test func trustRootsMustBeAPEMFileOfCertificates() {
         var configuration = ConnectivityConfiguration(endpoints: [Self.good])
-        configuration.trustedRootCertificatesPath = "/nonexistent/roots.pem"
-        #expect(throws: ConnectivityError.self) { try configuration.validatedEndpoints() }
+        for path in ["/nonexistent/roots.pem", "/etc", "/etc/hostname"] {
+            configuration.trustedRootCertificatesPath = path
+            #expect(throws: ConnectivityError.self, "\(path)") { try configuration.validatedEndpoints() }
+        }
     }
 }
 

@@ -145,6 +145,28 @@ import Testing
         #expect(delays == [.seconds(1), .seconds(2), .seconds(3), .seconds(3)])
     }
 
+    @Test func unrelatedPathChangeDoesNotRestartTheCheckInFlight() throws {
+        var machine = ConnectivityMachine(settings: .init())
+        let generation = try #require(Self.started(machine.pathChanged(Self.path(Self.ethernet), at: date)))
+        // A container's veth appears: same primary interface, same gateways.
+        let busier = NetworkPath(status: .satisfied, availableInterfaces: [Self.ethernet, Self.wifi])
+        #expect(machine.pathChanged(busier, at: date).isEmpty)
+        // The check in flight still counts.
+        #expect(Self.published(finish(&machine, generation, .online)).map(\.status) == [.connectedViaEthernet])
+        // Once idle, a change is checked again.
+        #expect(Self.started(machine.pathChanged(Self.path(Self.ethernet), at: date)) != nil)
+    }
+
+    @Test func newPrimaryInterfaceForgetsTheHysteresis() throws {
+        var machine = ConnectivityMachine(settings: .init(failuresToGoOffline: 2))
+        let first = try #require(Self.started(machine.pathChanged(Self.path(Self.ethernet), at: date)))
+        _ = finish(&machine, first, .online)
+        // Unplugged; Wi-Fi behind a portal takes over: one failure is enough.
+        let second = try #require(Self.started(machine.pathChanged(Self.path(Self.wifi), at: date)))
+        let portal = Verdict.captivePortal(loginURL: URL(string: "http://portal.test/")!)
+        #expect(Self.published(finish(&machine, second, portal)).map(\.status) == [.connectedViaWiFiWithoutInternet])
+    }
+
     @Test func staleTimerDoesNothing() throws {
         var machine = ConnectivityMachine(settings: .init())
         let generation = try #require(Self.started(machine.pathChanged(Self.path(Self.wifi), at: date)))

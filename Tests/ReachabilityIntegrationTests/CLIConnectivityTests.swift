@@ -1,17 +1,24 @@
 import Foundation
 import Testing
 
+extension TestNamespace {
+    /// ``cli(_:)`` on a thread of its own (it blocks until the CLI exits).
+    func cliOffPool(_ arguments: [String]) async throws -> Command.Output {
+        try await offPool { try self.cli(arguments) }
+    }
+}
+
 /// `reachability check` and `reachability wait --connectivity`, run as built,
 /// inside test namespaces, against SwiftNIO servers there.
 @Suite("The reachability CLI's connectivity commands", .enabled(if: IntegrationGate.enabled))
 struct CLIConnectivityTests {
     @Test("check --json: online exits 0, a portal exits 1 with its login URL, in the documented shape")
-    func checkJSON() throws {
-        let (ns, server) = try ConnectivityIntegrationTests.setUp([
+    func checkJSON() async throws {
+        let (ns, server) = try await ConnectivityIntegrationTests.setUp([
             "/generate_204": .respond(status: 204),
             "/portal": .respond(status: 302, headers: ["Location": "http://10.9.9.9/login"]),
         ])
-        let online = try ns.cli(["check", "--url", server.url("/generate_204").absoluteString, "--json"])
+        let online = try await ns.cliOffPool(["check", "--url", server.url("/generate_204").absoluteString, "--json"])
         #expect(online.status == 0, "\(online.stderr)")
         let object = try jsonObject(online.stdout)
         #expect(object["verdict"] as? String == "online")
@@ -24,7 +31,7 @@ struct CLIConnectivityTests {
         #expect(endpoint["error"] is NSNull)
         #expect(endpoint["millis"] is Int)
 
-        let portal = try ns.cli(["check", "--url", server.url("/portal").absoluteString, "--json"])
+        let portal = try await ns.cliOffPool(["check", "--url", server.url("/portal").absoluteString, "--json"])
         #expect(portal.status == 1)
         let verdict = try jsonObject(portal.stdout)
         #expect(verdict["verdict"] as? String == "captivePortal")
@@ -36,11 +43,11 @@ struct CLIConnectivityTests {
     }
 
     @Test("check: --expect-body, --header and the text form; no path → notConnected without a probe")
-    func checkText() throws {
-        let (ns, server) = try ConnectivityIntegrationTests.setUp([
+    func checkText() async throws {
+        let (ns, server) = try await ConnectivityIntegrationTests.setUp([
             "/ncsi.txt": .respond(status: 200, body: "Microsoft NCSI")
         ])
-        let output = try ns.cli([
+        let output = try await ns.cliOffPool([
             "check", "--url", server.url("/ncsi.txt").absoluteString, "--expect-body", "Microsoft NCSI",
             "--header", "Authorization: Bearer t0ken",
         ])
@@ -49,9 +56,13 @@ struct CLIConnectivityTests {
         #expect(output.stdout.contains("ok    \(server.url("/ncsi.txt").absoluteString)"))
         #expect(server.requests.first?.headers["authorization"] == "Bearer t0ken")
 
-        let isolated = try TestNamespace()
-        let silent = try TestHTTPServer(in: isolated, routes: ["/generate_204": .respond(status: 204)])
-        let none = try isolated.cli(["check", "--url", silent.url("/generate_204").absoluteString, "--json"])
+        let (isolated, silent) = try await offPool {
+            let isolated = try TestNamespace()
+            return (isolated, try TestHTTPServer(in: isolated, routes: ["/generate_204": .respond(status: 204)]))
+        }
+        let none = try await isolated.cliOffPool([
+            "check", "--url", silent.url("/generate_204").absoluteString, "--json",
+        ])
         #expect(none.status == 1)
         #expect(try jsonObject(none.stdout)["verdict"] as? String == "notConnected")
         #expect(silent.requests.isEmpty)
@@ -76,25 +87,31 @@ struct CLIConnectivityTests {
             ["wait", "--connectivity", "192.0.2.1"],
             ["wait", "--connectivity", "--ipv4"],
             ["wait", "--url", "http://x.test/"],
+            ["wait", "--timeout", "1e300"],
+            ["wait", "--connectivity", "--timeout", "-1"],
+            ["status", "--timeout", "1e300"],
+            ["check", "--url", "http://x.test/", "--probe-timeout", "1e300"],
         ])
-    func badOptions(arguments: [String]) throws {
-        let output = try Command.run([CLI.path] + arguments)
+    func badOptions(arguments: [String]) async throws {
+        let output = try await offPool { try Command.run([CLI.path] + arguments) }
         #expect(output.status == 2, "\(arguments): \(output.stdout) \(output.stderr)")
         #expect(!output.stderr.isEmpty)
     }
 
     @Test("wait --connectivity: exits 0 once the endpoint turns healthy, 1 at the timeout when it never does")
     func waitConnectivity() async throws {
-        let (ns, server) = try ConnectivityIntegrationTests.setUp(["/generate_204": .respond(status: 500)])
+        let (ns, server) = try await ConnectivityIntegrationTests.setUp(["/generate_204": .respond(status: 500)])
         let url = server.url("/generate_204").absoluteString
-        let waiting = try ns.spawn([CLI.path, "wait", "--connectivity", "--url", url, "--timeout", "20"])
+        let waiting = try await offPool {
+            try ns.spawn([CLI.path, "wait", "--connectivity", "--url", url, "--timeout", "20"])
+        }
         try await eventually("the first check") { server.count("/generate_204") >= 1 }
         server.set("/generate_204", .respond(status: 204))
-        #expect(waiting.wait() == 0)
+        #expect(try await offPool { waiting.wait() } == 0)
 
         server.set("/generate_204", .respond(status: 500))
         let started = ContinuousClock.now
-        let timedOut = try ns.cli(["wait", "--connectivity", "--url", url, "--timeout", "1.5"])
+        let timedOut = try await ns.cliOffPool(["wait", "--connectivity", "--url", url, "--timeout", "1.5"])
         #expect(timedOut.status == 1)
         #expect(ContinuousClock.now - started >= .milliseconds(1500))
     }

@@ -72,15 +72,18 @@ enum ProcessFootprint {
     }
 }
 
-@Suite("Connectivity against real HTTP servers in test namespaces", .enabled(if: IntegrationGate.enabled))
+@Suite(
+    "Connectivity against real HTTP servers in test namespaces", .enabled(if: IntegrationGate.enabled), .serialized)
 struct ConnectivityIntegrationTests {
     /// A namespace with a usable path out (veth0, 192.0.2.1/24, default route) and
     /// an HTTP server listening on its loopback.
-    static func setUp(_ routes: [String: TestHTTPServer.Behaviour]) throws -> (TestNamespace, TestHTTPServer) {
-        let ns = try TestNamespace()
-        try ns.disableIPv6()
-        try ns.ipv4WithDefaultRoute()
-        return (ns, try TestHTTPServer(in: ns, routes: routes))
+    static func setUp(_ routes: [String: TestHTTPServer.Behaviour]) async throws -> (TestNamespace, TestHTTPServer) {
+        try await offPool {
+            let ns = try TestNamespace()
+            try ns.disableIPv6()
+            try ns.ipv4WithDefaultRoute()
+            return (ns, try TestHTTPServer(in: ns, routes: routes))
+        }
     }
 
     static func configuration(
@@ -99,7 +102,7 @@ struct ConnectivityIntegrationTests {
 
     @Test("healthy 204 and healthy bodies: online over the namespace's Ethernet-like link")
     func healthy() async throws {
-        let (ns, server) = try Self.setUp([
+        let (ns, server) = try await Self.setUp([
             "/generate_204": .respond(status: 204),
             "/connecttest.txt": .respond(status: 200, body: "Microsoft Connect Test"),
             "/hotspot.html": .respond(status: 200, body: "<HTML><BODY>Success</BODY></HTML>"),
@@ -130,7 +133,7 @@ struct ConnectivityIntegrationTests {
 
     @Test("302 with Location: captivePortal at that URL; the redirect is not followed")
     func redirect() async throws {
-        let (ns, server) = try Self.setUp([
+        let (ns, server) = try await Self.setUp([
             "/generate_204": .respond(status: 302, headers: ["Location": "http://127.0.0.1:1/portal/login?id=7"]),
             "/relative": .respond(status: 303, headers: ["Location": "/login"]),
         ])
@@ -149,7 +152,7 @@ struct ConnectivityIntegrationTests {
 
     @Test("a 200 login page on a 204 URL, and a 511: captivePortal at the probe URL")
     func loginPageAnd511() async throws {
-        let (ns, server) = try Self.setUp([
+        let (ns, server) = try await Self.setUp([
             "/generate_204": .respond(status: 200, body: "<html><form action=/login>Log in</form></html>"),
             "/nck": .respond(status: 511, body: "<html>Network Authentication Required</html>"),
         ])
@@ -162,7 +165,7 @@ struct ConnectivityIntegrationTests {
 
     @Test("a server slower than the probe timeout: noInternet(timedOut) within the deadline")
     func slowServer() async throws {
-        let (ns, server) = try Self.setUp([
+        let (ns, server) = try await Self.setUp([
             "/slow": .delayed(.seconds(30), .respond(status: 204)), "/silent": .silent,
         ])
         var configuration = Self.configuration(
@@ -183,7 +186,7 @@ struct ConnectivityIntegrationTests {
 
     @Test("an endless body: a verdict within the deadline, the body read to 64 KiB and no further")
     func endlessBody() async throws {
-        let (ns, server) = try Self.setUp(["/generate_204": .endlessBody, "/page": .endlessBody])
+        let (ns, server) = try await Self.setUp(["/generate_204": .endlessBody, "/page": .endlessBody])
         let residentBefore = ProcessFootprint.residentKiB
         for path in ["/generate_204", "/page"] {
             let expectation: ConnectivityEndpoint.Expectation =
@@ -208,7 +211,7 @@ struct ConnectivityIntegrationTests {
 
     @Test("connection refused: noInternet(connectionRefused), after a second attempt")
     func refused() async throws {
-        let (ns, server) = try Self.setUp([:])
+        let (ns, server) = try await Self.setUp([:])
         let closed = URL(string: "http://127.0.0.1:\(server.port == 9 ? 10 : 9)/generate_204")!
         let result = try await Self.check(
             Self.configuration(ns, [ConnectivityEndpoint(url: closed, expectation: .status(204))]))
@@ -218,8 +221,10 @@ struct ConnectivityIntegrationTests {
 
     @Test("no usable path: notConnected at once, no probe sent")
     func noPath() async throws {
-        let ns = try TestNamespace()
-        let server = try TestHTTPServer(in: ns, routes: ["/generate_204": .respond(status: 204)])
+        let (ns, server) = try await offPool {
+            let ns = try TestNamespace()
+            return (ns, try TestHTTPServer(in: ns, routes: ["/generate_204": .respond(status: 204)]))
+        }
         let result = try await Self.check(
             Self.configuration(ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))]))
         #expect(result.verdict == .notConnected)
@@ -229,7 +234,7 @@ struct ConnectivityIntegrationTests {
 
     @Test("one endpoint down and one healthy at 50 %: online; at 100 %: limited")
     func partial() async throws {
-        let (ns, server) = try Self.setUp(["/generate_204": .respond(status: 204)])
+        let (ns, server) = try await Self.setUp(["/generate_204": .respond(status: 204)])
         let endpoints = [
             ConnectivityEndpoint(url: URL(string: "http://127.0.0.1:9/down")!, expectation: .status(204)),
             ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204)),
@@ -241,7 +246,7 @@ struct ConnectivityIntegrationTests {
 
     @Test("plain HTTP fine, HTTPS failing: limited(httpsBlocked)")
     func httpsBlocked() async throws {
-        let (ns, server) = try Self.setUp(["/generate_204": .respond(status: 204)])
+        let (ns, server) = try await Self.setUp(["/generate_204": .respond(status: 204)])
         let endpoints = [
             ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204)),
             // An HTTP server where TLS is expected: the handshake fails.
@@ -261,11 +266,13 @@ struct ConnectivityIntegrationTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let tls = try TestHTTPServer.selfSignedCertificate(in: directory)
-        let ns = try TestNamespace()
-        try ns.disableIPv6()
-        try ns.ipv4WithDefaultRoute()
-        let server = try TestHTTPServer(in: ns, tls: tls, routes: ["/generate_204": .respond(status: 204)])
+        let (tls, ns, server) = try await offPool {
+            let tls = try TestHTTPServer.selfSignedCertificate(in: directory)
+            let ns = try TestNamespace()
+            try ns.disableIPv6()
+            try ns.ipv4WithDefaultRoute()
+            return (tls, ns, try TestHTTPServer(in: ns, tls: tls, routes: ["/generate_204": .respond(status: 204)]))
+        }
         var configuration = Self.configuration(
             ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))])
         configuration.httpsOnly = true
@@ -279,7 +286,7 @@ struct ConnectivityIntegrationTests {
 
     @Test("RFC 8908: captive true from the API is authoritative, with its user-portal-url")
     func captiveAPI() async throws {
-        let (ns, server) = try Self.setUp([
+        let (ns, server) = try await Self.setUp([
             "/generate_204": .respond(status: 204),
             "/captive": .respond(
                 status: 200, headers: ["Content-Type": "application/captive+json"],
@@ -301,7 +308,7 @@ struct ConnectivityIntegrationTests {
 
     @Test("Authorization goes only to the endpoint configured with it")
     func authorizationOnlyWhereConfigured() async throws {
-        let (ns, server) = try Self.setUp(["/a": .respond(status: 204), "/b": .respond(status: 204)])
+        let (ns, server) = try await Self.setUp(["/a": .respond(status: 204), "/b": .respond(status: 204)])
         let endpoints = [
             ConnectivityEndpoint(
                 url: server.url("/a"), expectation: .status(204), headers: ["Authorization": "Bearer s3cret"]),
@@ -315,7 +322,7 @@ struct ConnectivityIntegrationTests {
 
     @Test("notifier: a flapping endpoint doesn't flip online; a lasting failure does, then one success returns")
     func hysteresis() async throws {
-        let (ns, server) = try Self.setUp(["/generate_204": .respond(status: 204)])
+        let (ns, server) = try await Self.setUp(["/generate_204": .respond(status: 204)])
         var configuration = Self.configuration(
             ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))])
         configuration.pollingInterval = .milliseconds(100)
@@ -342,7 +349,7 @@ struct ConnectivityIntegrationTests {
 
     @Test("notifier: link down during a probe cancels it, notConnected at once, no late online")
     func linkDownDuringProbe() async throws {
-        let (ns, server) = try Self.setUp(["/generate_204": .delayed(.milliseconds(1500), .respond(status: 204))])
+        let (ns, server) = try await Self.setUp(["/generate_204": .delayed(.milliseconds(1500), .respond(status: 204))])
         let log = ConnectivityLog(
             try Connectivity(
                 configuration: Self.configuration(
@@ -350,23 +357,57 @@ struct ConnectivityIntegrationTests {
         try log.connectivity.startNotifier()
         try await eventually("the probe reaches the server") { server.count("/generate_204") == 1 }
         let down = ContinuousClock.now
-        try ns.ip("link set veth0 down")
+        try await offPool { try ns.ip("link set veth0 down") }
         try await log.wait("notConnected") { $0.last?.verdict == .notConnected }
         #expect(ContinuousClock.now - down < .milliseconds(1500), "before the server would have answered")
-        // The server answers 1.5 s after the request; wait past that.
-        try await Task.sleep(for: .seconds(2))
+        // The probe was cancelled: its connection closed before the server's
+        // answer was due (1.5 s after the request), so the answer was never sent.
+        try await eventually("the server finds the client gone") { server.abandoned == 1 }
+        try await Task.sleep(for: .milliseconds(500))
         #expect(log.verdicts == ["notConnected"])
         #expect(log.connectivity.status == .notConnected)
         // Link back: checked again (the path changed), online.
         server.set("/generate_204", .respond(status: 204))
-        try ns.ip("link set veth0 up")
-        try ns.ip("route add default via 192.0.2.2 dev veth0")
+        try await offPool { try ns.ip("link set veth0 up") }
+        try await offPool { try ns.ip("route add default via 192.0.2.2 dev veth0") }
         try await log.wait("online after link up") { $0.last?.verdict == .online }
+    }
+
+    @Test("notifier: callbacks may read the state and stop the instance (no lock is held around them)")
+    func reentrantCallbacks() async throws {
+        let (ns, server) = try await Self.setUp(["/generate_204": .respond(status: 204)])
+        let connectivity = try Connectivity(
+            configuration: Self.configuration(
+                ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))]))
+        let seen = NIOLockedValueBox<[ConnectivityStatus]>([])
+        connectivity.whenConnected = { c in
+            seen.withLockedValue { $0.append(c.status) }
+            _ = c.latestResult
+            c.whenConnected = nil  // Replacing the running closure from inside it.
+            c.stopNotifier()
+        }
+        try connectivity.startNotifier()
+        try await eventually("the callback ran") { !seen.withLockedValue { $0 }.isEmpty }
+        #expect(seen.withLockedValue { $0 } == [.connectedViaEthernet])
+        try await eventually("stopped") { !connectivity.isRunning }
+    }
+
+    @Test("notifier: a sequence made before start waits for it")
+    func updatesBeforeStart() async throws {
+        let (ns, server) = try await Self.setUp(["/generate_204": .respond(status: 204)])
+        let connectivity = try Connectivity(
+            configuration: Self.configuration(
+                ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))]))
+        let updates = connectivity.updates
+        try connectivity.startNotifier()
+        var iterator = updates.makeAsyncIterator()
+        #expect(await iterator.next()?.verdict == .online)
+        connectivity.stopNotifier()
     }
 
     @Test("notifier: updates sequence and stop; a stopped instance publishes nothing")
     func updatesAndStop() async throws {
-        let (ns, server) = try Self.setUp(["/generate_204": .respond(status: 204)])
+        let (ns, server) = try await Self.setUp(["/generate_204": .respond(status: 204)])
         let connectivity = try Connectivity(
             configuration: Self.configuration(
                 ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))]))
@@ -384,7 +425,7 @@ struct ConnectivityIntegrationTests {
 
     @Test("1,000 start/stop cycles: no growth in descriptors, threads or memory")
     func startStopCycles() async throws {
-        let (ns, server) = try Self.setUp(["/generate_204": .respond(status: 204)])
+        let (ns, server) = try await Self.setUp(["/generate_204": .respond(status: 204)])
         let connectivity = try Connectivity(
             configuration: Self.configuration(
                 ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))]))

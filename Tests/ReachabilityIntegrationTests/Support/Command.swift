@@ -239,3 +239,12 @@ final class Child: @unchecked Sendable {
         wait()
     }
 }
+
+/// Runs blocking work (process spawns, waits) on a thread of its own, so that it
+/// never holds one of the few cooperative-pool threads (two on a 2-core machine)
+/// that the code under test needs to meet its own deadlines.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+    }
+}

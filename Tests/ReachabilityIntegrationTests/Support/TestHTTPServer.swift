@@ -35,6 +35,8 @@ final class TestHTTPServer: Sendable {
         var routes: [String: Behaviour]
         var requests: [Request] = []
         var endlessBytesSent = 0
+        /// Delayed answers not given because the client had hung up by then.
+        var abandoned = 0
         var turns: [String: Int] = [:]
     }
 
@@ -131,6 +133,9 @@ final class TestHTTPServer: Sendable {
     /// Requests for `path` so far.
     func count(_ path: String) -> Int { state.withLockedValue { $0.requests.filter { $0.path == path }.count } }
 
+    /// Delayed answers not given because the client had already hung up.
+    var abandoned: Int { state.withLockedValue { $0.abandoned } }
+
     /// Body bytes the endless routes have written so far.
     var endlessBytesSent: Int { state.withLockedValue { $0.endlessBytesSent } }
 
@@ -185,9 +190,13 @@ final class TestHTTPServer: Sendable {
                 context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
             case .delayed(let delay, let then):
                 let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                let state = state
                 context.eventLoop.scheduleTask(in: .init(delay)) {
                     let (handler, context) = bound.value
-                    guard context.channel.isActive else { return }
+                    guard context.channel.isActive else {
+                        state.withLockedValue { $0.abandoned += 1 }
+                        return
+                    }
                     handler.perform(then, context: context)
                 }
             case .endlessBody:
