@@ -146,7 +146,7 @@ struct ProbeRunner: Sendable {
 
     /// Judges `response` against `expectation`. A regular expression or a custom
     /// validator may run long (a backtracking pattern against a hostile 64 KiB
-    /// body, or slow user code): those run on their own task, and the probe stops
+    /// body, or slow user code): those run on a thread of their own, and the probe stops
     /// waiting for them at `limit` (timedOut) — it can't stop them, but the check
     /// keeps its deadline.
     static func judge(
@@ -160,15 +160,14 @@ struct ProbeRunner: Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 first.begin(continuation)
-                let judging = Task.detached { first.finish(.judged(response, mismatch: expectation.check(response))) }
+                // A thread of its own: a runaway validator must not hold one of
+                // the few threads of Swift's cooperative pool.
+                Thread.detachNewThread { first.finish(.judged(response, mismatch: expectation.check(response))) }
                 let timer = Task {
                     try? await Task.sleep(for: .nanoseconds(max(0, limit.nanoseconds)))
                     first.finish(.failed(.timedOut))
                 }
-                first.onFinish {
-                    timer.cancel()
-                    judging.cancel()
-                }
+                first.onFinish { timer.cancel() }
             }
         } onCancel: {
             first.finish(.failed(.cancelled))

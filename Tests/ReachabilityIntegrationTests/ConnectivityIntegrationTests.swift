@@ -209,6 +209,37 @@ struct ConnectivityIntegrationTests {
         #expect(growth < 32 * 1024, "RSS grew \(growth) KiB over 20 endless-body checks")
     }
 
+    @Test("a validator or pattern that never finishes: the probe gives up at its timeout")
+    func runawayValidator() async throws {
+        let (ns, server) = try await Self.setUp([
+            "/page": .respond(status: 200, body: String(repeating: "a", count: 30) + "!")
+        ])
+        let release = NIOLockedValueBox(false)
+        var configuration = Self.configuration(
+            ns,
+            [
+                ConnectivityEndpoint(
+                    url: server.url("/page"),
+                    expectation: .custom { _ in
+                        while !release.withLockedValue({ $0 }) { usleep(10_000) }
+                        return true
+                    }),
+                // Catastrophic backtracking on 30 a's and a '!' (about 1 s of ICU here).
+                ConnectivityEndpoint(url: server.url("/page"), expectation: .bodyMatches("^(a+)+$")),
+            ], threshold: 100)
+        configuration.probeTimeout = .milliseconds(700)
+        configuration.checkDeadline = .seconds(2)
+        let started = ContinuousClock.now
+        let result = try await Self.check(configuration)
+        release.withLockedValue { $0 = true }
+        #expect(ContinuousClock.now - started < .seconds(3), "took \(ContinuousClock.now - started)")
+        #expect(result.verdict != .online)
+        // The validator never returns by itself: its probe timed out. (ICU gives up
+        // on the pattern after about a second here: timed out, or no match.)
+        #expect(result.endpoints.first?.failure == .timedOut)
+        #expect(result.endpoints.last?.isValid == false)
+    }
+
     @Test("connection refused: noInternet(connectionRefused), after a second attempt")
     func refused() async throws {
         let (ns, server) = try await Self.setUp([:])
