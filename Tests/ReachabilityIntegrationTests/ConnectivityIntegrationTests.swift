@@ -484,6 +484,9 @@ struct ConnectivityIntegrationTests {
             ProcessFootprint.threads <= threads + 1
         }
         let growth = ProcessFootprint.residentKiB - resident
+        print(
+            "start/stop × 1,000: descriptors \(descriptors) → \(ProcessFootprint.descriptors), threads \(threads) → "
+                + "\(ProcessFootprint.threads), RSS \(resident) → \(resident + growth) KiB")
         #expect(growth < 16 * 1024, "RSS grew \(growth) KiB over 1,000 cycles")
         #expect(server.count("/generate_204") >= 100)
     }
