@@ -93,6 +93,17 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Whether the first `length` bits equal `prefix`'s (same family; a length
+    /// past the address's size compares it all).
+    func hasPrefix(_ prefix: IPAddress, length: Int) -> Bool {
+        guard family == prefix.family else { return false }
+        let bits = min(max(length, 0), family == .ipv4 ? 32 : 128)
+        func mask(_ count: Int) -> UInt64 { count <= 0 ? 0 : count >= 64 ? ~0 : ~0 << UInt64(64 - count) }
+        let highMask = mask(bits)
+        let lowMask = mask(bits - 64)
+        return high & highMask == prefix.high & highMask && low & lowMask == prefix.low & lowMask
+    }
+
     /// The address in network byte order: 4 or 16 bytes.
     public var bytes: [UInt8] {
         let count = family == .ipv4 ? 4 : 16

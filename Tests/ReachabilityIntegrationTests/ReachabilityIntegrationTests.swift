@@ -273,6 +273,28 @@ struct ReachabilityIntegrationTests {
         instances.removeAll()
     }
 
+    @Test("Routes whose prefixes cover no target cause no evaluation pass; a covering one does")
+    func unrelatedRoutesCostNoPass() async throws {
+        let ns = try TestNamespace()
+        try ns.ipv4WithDefaultRoute()
+        try ns.addVeth("veth2", peer: "veth3")
+        let reachability = try Reachability(address: "198.51.100.7", environment: ns.environment)
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        try await log.wait(forCount: 1, "the initial delivery")
+        let monitor = try #require(MonitorRegistry.running(for: ns.environment))
+        let passes = monitor.statistics.evaluationPasses
+        try ns.batch((0..<2000).map { "route add 10.\($0 / 250).\($0 % 250).0/24 dev veth2" })
+        try await eventually("2,000 route events received") { monitor.statistics.eventsReceived >= 2000 }
+        #expect(monitor.statistics.evaluationPasses == passes)
+        #expect(monitor.statistics.relevantRouteEvents == 0)
+        // A route covering the target moves it: a pass, and a delivery (now via veth2, direct).
+        try ns.ip("route add 198.51.100.0/24 dev veth2")
+        try await log.wait(forCount: 2, "the covering route's delivery")
+        #expect(reachability.interface?.name == "veth2")
+        #expect(monitor.statistics.relevantRouteEvents == 1)
+    }
+
     @Test("Forced ENOBUFS: the monitor resyncs, counts it, and the final state is right")
     func overrunResync() async throws {
         let ns = try TestNamespace()

@@ -177,3 +177,36 @@ import Testing
         #expect(try Reachability(address: text).targetDescription == "internet")
     }
 }
+
+@Suite struct PrefixTests {
+    static func route(_ family: UInt8, _ destination: String?, _ length: UInt8) throws -> RouteMessage {
+        RouteMessage(
+            family: family, type: 1, table: 254, destinationLength: length,
+            destination: try destination.map { try IPAddress($0) }, outputInterface: 2, hasGateway: false,
+            preferredSource: nil, priority: nil)
+    }
+
+    @Test(arguments: [
+        ("198.51.100.7", "198.51.100.0", UInt8(24), true), ("198.51.101.7", "198.51.100.0", 24, false),
+        ("198.51.100.7", "198.51.100.7", 32, true), ("198.51.100.8", "198.51.100.7", 32, false),
+        ("10.1.2.3", "10.0.0.0", 8, true), ("11.1.2.3", "10.0.0.0", 8, false), ("8.8.8.8", "0.0.0.0", 0, true),
+        ("8.8.8.8", "8.8.8.0", 23, true), ("8.8.9.8", "8.8.8.0", 23, true), ("8.8.10.8", "8.8.8.0", 23, false),
+        ("2001:db8::1", "2001:db8::", 32, true), ("2001:db9::1", "2001:db8::", 32, false),
+        ("2001:db8::1:0:0:1", "2001:db8:0:0:1::", 80, true), ("2001:db8::2:0:0:1", "2001:db8:0:0:1::", 80, false),
+        ("2001:db8::1", "2001:db8::1", 128, true), ("2001:db8::2", "2001:db8::1", 128, false),
+        ("2001:db8::1", "2001:db8::", 65, true),
+    ])
+    func covers(address: String, prefix: String, length: UInt8, expected: Bool) throws {
+        let family: UInt8 = address.contains(":") ? 10 : 2
+        #expect(try Self.route(family, prefix, length).covers(try IPAddress(address)) == expected)
+    }
+
+    @Test func otherFamiliesAndUnreadablePrefixes() throws {
+        let v4 = try IPAddress("192.0.2.1")
+        let v6 = try IPAddress("2001:db8::1")
+        #expect(try !Self.route(10, "2001:db8::", 0).covers(v4), "an IPv6 default doesn't cover IPv4")
+        #expect(try Self.route(10, "2001:db8::", 0).covers(v6))
+        #expect(try Self.route(2, nil, 24).covers(v4), "no RTA_DST: assume it covers")
+        #expect(try !Self.route(28, nil, 20).covers(v4), "MPLS routes cover no IP target")
+    }
+}

@@ -282,6 +282,10 @@ final class NetlinkMonitor: Sendable {
     private func drain(_ events: NetlinkSocket, into table: inout InterfaceTable, pass: inout Pass, sysfs: SysfsReader)
     {
         var messages = 0
+        // The destinations the clients look up, read once per wake-up and only if a
+        // route event came: a route whose prefix covers none of them can't change
+        // any answer, so a storm of unrelated routes costs parsing, not lookups.
+        var destinations: [IPAddress]?
         for _ in 0..<Self.drainLimit {
             let received: NetlinkSocket.Received
             do throws(ReachabilityError) {
@@ -303,7 +307,15 @@ final class NetlinkMonitor: Sendable {
                 messages += parsed.messages.count
                 for item in parsed.messages {
                     switch item.message {
-                    case .route, .rule:
+                    case .route(let route, _):
+                        guard !pass.changed else { continue }
+                        let targets = destinations ?? lookupDestinations(table)
+                        destinations = targets
+                        if targets.contains(where: route.covers) {
+                            pass.changed = true
+                            shared.withLock { $0.statistics.relevantRouteEvents += 1 }
+                        }
+                    case .rule:
                         pass.changed = true
                     case .overrun:
                         pass.needsResync = true
@@ -327,6 +339,16 @@ final class NetlinkMonitor: Sendable {
             $0.statistics.eventsReceived += count
             $0.statistics.foreignDatagrams = foreign
         }
+    }
+
+    /// Every distinct destination the clients look up now.
+    private func lookupDestinations(_ table: InterfaceTable) -> [IPAddress] {
+        let clients = shared.withLock { $0.clients.values.map(\.client) }
+        var seen = Set<IPAddress>()
+        for client in clients {
+            for request in client.lookups(for: table) { seen.insert(request.destination) }
+        }
+        return Array(seen)
     }
 
     /// Replaces the table with a fresh dump. Returns false when the dump failed
@@ -409,6 +431,8 @@ struct MonitorStatistics: Sendable, Equatable {
     /// Datagrams dropped because they were not from the kernel (forged events).
     var foreignDatagrams = 0
     var eventsReceived = 0
+    /// Route events whose prefix covered a looked-up destination (they cause a pass).
+    var relevantRouteEvents = 0
     var evaluationPasses = 0
     var failedPasses = 0
     /// SO_RCVBUF the kernel granted the event socket.

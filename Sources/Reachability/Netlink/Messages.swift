@@ -25,6 +25,8 @@ struct RouteMessage: Sendable, Equatable {
     var type: UInt8
     var table: UInt32
     var destinationLength: UInt8
+    /// RTA_DST: the prefix (nil for a default route, or in a lookup's answer without it).
+    var destination: IPAddress? = nil
     var outputInterface: Int32?
     var hasGateway: Bool
     var preferredSource: IPAddress?
@@ -37,6 +39,17 @@ struct RouteMessage: Sendable, Equatable {
     struct Nexthop: Sendable, Equatable {
         var outputInterface: Int32
         var gateway: IPAddress?
+    }
+
+    /// Whether this route's prefix covers `address`: only then can adding or
+    /// deleting it change the kernel's answer for that address (longest-prefix
+    /// match only ever picks a covering route). A prefix we can't read covers all.
+    func covers(_ address: IPAddress) -> Bool {
+        guard family == AddressFamily.inet || family == AddressFamily.inet6 else { return false }
+        guard (family == AddressFamily.inet) == (address.family == .ipv4) else { return false }
+        guard destinationLength > 0 else { return true }
+        guard let destination else { return true }
+        return address.hasPrefix(destination, length: Int(destinationLength))
     }
 
     /// The gateway used out of `index`: the route's own, or its next hop's there.
@@ -355,6 +368,15 @@ enum NetlinkParser {
             priority: nil)
         let failure = forEachAttribute(header, headerSize: MemoryLayout<rtmsg>.size) { attribute in
             switch mnl_attr_get_type(attribute) {
+            case RTA.dst:
+                guard let value = address(attribute, family: info.rtm_family) else {
+                    // Other families (MPLS labels, …) carry other destinations: not ours.
+                    if info.rtm_family == AddressFamily.inet || info.rtm_family == AddressFamily.inet6 {
+                        return "RTA_DST of the wrong length for family \(info.rtm_family)"
+                    }
+                    break
+                }
+                route.destination = value
             case RTA.oif:
                 switch u32(attribute, "RTA_OIF") {
                 case .success(let value): route.outputInterface = Int32(bitPattern: value)
