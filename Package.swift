@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 let package = Package(
@@ -14,6 +14,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.24.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
+        // Benchmarks only; malloc counting through its interposer (no jemalloc needed).
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
     ],
     targets: [
         .systemLibrary(
@@ -74,6 +76,26 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// In-process benchmarks (ordo-one/benchmark): `swift package --disable-sandbox benchmark`.
+package.targets += [
+    .executableTarget(
+        name: "ReachabilityBenchmarks",
+        dependencies: [
+            "Reachability",
+            .product(name: "Benchmark", package: "benchmark"),
+        ],
+        path: "Benchmarks/ReachabilityBenchmarks",
+        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    ),
+    // The scale and latency probe that Benchmarks/scale.py drives (10,000 targets,
+    // kernel event → callback).
+    .executableTarget(
+        name: "ReachabilityScale",
+        dependencies: ["Reachability"],
+        path: "Benchmarks/ReachabilityScale"
+    ),
+]
 
 for target in package.targets where target.type != .system {
     var settings = target.swiftSettings ?? []

@@ -5,7 +5,7 @@ import Reachability
 
 /// `reachability`: can this host reach X now, over what, and tell me when that changes.
 @main
-struct ReachabilityCommand: AsyncParsableCommand {
+struct ReachabilityCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reachability",
         abstract: "Report and watch network reachability, from the kernel's own routing answers.",
@@ -25,11 +25,16 @@ struct ReachabilityCommand: AsyncParsableCommand {
 
     /// Runs the command and maps errors to the documented exit statuses: usage
     /// and input errors exit 2 with a message that names the bad input.
-    static func main() async {
+    ///
+    /// `main` is synchronous on purpose: `watch` never touches Swift concurrency's
+    /// cooperative pool, whose libdispatch monitor would wake the process once a
+    /// second forever; an idle `watch` must not wake at all. The async commands
+    /// run as a task while the main thread waits.
+    static func main() {
         do {
             var command = try parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
+            if let asyncCommand = command as? any AsyncParsableCommand {
+                try runToCompletion(asyncCommand)
             } else {
                 try command.run()
             }
@@ -47,5 +52,18 @@ struct ReachabilityCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("reachability: \(fullMessage(for: error))\n".utf8))
             Foundation.exit(2)
         }
+    }
+
+    /// Runs an async command on the cooperative pool and waits for it.
+    private static func runToCompletion(_ command: any AsyncParsableCommand) throws {
+        nonisolated(unsafe) var command = command
+        nonisolated(unsafe) var failure: (any Error)?
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do { try await command.run() } catch { failure = error }
+            done.signal()
+        }
+        done.wait()
+        if let failure { throw failure }
     }
 }

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Reachability
 
-struct Watch: AsyncParsableCommand {
+struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print each TARGET's state, then one line per change, until interrupted.",
         discussion: """
@@ -21,7 +21,7 @@ struct Watch: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per line.")
     var json = false
 
-    func run() async throws {
+    func run() throws {
         let queue = DispatchQueue(label: "reachability.watch")
         let watched = try (targets.isEmpty ? [nil] : targets.map(Optional.some)).map {
             try TargetArgument.make($0, queue: queue)
@@ -47,9 +47,9 @@ struct Watch: AsyncParsableCommand {
                             : Output.line(target: name, state: state, width: width))
                 })
         }
-        // Wait for a signal; the monitor's reader thread does the work. The instances,
-        // tokens and signal sources stay alive in this suspended frame.
-        await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }
-        withExtendedLifetime((watched, tokens, sources)) {}
+        // Wait for a signal; the monitor's reader thread does the work, and nothing
+        // else runs: no Swift concurrency, so no libdispatch pool monitor waking
+        // the process every second. dispatchMain never returns.
+        withExtendedLifetime((watched, tokens, sources)) { dispatchMain() }
     }
 }

@@ -250,6 +250,13 @@ final class NetlinkMonitor: Sendable {
             }
             var pass = Pass()
             if readable[0] { drain(events, into: &table, pass: &pass, sysfs: sysfs) }
+            if pass.received > 0 && !pass.changed && !pass.needsResync && !resyncPending {
+                // Only events that change no answer (a storm of unrelated routes): let
+                // the next ones gather for a moment, so that a storm costs one wake-up
+                // per batch rather than one per route. A wake-up that matters is never
+                // delayed; one right after such a batch waits at most this long.
+                usleep(Self.unrelatedBatchPause)
+            }
             if pass.needsResync || resyncPending {
                 resyncPending = !resync(&table, sysfs: sysfs)
                 pass.changed = true
@@ -269,7 +276,12 @@ final class NetlinkMonitor: Sendable {
         }
     }
 
+    /// Microseconds to pause after a wake-up that brought only unrelated events.
+    static let unrelatedBatchPause: UInt32 = 500
+
     private struct Pass {
+        /// Messages read in this wake-up.
+        var received = 0
         var changed = false
         var tableChanged = false
         var needsResync = false
@@ -334,6 +346,7 @@ final class NetlinkMonitor: Sendable {
             }
             break
         }
+        pass.received = messages
         let (count, foreign) = (messages, events.foreignDatagrams)
         shared.withLock {
             $0.statistics.eventsReceived += count

@@ -1,0 +1,149 @@
+// The in-process half of Benchmarks/scale.py: watches a namespace the script made,
+// changes it through one long-lived `ip -batch -` (so no process start is timed),
+// and prints one JSON line of figures.
+//
+//   ReachabilityScale targets NSPATH COUNT     COUNT address targets, one link change
+//   ReachabilityScale latency NSPATH CHANGES   kernel event → callback, link down/up
+//
+// NSPATH has veth0 (10.0.0.1/8, default via 10.0.0.2) whose peer veth1 is up.
+import Dispatch
+import Foundation
+import Reachability
+
+func now() -> UInt64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("ReachabilityScale: \(message)\n".utf8))
+    exit(2)
+}
+
+/// `ip -batch -` inside the namespace: each line written is run at once.
+final class IPBatch {
+    let process = Process()
+    let input = Pipe()
+
+    init(namespace: String) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/nsenter")
+        process.arguments = ["--net=\(namespace)", "--", "ip", "-force", "-batch", "-"]
+        process.standardInput = input
+        try process.run()
+    }
+
+    func run(_ line: String) {
+        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    func close() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+}
+
+/// Counts callbacks and remembers when the last one came.
+final class Tally: @unchecked Sendable {
+    // @unchecked: every field is guarded by `lock`.
+    private let lock = NSLock()
+    private var count = 0
+    private var last: UInt64 = 0
+    private var waiters: [(Int, DispatchSemaphore)] = []
+
+    func hit() {
+        lock.lock()
+        count += 1
+        last = now()
+        let ready = waiters.filter { count >= $0.0 }
+        waiters.removeAll { count >= $0.0 }
+        lock.unlock()
+        for (_, semaphore) in ready { semaphore.signal() }
+    }
+
+    /// Waits until `target` callbacks in all; returns the time of the last one, or nil at the timeout.
+    func wait(for target: Int, seconds: Double) -> UInt64? {
+        let semaphore = DispatchSemaphore(value: 0)
+        lock.lock()
+        if count >= target {
+            lock.unlock()
+            return last
+        }
+        waiters.append((target, semaphore))
+        lock.unlock()
+        guard semaphore.wait(timeout: .now() + seconds) == .success else { return nil }
+        lock.lock()
+        defer { lock.unlock() }
+        return last
+    }
+}
+
+func percentile(_ sorted: [Double], _ p: Double) -> Double {
+    guard !sorted.isEmpty else { return 0 }
+    return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count == 4, let count = Int(arguments[3]), count > 0 else {
+    fail("usage: ReachabilityScale targets|latency NSPATH COUNT")
+}
+let namespace = arguments[2]
+let environment = NetworkEnvironment(networkNamespacePath: namespace)
+let queue = DispatchQueue(label: "scale.callbacks")
+let batch = try IPBatch(namespace: namespace)
+
+switch arguments[1] {
+case "targets":
+    // COUNT distinct addresses on veth0's directly connected 10.0.0.0/8.
+    let tally = Tally()
+    var instances: [Reachability] = []
+    instances.reserveCapacity(count)
+    let started = now()
+    for i in 0..<count {
+        let address = "10.\(1 + (i >> 16) & 0xFF).\((i >> 8) & 0xFF).\(i & 0xFF)"
+        let reachability = try Reachability(address: address, environment: environment, notificationQueue: queue)
+        reachability.whenReachable = { _ in tally.hit() }
+        reachability.whenUnreachable = { _ in tally.hit() }
+        try reachability.startNotifier()
+        instances.append(reachability)
+    }
+    guard tally.wait(for: count, seconds: 120) != nil else { fail("initial deliveries missing") }
+    let ready = now()
+    let change = now()
+    batch.run("link set veth1 down")  // Carrier loss on veth0: every target becomes unreachable.
+    guard let last = tally.wait(for: 2 * count, seconds: 60) else { fail("not every target was notified") }
+    let unreachable = instances.filter { $0.currentReachabilityStatus == .notReachable }.count
+    print(
+        "{\"figure\": \"targets\", \"count\": \(count), \"startMillis\": \(Double(ready - started) / 1e6), "
+            + "\"changeToLastCallbackMillis\": \(Double(last - change) / 1e6), \"unreachableAfter\": \(unreachable)}")
+    batch.run("link set veth1 up")
+    withExtendedLifetime(instances) {}
+
+case "latency":
+    // The Internet target; veth0's peer goes down and up: each change flips it.
+    let tally = Tally()
+    let reachability = try Reachability(environment: environment, notificationQueue: queue)
+    reachability.whenReachable = { _ in tally.hit() }
+    reachability.whenUnreachable = { _ in tally.hit() }
+    try reachability.startNotifier()
+    guard tally.wait(for: 1, seconds: 10) != nil else { fail("no initial delivery") }
+    var samples: [Double] = []
+    for change in 0..<count {
+        let down = change % 2 == 0
+        let before = now()
+        batch.run(down ? "link set veth1 down" : "link set veth1 up")
+        guard let seen = tally.wait(for: change + 2, seconds: 10) else { fail("change \(change) not delivered") }
+        samples.append(Double(seen - before) / 1000)
+        usleep(20_000)
+    }
+    let sorted = samples.sorted()
+    print(
+        "{\"figure\": \"latency\", \"changes\": \(count), \"p50Micros\": \(percentile(sorted, 0.5)), "
+            + "\"p90Micros\": \(percentile(sorted, 0.9)), \"p99Micros\": \(percentile(sorted, 0.99)), "
+            + "\"maxMicros\": \(sorted.last ?? 0)}")
+    withExtendedLifetime(reachability) {}
+
+default:
+    fail("unknown figure \(arguments[1])")
+}
+batch.close()

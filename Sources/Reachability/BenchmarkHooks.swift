@@ -1,0 +1,58 @@
+/// Entry points into the library's internals for the package's own benchmarks
+/// (`Benchmarks/`), which are built in release mode and so can't use
+/// `@testable import`. Not public API.
+package enum BenchmarkHooks {
+    /// Parses a buffer of netlink messages (as one datagram or dump reply holds
+    /// them); returns how many messages it held.
+    package static func parseMessages(_ bytes: [UInt8]) -> Int {
+        NetlinkParser.parse(bytes).messages.count
+    }
+
+    /// A prepared flags evaluation: an interface table built from `links` and
+    /// `addresses` (netlink dump bytes) and a unicast route out of the first
+    /// non-loopback link; the closure evaluates the flags for 8.8.8.8 once.
+    package static func flagsEvaluation(links: [UInt8], addresses: [UInt8]) -> @Sendable () -> UInt32 {
+        var table = InterfaceTable()
+        for message in NetlinkParser.parse(links).messages + NetlinkParser.parse(addresses).messages {
+            _ = table.apply(message.message) { InterfaceClassifier.classify($0, sysfs: SysfsReader(root: nil)) }
+        }
+        let index = table.interfaces.values.filter { !$0.isLoopback }.map(\.index).min() ?? 1
+        let route = RouteMessage(
+            family: AddressFamily.inet, type: RTN.unicast, table: 254, destinationLength: 32,
+            outputInterface: index, hasGateway: true, preferredSource: nil, priority: nil)
+        let frozen = table
+        let destination = Target.internetProbeV4
+        return { FlagsEvaluator.evaluate(.route(route), destination: destination, in: frozen).flags.rawValue }
+    }
+
+    /// One RTM_NEWROUTE message for 10.x.y.z/32 out of interface 2 (52 bytes), as
+    /// a storm delivers them; `count` of them back to back.
+    package static func routeMessages(count: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count * 52)
+        func u16(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
+        func u32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
+        for i in 0..<count {
+            u32(52)
+            u16(NLMsgType.newRoute)
+            u16(0)
+            u32(UInt32(truncatingIfNeeded: i))
+            u32(0)
+            // rtmsg: family, dst_len, src_len, tos, table, protocol, scope, type; flags.
+            bytes += [AddressFamily.inet, 32, 0, 0, 254, 3, 253, RTN.unicast]
+            u32(0)
+            u16(8)
+            u16(RTA.dst)
+            bytes += [
+                10, UInt8(truncatingIfNeeded: i >> 16), UInt8(truncatingIfNeeded: i >> 8), UInt8(truncatingIfNeeded: i),
+            ]
+            u16(8)
+            u16(RTA.oif)
+            u32(2)
+            u16(8)
+            u16(RTA.table)
+            u32(254)
+        }
+        return bytes
+    }
+}
