@@ -228,6 +228,7 @@ final class NetlinkMonitor: Sendable {
         // works; there is no timer at all while nothing is pending.
         var retryPending = false
         var resyncPending = false
+        var unrelatedStreak = 0
         while true {
             let timeout: Int32 = retryPending || resyncPending ? 1000 : -1
             let readable: [Bool]
@@ -251,11 +252,15 @@ final class NetlinkMonitor: Sendable {
             var pass = Pass()
             if readable[0] { drain(events, into: &table, pass: &pass, sysfs: sysfs) }
             if pass.received > 0 && !pass.changed && !pass.needsResync && !resyncPending {
-                // Only events that change no answer (a storm of unrelated routes): let
-                // the next ones gather for a moment, so that a storm costs one wake-up
-                // per batch rather than one per route. A wake-up that matters is never
-                // delayed; one right after such a batch waits at most this long.
-                usleep(Self.unrelatedBatchPause)
+                unrelatedStreak += 1
+                // A run of wake-ups that brought only events changing no answer is a
+                // storm of unrelated routes: let the next ones gather for a moment, so
+                // that it costs one wake-up per batch rather than one per route. A few
+                // stray unrelated events (a link's fe80::/64 and multicast routes)
+                // never delay what follows them.
+                if unrelatedStreak >= Self.unrelatedStreakBeforePausing { usleep(Self.unrelatedBatchPause) }
+            } else {
+                unrelatedStreak = 0
             }
             if pass.needsResync || resyncPending {
                 resyncPending = !resync(&table, sysfs: sysfs)
@@ -276,8 +281,10 @@ final class NetlinkMonitor: Sendable {
         }
     }
 
-    /// Microseconds to pause after a wake-up that brought only unrelated events.
+    /// Microseconds to pause after a wake-up that brought only unrelated events,
+    /// once that has happened this many times in a row.
     static let unrelatedBatchPause: UInt32 = 500
+    static let unrelatedStreakBeforePausing = 8
 
     private struct Pass {
         /// Messages read in this wake-up.
