@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Dispatch
 public import Foundation
 import NIOConcurrencyHelpers
@@ -98,28 +97,27 @@ public final class Connectivity: Sendable {
     /// Called on the callback queue when the status becomes connected.
     public var whenConnected: (@Sendable (Connectivity) -> Void)? {
         get { state.withLockedValue { $0.whenConnected } }
-        set {
-            // The old closure is released after unlocking: it may own the last
-            // reference to something whose deinit calls back into this instance.
-            let old = state.withLockedValue { state in
-                defer { state.whenConnected = newValue }
-                return state.whenConnected
-            }
-            withExtendedLifetime(old) {}
-        }
+        set { replace(\.whenConnected, with: newValue) }
     }
 
     /// Called on the callback queue when the status becomes not connected (also
     /// for the first result, when it is not connected).
     public var whenDisconnected: (@Sendable (Connectivity) -> Void)? {
         get { state.withLockedValue { $0.whenDisconnected } }
-        set {
-            let old = state.withLockedValue { state in
-                defer { state.whenDisconnected = newValue }
-                return state.whenDisconnected
-            }
-            withExtendedLifetime(old) {}
+        set { replace(\.whenDisconnected, with: newValue) }
+    }
+
+    /// Sets a closure, releasing the old one after unlocking: it may own the last
+    /// reference to something whose deinit calls back into this instance.
+    private func replace(
+        _ field: WritableKeyPath<State, (@Sendable (Connectivity) -> Void)?>,
+        with closure: (@Sendable (Connectivity) -> Void)?
+    ) {
+        let old = state.withLockedValue { state in
+            defer { state[keyPath: field] = closure }
+            return state[keyPath: field]
         }
+        withExtendedLifetime(old) {}
     }
 
     /// The status now: `.determining` until the first check after start finishes.
@@ -282,7 +280,7 @@ public final class Connectivity: Sendable {
         }
     }
 
-    private func startCheck(run: UInt64, generation: UInt64) -> Task<Void, Never>? {
+    private func startCheck(run: UInt64, generation: UInt64) -> Task<Void, Never> {
         let environment = configuration.environment
         let client = ProbeClients.shared.lease(environment)
         let runner = runner(client)

@@ -86,20 +86,28 @@ enum TargetArgument {
     static func firstState(of reachability: Reachability, timeout: Duration) async throws -> ReachabilityState {
         try reachability.startNotifier()
         defer { reachability.stopNotifier() }
-        let updates = reachability.updates
-        return await withTaskGroup(of: ReachabilityState?.self) { group in
-            group.addTask {
-                for await state in updates { return state }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? reachability.state
+        let first = await firstElement(of: reachability.updates, within: timeout) { _ in true }
+        return first ?? reachability.state
+    }
+}
+
+/// The first element of `updates` that satisfies `matches`, or nil when `timeout`
+/// passes first (or the sequence ends).
+func firstElement<Element: Sendable>(
+    of updates: AsyncStream<Element>, within timeout: Duration, where matches: @escaping @Sendable (Element) -> Bool
+) async -> Element? {
+    await withTaskGroup(of: Element?.self) { group in
+        group.addTask {
+            for await element in updates where matches(element) { return element }
+            return nil
         }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
     }
 }
 

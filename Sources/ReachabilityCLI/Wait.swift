@@ -62,23 +62,11 @@ struct Wait: AsyncParsableCommand {
             reachability = try TargetArgument.make(target).reachability
         }
         try reachability.startNotifier()
-        let updates = reachability.updates
         let wanted = interface
-        let reached = await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for await state in updates where state.isReachable {
-                    if wanted == nil || state.interface?.name == wanted { return true }
-                }
-                return false
-            }
-            group.addTask {
-                try? await Task.sleep(for: Seconds.duration(timeout))
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
+        let reached =
+            await firstElement(of: reachability.updates, within: Seconds.duration(timeout)) { state in
+                state.isReachable && (wanted == nil || state.interface?.name == wanted)
+            } != nil
         reachability.stopNotifier()
         throw ExitCode(reached ? 0 : 1)
     }
@@ -90,21 +78,8 @@ struct Wait: AsyncParsableCommand {
         configuration.offlineRetryLimit = min(configuration.offlineRetryLimit, .seconds(2))
         let connectivity = try Connectivity(configuration: configuration)
         try connectivity.startNotifier()
-        let updates = connectivity.updates
-        let limit = timeout
-        let connected = await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for await result in updates where result.isConnected { return true }
-                return false
-            }
-            group.addTask {
-                try? await Task.sleep(for: Seconds.duration(limit))
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
+        let connected =
+            await firstElement(of: connectivity.updates, within: Seconds.duration(timeout)) { $0.isConnected } != nil
         connectivity.stopNotifier()
         throw ExitCode(connected ? 0 : 1)
     }
