@@ -90,6 +90,12 @@ package.targets += [
     ),
     // The scale and latency probe that Benchmarks/scale.py drives (10,000 targets,
     // kernel event → callback).
+    // libFuzzer target (built with -sanitize=fuzzer,address; see Fuzz/NetlinkFuzz).
+    .executableTarget(
+        name: "NetlinkFuzz",
+        dependencies: ["Reachability"],
+        path: "Fuzz/NetlinkFuzz"
+    ),
     .executableTarget(
         name: "ReachabilityScale",
         dependencies: ["Reachability"],
