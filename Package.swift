@@ -91,10 +91,12 @@ package.targets += [
     // The scale and latency probe that Benchmarks/scale.py drives (10,000 targets,
     // kernel event → callback).
     // libFuzzer target (built with -sanitize=fuzzer,address; see Fuzz/NetlinkFuzz).
+    .target(name: "CFuzzDriver", path: "Fuzz/CFuzzDriver"),
     .executableTarget(
         name: "NetlinkFuzz",
-        dependencies: ["Reachability"],
-        path: "Fuzz/NetlinkFuzz"
+        dependencies: ["Reachability", "CFuzzDriver"],
+        path: "Fuzz/NetlinkFuzz",
+        swiftSettings: [.unsafeFlags(["-parse-as-library"])]
     ),
     .executableTarget(
         name: "ReachabilityScale",

@@ -1,22 +1,42 @@
-// libFuzzer target: arbitrary bytes → the netlink parser (and on into evaluation).
+// libFuzzer target: arbitrary bytes → the netlink parser → an interface table →
+// reachability flags and a NetworkPath (FuzzHooks.run). Build and run:
 //   swift build --product NetlinkFuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
-//       --scratch-path .build-fuzz
-//   .build-fuzz/debug/NetlinkFuzz Fuzz/corpus -max_total_time=60
-// SwiftPM links an executable's entry point as `<module>_main`; it hands over to libFuzzer's driver.
+//       -Xswiftc -use-ld=lld --scratch-path .build-fuzz
+//   .build-fuzz/debug/NetlinkFuzz -max_total_time=60 Fuzz/corpus
+// A plain `swift build` makes a replayer instead: `NetlinkFuzz FILE|DIR…` runs each input once.
+// SwiftPM links an executable's entry point as `<module>_main` when the module is built
+// with -parse-as-library; with libFuzzer linked in, its `main` calls that.
+import CFuzzDriver
+import Foundation
 import Reachability
 
-@_silgen_name("LLVMFuzzerRunDriver")
-func runDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
-) -> CInt
-
-/// One input: parsed, and every parsed message applied to an interface table and
-/// evaluated (through the benchmark hooks).
 @_cdecl("LLVMFuzzerTestOneInput")
 func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    guard let data else { return 0 }
-    _ = BenchmarkHooks.parseMessages(Array(UnsafeBufferPointer(start: data, count: size)))
+    guard let data, size > 0 else { return 0 }
+    _ = FuzzHooks.run(Array(UnsafeBufferPointer(start: data, count: size)))
+    return 0
+}
+
+/// Without libFuzzer: every file named (directories: every file in them) run once.
+func replay(_ paths: [String]) -> CInt {
+    var count = 0
+    for path in paths {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            FileHandle.standardError.write(Data("NetlinkFuzz: no such file: \(path)\n".utf8))
+            return 2
+        }
+        let files =
+            isDirectory.boolValue
+            ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted().map { "\(path)/\($0)" }
+            : [path]
+        for file in files {
+            guard let bytes = FileManager.default.contents(atPath: file) else { continue }
+            _ = FuzzHooks.run([UInt8](bytes))
+            count += 1
+        }
+    }
+    print("NetlinkFuzz: replayed \(count) inputs (built without libFuzzer)")
     return 0
 }
 
@@ -24,5 +44,7 @@ func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
     var count = argc
     var arguments = argv
-    return runDriver(&count, &arguments) { data, size in testOneInput(data, size) }
+    let status = cfuzz_run_driver(&count, &arguments) { data, size in testOneInput(data, size) }
+    if status != -1 { return status }
+    return replay(CommandLine.arguments.dropFirst().filter { !$0.hasPrefix("-") })
 }
