@@ -98,6 +98,12 @@ package.targets += [
         path: "Fuzz/NetlinkFuzz",
         swiftSettings: [.unsafeFlags(["-parse-as-library"])]
     ),
+    // Storm and churn runs measured in a process of their own (the hardening tests start it).
+    .executableTarget(
+        name: "ReachabilityStress",
+        dependencies: ["Reachability"],
+        path: "Tests/ReachabilityStress"
+    ),
     .executableTarget(
         name: "ReachabilityScale",
         dependencies: ["Reachability"],

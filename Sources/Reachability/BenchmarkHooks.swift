@@ -56,3 +56,23 @@ package enum BenchmarkHooks {
         return bytes
     }
 }
+
+extension BenchmarkHooks {
+    /// The counters of the monitor running for `environment` (nil when none runs):
+    /// overruns, resyncs, events received, evaluation passes. For the stress checks
+    /// that run in a process of their own (Tests/ReachabilityStress).
+    package static func monitorCounters(
+        for environment: NetworkEnvironment
+    ) -> (overruns: Int, resyncs: Int, events: Int, passes: Int)? {
+        guard let statistics = MonitorRegistry.running(for: environment)?.statistics else { return nil }
+        return (statistics.overruns, statistics.resyncs, statistics.eventsReceived, statistics.evaluationPasses)
+    }
+
+    /// Interfaces and interface-address lists in the published table of the monitor
+    /// running for `environment` (what must shrink back when interfaces go away).
+    package static func tableSizes(for environment: NetworkEnvironment) -> (interfaces: Int, addressLists: Int)? {
+        guard let monitor = MonitorRegistry.running(for: environment) else { return nil }
+        let (table, _) = monitor.snapshot
+        return (table.interfaces.count, table.addresses.count)
+    }
+}
