@@ -1,5 +1,6 @@
 public import Dispatch
 public import Foundation
+import Glibc
 import NIOSSL
 public import Reachability
 
@@ -53,10 +54,13 @@ public struct ConnectivityConfiguration: Sendable {
     /// The queue `whenConnected`, `whenDisconnected` and notifications run on.
     /// Default: a private serial queue (pass `.main` if your program runs a main loop).
     public var callbackQueue: DispatchQueue?
-    /// Sent as the `User-Agent` of every probe.
+    /// Sent as the `User-Agent` of every probe: no control characters, at most
+    /// 8 KiB.
     public var userAgent: String
     /// A PEM file of root certificates to trust for HTTPS endpoints instead of the
-    /// system's (a private check server). Default nil: the system's roots.
+    /// system's (a private check server). Default nil: the system's roots. It must
+    /// be a regular file (not a FIFO or a device) of at most 16 MiB holding at
+    /// least one certificate.
     public var trustedRootCertificatesPath: String?
 
     /// The defaults above.
@@ -85,6 +89,17 @@ public struct ConnectivityConfiguration: Sendable {
 
     /// Checks every setting; throws ``ConnectivityError`` naming the first bad one
     /// (``Connectivity/init(configuration:)`` does the same).
+    ///
+    /// Besides the limits documented on each setting: endpoint and API URLs must
+    /// be http or https with a host free of spaces and control characters, an
+    /// explicit port from 1 to 65535, and at most 8 KiB of text; a method is 1 to
+    /// 64 bytes of `A`–`Z` and `-`; a header is an RFC 9110 token name and a value
+    /// without control characters, together at most 8 KiB; a `bodyEquals` or
+    /// `bodyContains` text must fit in ``maximumBodySize`` (a longer one could
+    /// never match); and the ``environment``'s paths must pass the checks every
+    /// `Reachability` initializer makes (no NUL byte, not over `PATH_MAX`, a sysfs
+    /// root that is not empty). Whether the namespace can be entered is found out
+    /// by ``Connectivity/startNotifier()``, which throws when it can't.
     public func validate() throws(ConnectivityError) {
         _ = try validatedEndpoints()
     }
@@ -114,31 +129,49 @@ public struct ConnectivityConfiguration: Sendable {
         guard offlineRetryLimit >= offlineRetryInitial else {
             throw ConnectivityError("offlineRetryInitial must be at most offlineRetryLimit")
         }
-        if let captivePortalAPI { try Self.checkURL(captivePortalAPI, what: "captivePortalAPI") }
-        if let path = trustedRootCertificatesPath {
-            let certificates = try? NIOSSLCertificate.fromPEMFile(path)
-            guard let certificates, !certificates.isEmpty else {
-                throw ConnectivityError(
-                    "trustedRootCertificatesPath \(path.debugDescription) is not a PEM file of certificates")
-            }
+        do throws(ReachabilityError) {
+            try environment.validate()
+        } catch {
+            throw ConnectivityError("environment: \(error.message)")
         }
+        if let captivePortalAPI { try Self.checkURL(captivePortalAPI, what: "captivePortalAPI") }
+        if let path = trustedRootCertificatesPath { _ = try Self.loadTrustRoots(path) }
         guard !userAgent.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
             throw ConnectivityError("userAgent contains control characters")
+        }
+        guard userAgent.utf8.count <= Self.fieldLimit else {
+            throw ConnectivityError("userAgent has \(userAgent.utf8.count) bytes, the limit is \(Self.fieldLimit)")
         }
         for endpoint in endpoints {
             try Self.checkURL(endpoint.url, what: "endpoint")
             let method = endpoint.method
-            guard !method.isEmpty, method.utf8.allSatisfy({ (0x41...0x5A).contains($0) || $0 == 0x2D }) else {
+            guard (1...64).contains(method.utf8.count),
+                method.utf8.allSatisfy({ (0x41...0x5A).contains($0) || $0 == 0x2D })
+            else {
                 throw ConnectivityError(
-                    "endpoint \(endpoint.url.absoluteString): \(method.debugDescription) is not an HTTP method")
+                    "endpoint \(endpoint.url.absoluteString): \(Self.shown(method)) is not an HTTP method")
             }
             for (name, value) in endpoint.headers {
                 // RFC 9110 field values: visible characters, obs-text, space and tab.
                 let fieldValue = value.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7F || $0 == 0x09 }
                 guard Self.isToken(name), fieldValue else {
                     throw ConnectivityError(
-                        "endpoint \(endpoint.url.absoluteString): bad header \(name.debugDescription)")
+                        "endpoint \(endpoint.url.absoluteString): bad header \(Self.shown(name))")
                 }
+                guard name.utf8.count + value.utf8.count + 2 <= Self.fieldLimit else {
+                    throw ConnectivityError(
+                        "endpoint \(endpoint.url.absoluteString): header \(Self.shown(name)) is over "
+                            + "\(Self.fieldLimit) bytes")
+                }
+            }
+            switch endpoint.expectation {
+            case .bodyEquals(let text), .bodyContains(let text):
+                guard text.utf8.count <= maximumBodySize else {
+                    throw ConnectivityError(
+                        "endpoint \(endpoint.url.absoluteString): the expected body text has \(text.utf8.count) "
+                            + "bytes, more than maximumBodySize \(maximumBodySize): it could never match")
+                }
+            default: break
             }
             if case .bodyMatches(let pattern) = endpoint.expectation {
                 do { _ = try NSRegularExpression(pattern: pattern) } catch {
@@ -159,13 +192,91 @@ public struct ConnectivityConfiguration: Sendable {
         return chosen
     }
 
+    /// The longest URL, header line or user agent accepted: 8 KiB, what common
+    /// servers take for one request or header line.
+    static let fieldLimit = 8192
+
+    /// The longest trust-roots file read: 16 MiB (the system bundle is well under 1 MiB).
+    static let trustRootsLimit = 16 << 20
+
     private static func checkURL(_ url: URL, what: String) throws(ConnectivityError) {
+        let text = url.absoluteString
+        guard text.utf8.count <= fieldLimit else {
+            throw ConnectivityError("\(what) \(shown(text)) has \(text.utf8.count) bytes, the limit is \(fieldLimit)")
+        }
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            throw ConnectivityError("\(what) \(url.absoluteString.debugDescription) is not an http or https URL")
+            throw ConnectivityError("\(what) \(shown(text)) is not an http or https URL")
         }
-        guard let host = url.host, !host.isEmpty, url.absoluteString.utf8.count <= 8192 else {
-            throw ConnectivityError("\(what) \(url.absoluteString.debugDescription) has no host")
+        guard let host = url.host, !host.isEmpty else {
+            throw ConnectivityError("\(what) \(shown(text)) has no host")
         }
+        // "http://%00/" or "http://a%20b/" decode to hosts no resolver takes.
+        guard !host.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+            throw ConnectivityError("\(what) \(shown(text)) has a host with spaces or control characters")
+        }
+        // Foundation keeps "http://a:99999/" (port 99999) and "http://a:18446744073709551617/"
+        // (port nil, which would mean the default port): neither can be connected to.
+        if let port = explicitPort(of: text) {
+            let number = port.allSatisfy({ ("0"..."9").contains($0) }) ? Int(port) : nil
+            guard let number, (1...65535).contains(number) else {
+                throw ConnectivityError("\(what) \(shown(text)) has port \(shown(String(port))), not 1 to 65535")
+            }
+        }
+    }
+
+    /// The port text of a URL's authority (`"8080"` in `http://u@h:8080/x`), nil
+    /// when there is none or it is empty.
+    private static func explicitPort(of text: String) -> Substring? {
+        guard let start = text.range(of: "://")?.upperBound else { return nil }
+        let rest = text[start...]
+        let authority = rest[..<(rest.firstIndex(where: { "/?#".contains($0) }) ?? rest.endIndex)]
+        let hostPort = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
+        let afterHost = hostPort.lastIndex(of: "]").map { hostPort[hostPort.index(after: $0)...] } ?? hostPort
+        guard let colon = afterHost.lastIndex(of: ":") else { return nil }
+        let port = afterHost[afterHost.index(after: colon)...]
+        return port.isEmpty ? nil : port
+    }
+
+    /// Reads and parses a trust-roots file: a regular file (a FIFO would block the
+    /// open, `/dev/zero` would never end) of at most ``trustRootsLimit`` bytes
+    /// holding at least one PEM certificate.
+    static func loadTrustRoots(_ path: String) throws(ConnectivityError) -> [NIOSSLCertificate] {
+        let what = "trustedRootCertificatesPath \(shown(path))"
+        guard !path.isEmpty, !path.utf8.contains(0) else {
+            throw ConnectivityError("\(what) is not a file path")
+        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else {
+            let error = errno
+            throw ConnectivityError(
+                "\(what) can't be opened: \(strerror(error).map { String(cString: $0) } ?? "errno \(error)")")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw ConnectivityError("\(what) is not a regular file")
+        }
+        guard info.st_size <= trustRootsLimit else {
+            throw ConnectivityError("\(what) has \(info.st_size) bytes, the limit is \(trustRootsLimit)")
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while bytes.count <= trustRootsLimit {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[0..<count]
+        }
+        let certificates = try? NIOSSLCertificate.fromPEMBytes(bytes)
+        guard bytes.count <= trustRootsLimit, let certificates, !certificates.isEmpty else {
+            throw ConnectivityError("\(what) is not a PEM file of certificates")
+        }
+        return certificates
+    }
+
+    /// `text` quoted for a message, cut at 80 characters.
+    private static func shown(_ text: String) -> String {
+        (text.count > 80 ? String(text.prefix(80)) + "…" : text).debugDescription
     }
 
     /// RFC 9110 token characters.

@@ -145,9 +145,14 @@ public struct EndpointResult: Sendable, Hashable {
     /// The failure or mismatch as one line; nil when valid.
     public var error: String? { failure.map(\.description) ?? mismatch }
 
-    /// Milliseconds, rounded down (the CLI's `millis`).
+    /// Milliseconds, rounded down (the CLI's `millis`); 0 for a negative
+    /// duration and `Int.max` for one too long to count in milliseconds.
     public var milliseconds: Int {
-        Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
+        let (whole, overflow) = Int(seconds).multipliedReportingOverflow(by: 1000)
+        let (total, carry) = whole.addingReportingOverflow(Int(attoseconds / 1_000_000_000_000_000))
+        return overflow || carry ? .max : total
     }
 }
 
@@ -183,7 +188,7 @@ public struct CaptivePortalAPIResponse: Sendable, Hashable {
     public var userPortalURL: URL?
     /// `venue-info-url`.
     public var venueInfoURL: URL?
-    /// `seconds-remaining`.
+    /// `seconds-remaining` (a negative or non-integer value is ignored: nil).
     public var secondsRemaining: Int?
 
     public init(captive: Bool, userPortalURL: URL? = nil, venueInfoURL: URL? = nil, secondsRemaining: Int? = nil) {
@@ -194,7 +199,10 @@ public struct CaptivePortalAPIResponse: Sendable, Hashable {
     }
 
     /// Parses the API's JSON (`application/captive+json`); nil unless it is a JSON
-    /// object whose `captive` is a boolean. URLs other than http(s) are ignored.
+    /// object whose `captive` is a boolean (garbage, invalid UTF-8 and nesting
+    /// deeper than the decoder's limit give nil, never a crash). URLs other than
+    /// http(s) or over 8 KiB, and a `seconds-remaining` that is not a non-negative
+    /// integer, are ignored.
     public init?(json: [UInt8]) {
         guard let wire = try? JSONDecoder().decode(Wire.self, from: Data(json)) else { return nil }
         self.init(
@@ -219,14 +227,16 @@ public struct CaptivePortalAPIResponse: Sendable, Hashable {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             captive = try container.decode(Bool.self, forKey: .captive)
             func url(_ key: CodingKeys) -> URL? {
-                guard let text = try? container.decodeIfPresent(String.self, forKey: key), let url = URL(string: text),
+                guard let text = try? container.decodeIfPresent(String.self, forKey: key),
+                    text.utf8.count <= ConnectivityConfiguration.fieldLimit, let url = URL(string: text),
                     let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
                 else { return nil }
                 return url
             }
             userPortalURL = url(.userPortalURL)
             venueInfoURL = url(.venueInfoURL)
-            secondsRemaining = try? container.decodeIfPresent(Int.self, forKey: .secondsRemaining)
+            let seconds = try? container.decodeIfPresent(Int.self, forKey: .secondsRemaining)
+            secondsRemaining = seconds.flatMap { $0 >= 0 ? $0 : nil }
         }
     }
 }

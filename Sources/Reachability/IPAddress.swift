@@ -23,7 +23,10 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     private let low: UInt64
 
     /// Parses an address literal, throwing ``ReachabilityError/Code/invalidAddress``
-    /// with the input in the message when it is not one.
+    /// with the input in the message when it is not one: empty or over 64 bytes, a
+    /// NUL byte, an octet over 255, leading or trailing spaces, a zone on an IPv4
+    /// or a non-link-local IPv6 address, or a zone that names no interface.
+    /// `"::ffff:192.0.2.1"` is an IPv6 (IPv4-mapped) address.
     public init(_ string: String) throws(ReachabilityError) {
         guard !string.isEmpty else {
             throw ReachabilityError(.invalidAddress, "\"\" is not an IP address: the string is empty")
@@ -39,6 +42,12 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         var scope: UInt32 = 0
         if let percent = string.firstIndex(of: "%") {
             literal = string[..<percent]
+            // A zone belongs to link-local IPv6 only: say so for an IPv4 literal, before
+            // looking the zone up.
+            if Self.parse(String(literal), family: AF_INET, size: 4) != nil {
+                throw ReachabilityError(
+                    .invalidAddress, "\(Self.quoted(string)) has a zone, but only link-local IPv6 addresses take one")
+            }
             let zone = String(string[string.index(after: percent)...])
             guard !zone.isEmpty else {
                 throw ReachabilityError(.invalidAddress, "\(Self.quoted(string)) has an empty zone after '%'")
@@ -71,7 +80,8 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Creates an address from 4 (IPv4) or 16 (IPv6) bytes in network order;
-    /// `nil` for any other count. The scope applies to IPv6 only.
+    /// `nil` for any other count. The scope applies to IPv6 only: for 4 bytes it
+    /// is ignored (``scopeID`` is 0).
     public init?(bytes: some Collection<UInt8>, scopeID: UInt32 = 0) {
         let array = Array(bytes)
         guard array.count == 4 || array.count == 16 else { return nil }

@@ -10,6 +10,14 @@
 ///
 /// Every instance with an equal environment shares one process-wide monitor.
 ///
+/// The initializer accepts any strings; a bad one surfaces as a thrown
+/// ``ReachabilityError`` from whatever uses the environment (the `Reachability`
+/// and `PathMonitor` initializers, ``NetworkInterfaces/list(environment:)``):
+/// ``ReachabilityError/Code/namespace`` for a namespace path that is not a network
+/// namespace (or holds a NUL byte, or is over `PATH_MAX`),
+/// ``ReachabilityError/Code/invalidArgument`` for a sysfs root that is empty, holds
+/// a NUL byte or is over `PATH_MAX`.
+///
 /// `Sendable`: a plain value.
 public struct NetworkEnvironment: Sendable, Hashable {
     /// The namespace file, or `nil` for the process's own namespace.
@@ -38,9 +46,32 @@ extension NetworkEnvironment {
     /// event loop that only ever makes sockets for this environment: every thread
     /// the library itself uses stays where it is.
     package func enterNetworkNamespaceOnCurrentThread() throws(ReachabilityError) {
+        try validate()
         guard let path = networkNamespacePath else { return }
         if case .failure(let failure) = Syscall.enterNetworkNamespace(path) {
             throw ReachabilityError(.namespace, "cannot enter network namespace \(path)", errno: failure.errno)
         }
+    }
+}
+
+extension NetworkEnvironment {
+    /// Rejects paths no system call could take as given: a NUL byte would cut the
+    /// path short at the C boundary (`"/proc/1/ns/net\0x"` would open
+    /// `/proc/1/ns/net`), a path over `PATH_MAX` (4096 bytes) can't be opened, and
+    /// an empty sysfs root is no directory. Whether the namespace file really is a
+    /// network namespace is checked when it is opened.
+    package func validate() throws(ReachabilityError) {
+        if let path = networkNamespacePath, let problem = Self.problem(with: path) {
+            throw ReachabilityError(.namespace, "network namespace path \(IPAddress.quoted(path)) \(problem)")
+        }
+        if let root = sysfsRoot, let problem = root.isEmpty ? "is empty" : Self.problem(with: root) {
+            throw ReachabilityError(.invalidArgument, "sysfs root \(IPAddress.quoted(root)) \(problem)")
+        }
+    }
+
+    private static func problem(with path: String) -> String? {
+        if path.utf8.contains(0) { return "contains a NUL byte" }
+        if path.utf8.count >= 4096 { return "has \(path.utf8.count) bytes: too long (PATH_MAX is 4096, NUL included)" }
+        return nil
     }
 }

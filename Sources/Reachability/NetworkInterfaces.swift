@@ -41,10 +41,14 @@ public struct InterfaceDetails: Sendable, Hashable {
 public enum NetworkInterfaces {
     /// Every interface with its state and addresses, by index. Default routes are
     /// found with per-interface `fibmatch` lookups, not by dumping the routing table.
+    /// Throws ``ReachabilityError`` for an environment whose namespace can't be
+    /// entered or whose paths are malformed (see ``NetworkEnvironment``), and when
+    /// the netlink socket fails.
     public static func list(environment: NetworkEnvironment = .default) throws(ReachabilityError)
         -> [InterfaceDetails]
     {
-        try OneShotEvaluator.run(environment: environment) { table, lookup throws(ReachabilityError) in
+        try environment.validate()
+        return try OneShotEvaluator.run(environment: environment) { table, lookup throws(ReachabilityError) in
             let interfaces = table.interfaces.values.sorted { $0.index < $1.index }
             var requests: [LookupRequest] = []
             for interface in interfaces {

@@ -1,4 +1,5 @@
 public import Dispatch
+import Glibc
 
 /// Watches the host's network path, as NWPathMonitor does: whether traffic can
 /// get out, over which interfaces in order of preference, with which gateways,
@@ -16,6 +17,9 @@ public import Dispatch
 /// fail to open (a sandbox, the descriptor limit, a namespace that can't be
 /// entered), and a monitor that silently never reports would be worse.
 ///
+/// Every initializer checks its ``NetworkEnvironment`` and ``Options`` first and
+/// throws ``ReachabilityError`` for a bad namespace, sysfs root or resolv.conf path.
+///
 /// `Sendable`: all mutable state is behind a lock.
 public final class PathMonitor: Sendable, AsyncSequence {
     /// Per-interface settings of the path's cost flags.
@@ -30,7 +34,10 @@ public final class PathMonitor: Sendable, AsyncSequence {
         public var constrainedInterfaces: Set<String>
         /// The resolv.conf that decides supportsDNS. Default: `/etc/resolv.conf`
         /// (for a `/run/netns/NAME` environment, `/etc/netns/NAME/resolv.conf`
-        /// when it exists).
+        /// when it exists). A missing file means no DNS; an empty path, one with a
+        /// NUL byte, or one naming something other than a regular file (a FIFO,
+        /// `/dev/zero`, a directory) makes the `PathMonitor` initializers throw
+        /// ``ReachabilityError/Code/invalidArgument``.
         public var resolvConfPath: String?
 
         /// Creates options; the defaults match NWPathMonitor's behaviour.
@@ -57,7 +64,9 @@ public final class PathMonitor: Sendable, AsyncSequence {
     private init(
         required: InterfaceType?, prohibited: [InterfaceType], environment: NetworkEnvironment, options: Options
     ) throws(ReachabilityError) {
+        try environment.validate()
         _ = try MonitorRegistry.Key(environment)  // A missing namespace file fails here, not later.
+        if let path = options.resolvConfPath { try Self.checkResolvConf(path) }
         requiredInterfaceType = required
         prohibitedInterfaceTypes = prohibited
         self.environment = environment
@@ -94,6 +103,28 @@ public final class PathMonitor: Sendable, AsyncSequence {
 
     deinit {
         core.cancel()
+    }
+
+    /// A resolv.conf path must be readable without blocking or reading forever:
+    /// missing (no DNS) or a regular file, after symbolic links.
+    private static func checkResolvConf(_ path: String) throws(ReachabilityError) {
+        guard !path.isEmpty, !path.utf8.contains(0) else {
+            throw ReachabilityError(
+                .invalidArgument, "resolvConfPath \(IPAddress.quoted(path)) is not a file path")
+        }
+        var info = stat()
+        if stat(path, &info) != 0 {
+            let error = errno
+            guard error == ENOENT || error == ENOTDIR else {
+                throw ReachabilityError(
+                    .invalidArgument, "resolvConfPath \(IPAddress.quoted(path)) can't be read", errno: error)
+            }
+            return
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw ReachabilityError(
+                .invalidArgument, "resolvConfPath \(IPAddress.quoted(path)) is not a regular file")
+        }
     }
 
     /// Called on the start queue with the first path, then with every change.

@@ -21,6 +21,11 @@ import Foundation
 /// by the library unless you pass one. A Linux daemon may never drain the main
 /// queue, so `.main` is not the default; pass it if your program runs a main loop.
 ///
+/// Every initializer checks its ``NetworkEnvironment`` first: a namespace file
+/// that can't be opened as a network namespace throws
+/// ``ReachabilityError/Code/namespace``, a malformed sysfs root
+/// ``ReachabilityError/Code/invalidArgument``.
+///
 /// `Sendable`: all mutable state is behind a lock, and callbacks are `@Sendable`.
 public final class Reachability: Sendable {
     /// A closure called with the instance when it becomes reachable or unreachable.
@@ -37,7 +42,8 @@ public final class Reachability: Sendable {
     private init(
         spec: NotifierCore.Spec, environment: NetworkEnvironment, queue: DispatchQueue?, postsNotifications: Bool = true
     ) throws(ReachabilityError) {
-        // A missing or unreadable namespace file fails here, not later.
+        // A missing or unreadable namespace file, or a path with a NUL byte, fails here, not later.
+        try environment.validate()
         _ = try MonitorRegistry.Key(environment)
         core = NotifierCore(
             spec: spec, environment: environment, queue: queue ?? Self.defaultNotificationQueue,
@@ -111,7 +117,7 @@ public final class Reachability: Sendable {
     /// host never produces a "reachable, then unreachable" pair.
     ///
     /// An IPv4 or IPv6 literal is treated as an address, with no DNS; text shaped
-    /// like one that does not parse (`"999.1.1.1"`, `"::g"`) throws
+    /// like one that does not parse (`"999.1.1.1"`, `"::g"`, `"192.0.2.1%eth0"`) throws
     /// ``ReachabilityError/Code/invalidAddress``. Invalid
     /// names (empty, over 253 bytes, a label over 63 bytes, spaces or control
     /// characters) throw ``ReachabilityError/Code/invalidHostname`` naming the input.
@@ -239,7 +245,10 @@ public final class Reachability: Sendable {
     /// true as soon as it is — at once if it already is — or false at the deadline.
     /// For the "says no, then yes a moment later" case after a device wakes or a
     /// link comes up. Works whether or not this instance's notifier is running, and
-    /// calls none of its callbacks.
+    /// calls none of its callbacks. A zero or negative `timeout` returns at once:
+    /// false, or true when the target is already reachable and that is seen first.
+    /// A `timeout` of a century or more (up to `.seconds(Int64.max)`) means no
+    /// deadline.
     public func waitUntilReachable(timeout: Duration) async -> Bool {
         let watcher: Reachability
         do {
@@ -258,15 +267,22 @@ public final class Reachability: Sendable {
                 for await state in updates where state.isReachable { return true }
                 return false
             }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
+            // Task.sleep traps on a deadline past Int64.max seconds from the clock's
+            // epoch: a timeout that long has no deadline at all.
+            if timeout < Self.unboundedTimeout {
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    return false
+                }
             }
             let first = await group.next() ?? false
             group.cancelAll()
             return first
         }
     }
+
+    /// Timeouts from this one up wait without a deadline: a century.
+    static let unboundedTimeout: Duration = .seconds(100 * 365 * 86_400)
 
     /// The completion-handler form of ``waitUntilReachable(timeout:)``: `completion`
     /// runs on `queue` (default: ``notificationQueue``) with true or false.

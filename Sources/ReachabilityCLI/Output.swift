@@ -63,6 +63,12 @@ enum Output {
         return "\(timestamp(time))  \(padded)  \(status)  \(state.flags)  \(state.interface?.description ?? "-")"
     }
 
+    /// An argument quoted for an error message, cut at 80 characters (a 100 kB
+    /// argument makes a one-line message, not a 100 kB one).
+    static func shown(_ text: String) -> String {
+        (text.count > 80 ? String(text.prefix(80)) + "…" : text).debugDescription
+    }
+
     /// Writes one line to stdout and flushes it at once.
     static func emit(_ line: String) {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))

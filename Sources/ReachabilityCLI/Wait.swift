@@ -47,8 +47,15 @@ struct Wait: AsyncParsableCommand {
         if !connectivity && (!probes.urls.isEmpty || probes.captiveAPI != nil || probes.httpsOnly) {
             throw ValidationError("--url, --captive-api and --https-only apply with --connectivity")
         }
-        if let interface, interface.isEmpty || interface.utf8.count > 15 || interface.contains("/") {
-            throw ValidationError("--interface \"\(interface)\" is not an interface name")
+        // The kernel's rules (dev_valid_name): 1 to 15 bytes, not "." or "..", no '/',
+        // ':' or whitespace. Any other name could never match, and wait would sit out
+        // the whole timeout.
+        if let interface,
+            interface.isEmpty || interface.utf8.count > 15 || interface == "." || interface == ".."
+                || interface.contains(where: { $0 == "/" || $0 == ":" || $0.isWhitespace })
+                || interface.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        {
+            throw ValidationError("--interface \(Output.shown(interface)) is not an interface name")
         }
     }
 

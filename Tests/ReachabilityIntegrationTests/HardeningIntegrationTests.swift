@@ -122,13 +122,20 @@ struct HardeningIntegrationTests {
         let ns = try await Self.namespace()
         let result = try await StressBinary.run("storm", in: ns)
         #expect(result["finalFlagsRight"] as? Bool == true)
-        #expect((result["eventsReceived"] as? Int ?? 0) >= 100_000)
+        // Every event was read, or the kernel said some were dropped and the monitor resynced
+        // (a slow build — the TSan run — can overrun even the 4 MiB buffer).
+        let events = result["eventsReceived"] as? Int ?? 0
+        #expect(events >= 100_000 || (result["resyncs"] as? Int ?? 0) >= 1, "\(events) events, no resync")
         let before = try StressFootprint(result["before"])
         let after = try StressFootprint(result["after"])
         #expect(after.descriptors == before.descriptors)
         #expect(after.threads == before.threads)
         // Flat: 100,000 events leave less than 4 MiB behind (a leak of 40 bytes an event would show).
-        #expect(after.residentKiB - before.residentKiB < 4096, "RSS \(before.residentKiB) → \(after.residentKiB) KiB")
+        // Under a sanitizer (the TSan run in .ci/run) RSS follows its shadow memory, not ours.
+        if result["sanitizer"] as? String == "none" {
+            #expect(
+                after.residentKiB - before.residentKiB < 4096, "RSS \(before.residentKiB) → \(after.residentKiB) KiB")
+        }
     }
 
     @Test("Churn: 1,000 veth create/delete cycles while a PathMonitor runs; no growth, gone interfaces gone")
@@ -143,7 +150,11 @@ struct HardeningIntegrationTests {
         let after = try StressFootprint(result["after"])
         #expect(after.descriptors == before.descriptors)
         #expect(after.threads == before.threads)
-        #expect(after.residentKiB - before.residentKiB < 4096, "RSS \(before.residentKiB) → \(after.residentKiB) KiB")
+        // Under a sanitizer (the TSan run in .ci/run) RSS follows its shadow memory, not ours.
+        if result["sanitizer"] as? String == "none" {
+            #expect(
+                after.residentKiB - before.residentKiB < 4096, "RSS \(before.residentKiB) → \(after.residentKiB) KiB")
+        }
     }
 
     @Test(

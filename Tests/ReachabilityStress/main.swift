@@ -57,7 +57,19 @@ func waitFor(_ what: String, seconds: Double = 120, _ condition: () -> Bool) {
     }
 }
 
+/// The sanitizer this binary was built with, if any: its shadow memory and
+/// quarantines make RSS figures meaningless, so the tests don't compare them then.
+let sanitizer: String = {
+    let handle = dlopen(nil, RTLD_NOW)
+    for (name, symbol) in [("thread", "__tsan_init"), ("address", "__asan_init")] where dlsym(handle, symbol) != nil {
+        return name
+    }
+    return "none"
+}()
+
 func emit(_ object: [String: Any]) {
+    var object = object
+    object["sanitizer"] = sanitizer
     let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
     FileHandle.standardOutput.write(data + [0x0A])
 }

@@ -1,11 +1,12 @@
 /// Validation of hostnames given to `Reachability(hostname:)`.
 enum Hostname {
-    /// All digits and dots, or containing ':' (or bracketed): an address literal,
-    /// valid or not. No hostname looks like this (RFC 1123: the top-level label is
-    /// never all-numeric).
+    /// All digits and dots (before any `%zone`), or containing ':' (or bracketed):
+    /// an address literal, valid or not. No hostname looks like this (RFC 1123: the
+    /// top-level label is never all-numeric, and '%' is no hostname character).
     static func looksLikeAddress(_ name: String) -> Bool {
         if name.contains(":") || name.hasPrefix("[") { return true }
-        let body = name.hasSuffix(".") ? name.dropLast() : Substring(name)
+        let unzoned = name.firstIndex(of: "%").map { name[..<$0] } ?? Substring(name)
+        let body = unzoned.hasSuffix(".") ? unzoned.dropLast() : unzoned
         return !body.isEmpty && body.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") }
     }
 

@@ -1,0 +1,399 @@
+import Foundation
+import Testing
+
+@testable import Reachability
+
+/// One malformed command line, named for the test report (a 100 kB argument
+/// would otherwise be printed whole).
+struct BadCommand: Sendable, CustomTestStringConvertible {
+    var name: String
+    var arguments: [String]
+    /// A fragment stderr must contain, when one is meaningful (the option's name).
+    var says: String?
+
+    init(_ name: String, _ arguments: [String], says: String? = nil) {
+        self.name = name
+        self.arguments = arguments
+        self.says = says
+    }
+
+    var testDescription: String { name }
+}
+
+/// Where the bad-input cases run: one namespace with only loopback, which no case
+/// changes. Even an argument that slipped through validation could reach nothing
+/// but loopback (and there, port 9 refuses).
+private enum Sandbox {
+    static let namespace: TestNamespace? = try? TestNamespace()
+
+    static let directory: String = {
+        let path = NSTemporaryDirectory() + "reachability-cli-bad-input-tests"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }()
+
+    /// A FIFO with no writer: a blocking open of it never returns.
+    static let fifo: String = {
+        let path = directory + "/fifo.pem"
+        _ = mkfifo(path, 0o600)
+        return path
+    }()
+
+    /// A regular file that is not PEM.
+    static let garbage: String = {
+        let path = directory + "/garbage.pem"
+        try? Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }).write(to: URL(fileURLWithPath: path))
+        return path
+    }()
+
+    /// Runs the CLI in the namespace; a run that outlives `limit` seconds is killed
+    /// (SIGKILL: status 137), so a hang shows up as a failed case, not a stuck suite.
+    static func run(_ arguments: [String], limit: Double = 60) throws -> Command.Output {
+        let namespace = try #require(namespace, "a namespace for the CLI")
+        let child = try Child(["nsenter", "--net=\(namespace.path)", "--", CLI.path] + arguments, captureOutput: true)
+        child.closeInput()
+        let watchdog = DispatchWorkItem { if child.isRunning { child.signal(SIGKILL) } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + limit, execute: watchdog)
+        let (out, err) = child.readAll()
+        let status = child.wait()
+        watchdog.cancel()
+        return Command.Output(status: status, stdout: out, stderr: err)
+    }
+}
+
+/// The hardening sweep over the CLI: every subcommand and option fed malformed
+/// values — empty, huge (100 kB), out-of-range numbers (1e300, -1, nan, inf, 0
+/// where forbidden), the wrong address family, bad URLs, ports and headers, a
+/// trust-roots file that is missing, not PEM, a device or a FIFO — exits 2 with a
+/// message on stderr, prints nothing on stdout, and is never killed by a signal.
+///
+/// NUL bytes can't be passed: argv entries are C strings, so execve would end
+/// the argument at the NUL. The library's tests (`BadInputTests` in
+/// ReachabilityTests and ConnectivityTests) cover NUL through the API instead.
+/// (There is no `--netns` option; namespace paths are covered there too.)
+@Suite("The CLI refuses malformed arguments with exit 2", .enabled(if: IntegrationGate.enabled))
+struct CLIBadInputTests {
+    static let huge = String(repeating: "a", count: 100_000)
+    static let hugeNumber = String(repeating: "9", count: 100_000)
+    /// A URL that passes validation: nothing listens on the discard port.
+    static let url = "http://127.0.0.1:9/"
+
+    static let targets: [(String, String, String?)] = [
+        ("empty", "", "empty"),
+        ("100 kB", huge, "limit is 253"),
+        ("empty label", "a..b", "empty label"),
+        ("root only", ".", "empty label"),
+        ("64-byte label", String(repeating: "a", count: 64) + ".example", "limit is 63"),
+        ("254 bytes", String(repeating: "abcd.", count: 50) + "abcd", "254 bytes"),
+        ("space", "bad host", "a space"),
+        ("tab", "tab\there", "U+9"),
+        ("newline", "line\nfeed", "U+A"),
+        ("escape sequence", "\u{1B}[31mred", "U+1B"),
+        ("DEL", "del\u{7F}", "U+7F"),
+        ("octet 256", "256.1.1.1", "256.1.1.1"),
+        ("three parts", "1.2.3", "1.2.3"),
+        ("trailing dot on an address", "1.2.3.4.", "1.2.3.4."),
+        ("twenty digits", "99999999999999999999", nil),
+        ("zone on IPv4", "192.0.2.1%lo", "link-local"),
+        ("zone on a global IPv6 address", "2001:db8::1%1", "link-local"),
+        ("unknown zone", "fe80::1%no-such-if0", "no interface"),
+        ("unclosed bracket", "[::1", nil),
+        ("mapped octet 256", "::ffff:256.1.1.1", nil),
+        ("three colons", ":::", nil),
+        ("nine groups", "1:2:3:4:5:6:7:8:9", nil),
+        ("a URL", "http://example.com/", nil),
+    ]
+
+    static let seconds: [(String, [String])] = [
+        ("nan", ["nan"]), ("NaN", ["NaN"]), ("inf", ["inf"]), ("-inf", ["-inf"]), ("1e300", ["1e300"]),
+        ("a year and a second", ["31536001"]), ("empty", [""]), ("not a number", ["abc"]), ("0x", ["0x"]),
+        ("-1 as the next argument", ["-1"]), ("100 kB of digits", [hugeNumber]), ("missing", []),
+    ]
+
+    /// (name, URL, what the message says).
+    static let badURLs: [(String, String, String)] = [
+        ("empty", "", "is not a URL"), ("not a URL", "not a url at all", "http or https"),
+        ("ftp", "ftp://127.0.0.1/", "http or https"), ("file", "file:///etc/passwd", "http or https"),
+        ("javascript", "javascript:alert(1)", "http or https"), ("no host", "http://", "has no host"),
+        ("empty authority", "http:///x", "has no host"), ("NUL host", "http://%00/", "control characters"),
+        ("space in the host", "http://a%20b/", "spaces"), ("port 0", "http://127.0.0.1:0/", "not 1 to 65535"),
+        ("port 65536", "http://127.0.0.1:65536/", "not 1 to 65535"),
+        ("port 99999", "http://127.0.0.1:99999/", "not 1 to 65535"),
+        ("port 2^64+1", "http://127.0.0.1:18446744073709551617/", "not 1 to 65535"),
+        ("port -1", "http://127.0.0.1:-1/", "is not a URL"), ("unclosed IPv6 bracket", "http://[::1", "is not a URL"),
+        ("IPv6 port 99999", "http://[::1]:99999/", "not 1 to 65535"), ("100 kB", "http://" + huge + "/", "8192"),
+    ]
+
+    static let status: [BadCommand] =
+        targets.map { BadCommand("status: target \($0.0)", ["status", $0.1], says: $0.2) }
+        + seconds.map { BadCommand("status --timeout \($0.0)", ["status", "--timeout"] + $0.1, says: "timeout") }
+        + [
+            BadCommand("default subcommand: empty target", [""], says: "empty"),
+            BadCommand("default subcommand: 100 kB target", [huge], says: "limit is 253"),
+            BadCommand("status --timeout=-1", ["status", "--timeout=-1"], says: "timeout"),
+            BadCommand("status: two targets", ["status", "127.0.0.1", "127.0.0.2"]),
+            BadCommand("status --json=yes", ["status", "--json=yes"], says: "json"),
+            BadCommand("status: unknown option", ["status", "--no-such-option"], says: "no-such-option"),
+            BadCommand("unknown option, no subcommand", ["--no-such-option"], says: "no-such-option"),
+            BadCommand("status: 100 kB unknown option", ["status", "--" + huge]),
+        ]
+
+    static let watch: [BadCommand] = [
+        BadCommand("watch: empty target", ["watch", ""], says: "empty"),
+        BadCommand("watch: a good target, then an empty one", ["watch", "127.0.0.1", ""], says: "empty"),
+        BadCommand("watch: 100 kB target", ["watch", "::1", huge], says: "limit is 253"),
+        BadCommand("watch: octet 256", ["watch", "999.1.1.1"], says: "999.1.1.1"),
+        BadCommand("watch: zone on IPv4", ["watch", "192.0.2.1%lo"], says: "link-local"),
+        BadCommand("watch: control character", ["watch", "a\u{1}b"], says: "U+1"),
+        BadCommand("watch --json=1", ["watch", "--json=1"], says: "json"),
+        BadCommand("watch: no --timeout option", ["watch", "--timeout", "1"], says: "timeout"),
+    ]
+
+    /// `wait` cases carry `--timeout 1` unless the timeout is the point, so that one
+    /// wrongly accepted ends with exit 1 after a second rather than 30.
+    static let wait: [BadCommand] =
+        seconds.map { BadCommand("wait --timeout \($0.0)", ["wait", "--timeout"] + $0.1, says: "timeout") }
+        + [("empty", "", "empty"), ("100 kB", huge, "limit is 253"), ("octet 256", "256.0.0.1", "256.0.0.1")]
+        .map { BadCommand("wait: target \($0.0)", ["wait", "--timeout", "1", $0.1], says: $0.2) }
+        + [
+            ("empty", ""), ("a slash", "a/b"), ("16 bytes", "0123456789abcdef"), ("100 kB", huge), ("dot", "."),
+            ("dot dot", ".."), ("space", "eth 0"), ("colon", "eth0:1"), ("tab", "\t"), ("newline", "a\nb"),
+        ].map {
+            BadCommand("wait --interface \($0.0)", ["wait", "--timeout", "1", "--interface", $0.1], says: "interface")
+        }
+        + [
+            BadCommand("wait --timeout=-1", ["wait", "--timeout=-1"], says: "timeout"),
+            BadCommand("wait --ipv4 --ipv6", ["wait", "--timeout", "1", "--ipv4", "--ipv6"], says: "ipv6"),
+            BadCommand("wait --ipv4 with a target", ["wait", "--timeout", "1", "--ipv4", "127.0.0.1"], says: "ipv4"),
+            BadCommand("wait --ipv6 with a target", ["wait", "--timeout", "1", "--ipv6", "::1"], says: "ipv6"),
+            BadCommand(
+                "wait --connectivity with a target", ["wait", "--timeout", "1", "--connectivity", "127.0.0.1"],
+                says: "connectivity"),
+            BadCommand(
+                "wait --connectivity --interface", ["wait", "--timeout", "1", "--connectivity", "--interface", "lo"],
+                says: "connectivity"),
+            BadCommand(
+                "wait --connectivity --ipv4", ["wait", "--timeout", "1", "--connectivity", "--ipv4"],
+                says: "connectivity"),
+            BadCommand("wait --url without --connectivity", ["wait", "--timeout", "1", "--url", url], says: "url"),
+            BadCommand(
+                "wait --captive-api without --connectivity", ["wait", "--timeout", "1", "--captive-api", url],
+                says: "captive-api"),
+            BadCommand("wait --https-only without --connectivity", ["wait", "--timeout", "1", "--https-only"]),
+            BadCommand("wait --header without --url", ["wait", "--timeout", "1", "--header", "X: y"], says: "header"),
+            BadCommand(
+                "wait --expect-status without --url", ["wait", "--timeout", "1", "--expect-status", "204"],
+                says: "apply to --url"),
+            BadCommand(
+                "wait --expect-body without --url", ["wait", "--timeout", "1", "--expect-body", "ok"],
+                says: "apply to --url"),
+            BadCommand(
+                "wait --threshold nan", ["wait", "--timeout", "1", "--threshold", "nan"], says: "successThreshold"),
+            BadCommand(
+                "wait --connectivity --threshold 101",
+                ["wait", "--timeout", "1", "--connectivity", "--threshold", "101"], says: "successThreshold"),
+            BadCommand(
+                "wait --connectivity --url ftp",
+                ["wait", "--timeout", "1", "--connectivity", "--url", "ftp://x.test/"],
+                says: "http or https"),
+            BadCommand(
+                "wait --connectivity --ca-file /dev/zero",
+                ["wait", "--timeout", "1", "--connectivity", "--ca-file", "/dev/zero"], says: "regular file"),
+            BadCommand(
+                "wait --connectivity --probe-timeout 0",
+                ["wait", "--timeout", "1", "--connectivity", "--probe-timeout", "0"], says: "probe-timeout"),
+            BadCommand(
+                "wait --connectivity --deadline inf",
+                ["wait", "--timeout", "1", "--connectivity", "--deadline", "inf"],
+                says: "deadline"),
+        ]
+
+    /// `check` cases name a good `--url` unless the URL is the point, so that the
+    /// default vendors' endpoints are never in play.
+    static let checkURLs: [BadCommand] = badURLs.map { name, value, says in
+        BadCommand("check --url \(name)", ["check", "--url", value], says: says)
+    }
+
+    static let checkCaptiveAPIs: [BadCommand] = badURLs.map { name, value, says in
+        BadCommand("check --captive-api \(name)", ["check", "--url", url, "--captive-api", value], says: says)
+    }
+
+    static let checkStatuses: [BadCommand] = [
+        ("0", "0", "not an HTTP status"), ("99", "99", "not an HTTP status"), ("600", "600", "not an HTTP status"),
+        ("1e300", "1e300", "invalid for '--expect-status"),
+        ("2^63", "9223372036854775808", "invalid for '--expect-status"),
+        ("nan", "nan", "invalid for '--expect-status"), ("empty", "", "invalid for '--expect-status"),
+        ("not a number", "abc", "invalid for '--expect-status"),
+        ("100 kB of digits", hugeNumber, "invalid for '--expect-status"),
+    ].map { name, value, says in
+        BadCommand("check --expect-status \(name)", ["check", "--url", url, "--expect-status", value], says: says)
+    }
+
+    static let checkHeaders: [BadCommand] = [
+        ("no colon", "no colon", "Name: value"), ("empty name", ": value", "bad header"),
+        ("space in the name", "Bad Name: x", "bad header"), ("CRLF in the value", "X: a\r\nY: b", "bad header"),
+        ("control character in the value", "X: \u{1}", "bad header"),
+        ("DEL in the name", "X\u{7F}: y", "bad header"), ("non-ASCII name", "Ä: x", "bad header"),
+        ("100 kB value", "X: " + huge, "over 8192 bytes"), ("empty", "", "Name: value"),
+    ].map { name, value, says in
+        BadCommand("check --header \(name)", ["check", "--url", url, "--header", value], says: says)
+    }
+
+    static let checkThresholds: [BadCommand] = [
+        ("nan", "nan", "successThreshold"), ("inf", "inf", "successThreshold"),
+        ("just over 100", "100.0001", "successThreshold"), ("1e300", "1e300", "successThreshold"),
+        ("=-1", "=-1", "successThreshold"), ("-inf, read as an option", "-inf", "Missing value for '--threshold"),
+        ("empty", "", "invalid for '--threshold"),
+        ("not a number", "x", "invalid for '--threshold"),
+    ].map { name, value, says in
+        let arguments = value.hasPrefix("=") ? ["--threshold" + value] : ["--threshold", value]
+        return BadCommand("check --threshold \(name)", ["check", "--url", url] + arguments, says: says)
+    }
+
+    static let checkDurations: [BadCommand] = ["probe-timeout", "deadline"].flatMap { option in
+        [
+            ("0", "0", "--\(option) 0.0 is not"), ("nan", "nan", "--\(option) nan is not"),
+            ("inf", "inf", "--\(option) inf is not"), ("1e300", "1e300", "is not a duration"),
+            ("=-1", "=-1", "--\(option) -1.0 is not"), ("a year and a second", "31536001", "is not a duration"),
+            ("empty", "", "invalid for '--\(option)"),
+        ].map { name, value, says in
+            let arguments = value.hasPrefix("=") ? ["--\(option)" + value] : ["--\(option)", value]
+            return BadCommand("check --\(option) \(name)", ["check", "--url", url] + arguments, says: says)
+        }
+    }
+
+    static let checkCAFiles: [BadCommand] = [
+        ("empty path", "", "not a file path"), ("missing file", "/nonexistent.pem", "can't be opened"),
+        ("/dev/null", "/dev/null", "regular file"), ("/dev/zero", "/dev/zero", "regular file"),
+        ("a directory", "/", "regular file"), ("not PEM", Sandbox.garbage, "not a PEM file"),
+        ("a FIFO", Sandbox.fifo, "regular file"), ("100 kB path", "/" + huge, "can't be opened"),
+    ].map { name, value, says in
+        BadCommand("check --ca-file \(name)", ["check", "--url", url, "--ca-file", value], says: says)
+    }
+
+    static let checkOthers: [BadCommand] = [
+        BadCommand(
+            "check: a good --url, then a bad one", ["check", "--url", url, "--url", "ftp://x.test/"],
+            says: "http or https"),
+        BadCommand(
+            "check --expect-status=-1", ["check", "--url", url, "--expect-status=-1"], says: "not an HTTP status"),
+        BadCommand(
+            "check --expect-status and --expect-body",
+            ["check", "--url", url, "--expect-status", "204", "--expect-body", "ok"], says: "exclude each other"),
+        BadCommand(
+            "check --expect-status without --url", ["check", "--expect-status", "204"], says: "apply to --url"),
+        BadCommand("check --expect-body without --url", ["check", "--expect-body", "ok"], says: "apply to --url"),
+        BadCommand("check --header without --url", ["check", "--header", "X: y"], says: "apply to --url"),
+        BadCommand(
+            "check --expect-body longer than the body cap", ["check", "--url", url, "--expect-body", huge],
+            says: "maximumBodySize"),
+        BadCommand(
+            "check --https-only with a plain-HTTP --url", ["check", "--url", url, "--https-only"],
+            says: "no endpoint uses https"),
+        BadCommand("check: a positional argument", ["check", "--url", url, "extra"], says: "Unexpected argument"),
+        BadCommand("check --json=1", ["check", "--url", url, "--json=1"]),
+    ]
+
+    static let check: [BadCommand] =
+        checkURLs + checkCaptiveAPIs + checkStatuses + checkHeaders + checkThresholds + checkDurations + checkCAFiles
+        + checkOthers
+
+    static let interfaces: [BadCommand] = [
+        BadCommand("interfaces: a positional argument", ["interfaces", "extra"]),
+        BadCommand("interfaces: a 100 kB positional argument", ["interfaces", huge]),
+        BadCommand("interfaces --json=true", ["interfaces", "--json=true"], says: "json"),
+        BadCommand("interfaces: no --timeout option", ["interfaces", "--timeout", "1"], says: "timeout"),
+    ]
+
+    static let all = status + watch + wait + check + interfaces
+
+    @Test("Exit 2, a message on stderr, nothing on stdout, no signal", arguments: all)
+    func refused(_ command: BadCommand) async throws {
+        let output = try await offPool { try Sandbox.run(command.arguments) }
+        let shownOut = String(output.stdout.prefix(300))
+        let shownErr = String(output.stderr.prefix(300))
+        #expect(output.status < 128, "killed by signal \(output.status - 128) (137: the watchdog): \(shownErr)")
+        #expect(output.status == 2, "exit \(output.status); stdout: \(shownOut); stderr: \(shownErr)")
+        #expect(!output.stderr.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "a message on stderr")
+        #expect(output.stdout.isEmpty, "nothing on stdout: \(shownOut)")
+        #expect(!output.stderr.contains("Fatal error"), "\(shownErr)")
+        // The first line is the error itself; the usage lines after it name every option.
+        let message = output.stderr.prefix { $0 != "\n" }
+        if let says = command.says {
+            #expect(message.contains(says), "the message says \(says.debugDescription): \(message.prefix(300))")
+        }
+    }
+
+    @Test("Every option of every subcommand (from its own --help) has a case here")
+    func everyOptionIsCovered() async throws {
+        for subcommand in ["status", "watch", "wait", "check", "interfaces"] {
+            let cases = Self.all.filter { $0.arguments.first == subcommand }
+            #expect(!cases.isEmpty, "\(subcommand)")
+            let covered = Set(cases.flatMap(\.arguments).map { Self.optionName($0) })
+            let help = try await offPool { try Command.run([CLI.path, subcommand, "--help"]) }
+            #expect(help.status == 0)
+            let options = Set(help.stdout.split(whereSeparator: \.isWhitespace).map { Self.optionName($0) })
+                .subtracting(["", "--help", "--version"])
+            #expect(options.count >= 1, "\(subcommand) --help lists options: \(help.stdout)")
+            for option in options.sorted() {
+                #expect(covered.contains(option), "\(subcommand) \(option) has no bad-input case")
+            }
+        }
+    }
+
+    /// `"--timeout"` for `--timeout`, `--timeout=1`, `[--timeout` or `--timeout),`; "" for anything else.
+    static func optionName(_ word: some StringProtocol) -> String {
+        // Group titles are upper-cased in the help ("(WITH --CONNECTIVITY)").
+        let trimmed = word.lowercased().drop { $0 == "[" || $0 == "(" }
+        guard trimmed.hasPrefix("--"), trimmed.count > 2 else { return "" }
+        return "--" + trimmed.dropFirst(2).prefix { $0.isLetter || $0.isNumber || $0 == "-" }
+    }
+}
+
+/// `waitUntilReachable(timeout:)` with timeouts out of any sleep's range: a
+/// deadline past `Int64.max` seconds made `Task.sleep` trap, and negative ones
+/// must just answer at once. Runs against the kernel in a namespace of its own.
+@Suite("waitUntilReachable with out-of-range timeouts", .enabled(if: IntegrationGate.enabled))
+struct WaitTimeoutBadInputTests {
+    struct Timeout: Sendable, CustomTestStringConvertible {
+        var name: String
+        var duration: Duration
+        var testDescription: String { name }
+    }
+
+    static let endless: [Timeout] = [
+        Timeout(name: "Int64.max seconds", duration: .seconds(Int64.max)),
+        Timeout(
+            name: "the largest Duration",
+            duration: Duration(secondsComponent: .max, attosecondsComponent: 999_999_999_999_999_999)),
+        Timeout(name: "a century", duration: .seconds(100 * 365 * 86_400)),
+        Timeout(name: "a millennium", duration: .seconds(1000 * 365 * 86_400)),
+    ]
+
+    static let past: [Timeout] = [
+        Timeout(name: "zero", duration: .zero),
+        Timeout(name: "-1 ns", duration: .nanoseconds(-1)),
+        Timeout(name: "Int64.min seconds", duration: .seconds(Int64.min)),
+        Timeout(
+            name: "the most negative Duration",
+            duration: Duration(secondsComponent: .min, attosecondsComponent: -999_999_999_999_999_999)),
+    ]
+
+    @Test("A reachable target with an endless timeout: true, no trap", .timeLimit(.minutes(2)), arguments: endless)
+    func endlessTimeout(_ timeout: Timeout) async throws {
+        let ns = try await offPool { try TestNamespace() }
+        let loopback = try Reachability(address: "127.0.0.1", environment: ns.environment)
+        #expect(await loopback.waitUntilReachable(timeout: timeout.duration))
+        let viaCompletion = await withCheckedContinuation { continuation in
+            loopback.waitUntilReachable(timeout: timeout.duration) { continuation.resume(returning: $0) }
+        }
+        #expect(viaCompletion)
+    }
+
+    @Test("An unreachable target with a timeout already past: false at once, no trap", arguments: past)
+    func pastTimeout(_ timeout: Timeout) async throws {
+        let ns = try await offPool { try TestNamespace() }
+        let nowhere = try Reachability(address: "192.0.2.1", environment: ns.environment)
+        #expect(await nowhere.waitUntilReachable(timeout: timeout.duration) == false)
+    }
+}
