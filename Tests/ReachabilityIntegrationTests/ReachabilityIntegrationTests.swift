@@ -283,10 +283,13 @@ struct ReachabilityIntegrationTests {
         try reachability.startNotifier()
         try await log.wait(forCount: 1, "the initial delivery")
         let monitor = try #require(MonitorRegistry.running(for: ns.environment))
-        let passes = monitor.statistics.evaluationPasses
+        let (passes, resyncs) = (monitor.statistics.evaluationPasses, monitor.statistics.resyncs)
         try ns.batch((0..<2000).map { "route add 10.\($0 / 250).\($0 % 250).0/24 dev veth2" })
-        try await eventually("2,000 route events received") { monitor.statistics.eventsReceived >= 2000 }
-        #expect(monitor.statistics.evaluationPasses == passes)
+        try await eventually("2,000 route events received or resynced") {
+            monitor.statistics.eventsReceived >= 2000 || monitor.statistics.resyncs > resyncs
+        }
+        // No pass, except one per resync if a slow build (TSan) let the kernel overrun the buffer.
+        #expect(monitor.statistics.evaluationPasses - passes <= monitor.statistics.resyncs - resyncs)
         #expect(monitor.statistics.relevantRouteEvents == 0)
         // A route covering the target moves it: a pass, and a delivery (now via veth2, direct).
         try ns.ip("route add 198.51.100.0/24 dev veth2")

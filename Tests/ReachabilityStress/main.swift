@@ -32,20 +32,36 @@ func ipBatch(_ namespace: String, _ lines: [String]) {
     process.waitUntilExit()
 }
 
-/// Descriptors, threads and resident memory of this process.
-struct Footprint: Codable {
+/// Descriptors, threads and memory of this process. Memory is read after
+/// malloc_trim(0), so that RSS shows what is live rather than the allocator's
+/// high-water mark (a storm that the reader falls behind on parses a full receive
+/// buffer at once; that is a peak, not growth).
+struct Footprint {
     var descriptors: Int
     var threads: Int
+    /// Threads the library made (named reachability-…); libdispatch's workers come and go.
+    var libraryThreads: Int
     var residentKiB: Int
 
     static var now: Footprint {
-        func count(_ path: String) -> Int { ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).count }
+        mallocTrim?(0)
+        func list(_ path: String) -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] }
+        let tasks = list("/proc/self/task")
+        let library = tasks.filter { task in
+            let name = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
+            return name.hasPrefix("reachability")
+        }
         let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
         let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
         return Footprint(
-            descriptors: count("/proc/self/fd"), threads: count("/proc/self/task"),
+            descriptors: list("/proc/self/fd").count, threads: tasks.count, libraryThreads: library.count,
             residentKiB: Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1)
     }
+}
+
+/// glibc's malloc_trim (not in the Glibc module's headers): gives free heap pages back.
+let mallocTrim: (@convention(c) (Int) -> Int32)? = dlsym(dlopen(nil, RTLD_NOW), "malloc_trim").map {
+    unsafeBitCast($0, to: (@convention(c) (Int) -> Int32).self)
 }
 
 /// Polls `condition` every 20 ms; fails the run after `seconds`.
@@ -187,7 +203,12 @@ final class LockedCounter: @unchecked Sendable {
 }
 
 extension Footprint {
-    var json: [String: Int] { ["descriptors": descriptors, "threads": threads, "residentKiB": residentKiB] }
+    var json: [String: Int] {
+        [
+            "descriptors": descriptors, "threads": threads, "libraryThreads": libraryThreads,
+            "residentKiB": residentKiB,
+        ]
+    }
 }
 
 let arguments = CommandLine.arguments
