@@ -44,7 +44,7 @@ struct Footprint {
     var residentKiB: Int
 
     static var now: Footprint {
-        mallocTrim?(0)
+        _ = mallocTrim?(0)
         func list(_ path: String) -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] }
         let tasks = list("/proc/self/task")
         let library = tasks.filter { task in
