@@ -69,10 +69,11 @@ public final class Connectivity: Sendable {
     /// Checks against `configuration`; throws ``ConnectivityError`` when it can't
     /// work (no endpoints, a bad URL, header, pattern or threshold).
     public init(configuration: ConnectivityConfiguration = ConnectivityConfiguration()) throws(ConnectivityError) {
-        endpoints = try configuration.validatedEndpoints()
-        if let roots = configuration.trustedRootCertificatesPath {
+        let settings = try configuration.validatedSettings()
+        endpoints = settings.endpoints
+        if let roots = settings.trustRoots {
             var tls = TLSConfiguration.makeClientConfiguration()
-            tls.trustRoots = .file(roots)
+            tls.trustRoots = .certificates(roots)
             tlsConfiguration = tls
         } else {
             tlsConfiguration = nil

@@ -107,6 +107,14 @@ public struct ConnectivityConfiguration: Sendable {
     /// The endpoints a check uses (``httpsOnly`` applied), after checking every
     /// setting; throws ``ConnectivityError`` naming the first bad one.
     func validatedEndpoints() throws(ConnectivityError) -> [ConnectivityEndpoint] {
+        try validatedSettings().endpoints
+    }
+
+    /// ``validatedEndpoints()`` and the trust roots, read once: the probes use these
+    /// certificates, never the file again (it could have become a FIFO since).
+    func validatedSettings() throws(ConnectivityError) -> (
+        endpoints: [ConnectivityEndpoint], trustRoots: [NIOSSLCertificate]?
+    ) {
         guard successThreshold.isFinite, (0...100).contains(successThreshold) else {
             throw ConnectivityError("successThreshold \(successThreshold) is not a percentage (0–100)")
         }
@@ -135,7 +143,9 @@ public struct ConnectivityConfiguration: Sendable {
             throw ConnectivityError("environment: \(error.message)")
         }
         if let captivePortalAPI { try Self.checkURL(captivePortalAPI, what: "captivePortalAPI") }
-        if let path = trustedRootCertificatesPath { _ = try Self.loadTrustRoots(path) }
+        let trustRoots = try trustedRootCertificatesPath.map { path throws(ConnectivityError) in
+            try Self.loadTrustRoots(path)
+        }
         guard !userAgent.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
             throw ConnectivityError("userAgent contains control characters")
         }
@@ -189,7 +199,7 @@ public struct ConnectivityConfiguration: Sendable {
                 httpsOnly && !endpoints.isEmpty
                     ? "httpsOnly is set and no endpoint uses https" : "no endpoints to check: the list is empty")
         }
-        return chosen
+        return (chosen, trustRoots)
     }
 
     /// The longest URL, header line or user agent accepted: 8 KiB, what common
