@@ -14,6 +14,7 @@
 #include <sys/prctl.h>
 #include <sys/mount.h>
 #include <sys/ioctl.h>
+#include <sys/inotify.h>
 
 /// MNL_SOCKET_BUFFER_SIZE is a macro over sysconf; Swift cannot import it.
 static inline size_t cnl_socket_buffer_size(void) { return MNL_SOCKET_BUFFER_SIZE; }
@@ -49,6 +50,23 @@ static inline int cnl_private_mounts(void) {
 static inline int cnl_bind_mount(const char *source, const char *target) {
     return mount(source, target, "none", MS_BIND, NULL);
 }
+
+/// pidfd_open(2): a descriptor that becomes readable when process `pid` exits
+/// (Linux 5.3+), or -1 with errno.
+static inline int cnl_pidfd_open(int pid) { return (int)syscall(434 /* SYS_pidfd_open */, pid, 0); }
+
+/// inotify_init1(2), close-on-exec and non-blocking.
+static inline int cnl_inotify_init(void) { return inotify_init1(IN_CLOEXEC | IN_NONBLOCK); }
+
+/// The inotify events a directory watch of the library asks for: a file in it
+/// written, created, deleted or renamed (and the directory itself going away).
+static inline uint32_t cnl_inotify_directory_mask(void) {
+    return IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF
+        | IN_ONLYDIR;
+}
+
+/// IN_Q_OVERFLOW: the kernel dropped inotify events.
+static inline uint32_t cnl_inotify_overflow(void) { return IN_Q_OVERFLOW; }
 
 /// Names the calling thread (prctl PR_SET_NAME; at most 15 bytes are kept).
 static inline int cnl_set_thread_name(const char *name) { return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL); }

@@ -156,6 +156,15 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// An IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) as the IPv4 address it
+    /// stands for (that is where a socket connecting to it goes); any other address
+    /// as itself. The kernel's IPv6 routing has no route for the mapped form.
+    public var unmapped: IPAddress {
+        guard family == .ipv6, high == 0, low >> 32 == 0xFFFF else { return self }
+        let v4 = UInt32(truncatingIfNeeded: low)
+        return IPAddress(validBytes: [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: v4 >> $0) }, scopeID: 0)
+    }
+
     var isMulticastLinkLocal: Bool { family == .ipv6 && high >> 48 == 0xFF02 }
 
     /// True for 0.0.0.0 and ::.

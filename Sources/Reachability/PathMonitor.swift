@@ -149,6 +149,12 @@ public final class PathMonitor: Sendable, AsyncSequence {
         core.cancel()
     }
 
+    /// Why the monitor stopped by itself, if it did: the watched network namespace
+    /// went away (`/run/netns/NAME` deleted, or the process behind
+    /// `/proc/PID/ns/net` exited). It then delivered a last unsatisfied path and
+    /// stopped as if cancelled. Cleared by ``start(queue:)``.
+    public var lastError: ReachabilityError? { core.storage.withLock { $0.lastError } }
+
     /// The current path: cached while started, else evaluated afresh.
     public var currentPath: NetworkPath { core.currentPath }
 

@@ -31,6 +31,9 @@ public final class Reachability: Sendable {
     /// A closure called with the instance when it becomes reachable or unreachable.
     public typealias NetworkReachable = @Sendable (Reachability) -> Void
 
+    /// A closure called with the instance and what went wrong; see ``whenError``.
+    public typealias ErrorHandler = @Sendable (Reachability, ReachabilityError) -> Void
+
     /// The serial queue the library delivers on when none is given.
     public static let defaultNotificationQueue = DispatchQueue(label: "reachability.notifications")
 
@@ -40,15 +43,28 @@ public final class Reachability: Sendable {
     public var environment: NetworkEnvironment { core.environment }
 
     private init(
-        spec: NotifierCore.Spec, environment: NetworkEnvironment, queue: DispatchQueue?, postsNotifications: Bool = true
+        spec: NotifierCore.Spec, environment: NetworkEnvironment, queue: DispatchQueue?,
+        postsNotifications: Bool = true,
+        resolver: ResolverPool = .shared
     ) throws(ReachabilityError) {
         // A missing or unreadable namespace file, or a path with a NUL byte, fails here, not later.
         try environment.validate()
         _ = try MonitorRegistry.Key(environment)
         core = NotifierCore(
             spec: spec, environment: environment, queue: queue ?? Self.defaultNotificationQueue,
-            postsNotifications: postsNotifications)
+            postsNotifications: postsNotifications, resolver: resolver)
         core.storage.withLock { $0.owner = self }
+    }
+
+    /// Watches a hostname resolved by `resolver` instead of the shared pool (tests
+    /// script the resolver's answers and failures with one of their own).
+    convenience init(
+        hostname: String, environment: NetworkEnvironment = .default, notificationQueue: DispatchQueue? = nil,
+        resolver: ResolverPool
+    ) throws(ReachabilityError) {
+        try self.init(
+            spec: .hostname(Hostname.validate(hostname)), environment: environment, queue: notificationQueue,
+            resolver: resolver)
     }
 
     private convenience init(target: Target, environment: NetworkEnvironment, queue: DispatchQueue?)
@@ -81,11 +97,13 @@ public final class Reachability: Sendable {
         try self.init(address: IPAddress(address), environment: environment, notificationQueue: notificationQueue)
     }
 
-    /// Watches one address. The unspecified addresses mean the Internet.
+    /// Watches one address. The unspecified addresses mean the Internet. An
+    /// IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) is looked up as the IPv4
+    /// address it stands for, where an `AF_INET6` socket connecting to it goes.
     public convenience init(
         address: IPAddress, environment: NetworkEnvironment = .default, notificationQueue: DispatchQueue? = nil
     ) throws(ReachabilityError) {
-        let target: Target = address.isUnspecified ? .internet : .address(address)
+        let target: Target = address.unmapped.isUnspecified ? .internet : .address(address)
         try self.init(target: target, environment: environment, queue: notificationQueue)
     }
 
@@ -98,10 +116,10 @@ public final class Reachability: Sendable {
     ) throws(ReachabilityError) {
         let local = try IPAddress(localAddress)
         let remote = try IPAddress(remoteAddress)
-        guard local.family == remote.family else {
+        guard local.unmapped.family == remote.unmapped.family else {
             throw ReachabilityError(
                 .invalidAddress,
-                "local address \(IPAddress.quoted(localAddress)) is \(local.family) but remote address \(IPAddress.quoted(remoteAddress)) is \(remote.family)"
+                "local address \(IPAddress.quoted(localAddress)) is \(local.unmapped.family) but remote address \(IPAddress.quoted(remoteAddress)) is \(remote.unmapped.family)"
             )
         }
         try self.init(
@@ -112,15 +130,33 @@ public final class Reachability: Sendable {
     /// /etc/hosts, resolv.conf, nsswitch) on the library's own threads: nothing
     /// the caller does, `currentReachabilityStatus` included, ever waits on DNS.
     /// The flags are the best over the resolved addresses; NXDOMAIN or no answer
-    /// gives none. The name is resolved again whenever the network changes. The
-    /// notifier's first delivery waits for the first resolution, so an unknown
-    /// host never produces a "reachable, then unreachable" pair.
+    /// gives none. The notifier's first delivery waits for the first resolution,
+    /// so an unknown host never produces a "reachable, then unreachable" pair.
+    ///
+    /// When the name is resolved again: when the network changes in a way that can
+    /// change its answer or how it is reached — a link or address change, a policy
+    /// rule, a route covering one of its addresses or a default route, a resync, or
+    /// a change of resolv.conf, hosts or nsswitch.conf — never because its own new
+    /// answer changed the state (a round-robin name would loop). At most one
+    /// resolution per name is in flight, and at most one starts per second per name.
+    /// A name whose server does not answer never delays the others.
+    ///
+    /// Before the first resolution, the synchronous getters (``flags``,
+    /// ``currentReachabilityStatus``, ``state``) answer provisionally from the route
+    /// the Internet target takes, as Apple's do, and ``ReachabilityState/isProvisional``
+    /// says so.
+    ///
+    /// A failure of the resolver itself (out of descriptors or memory) is not an
+    /// answer: the state stays, ``whenError`` is called, and the name is tried again.
     ///
     /// An IPv4 or IPv6 literal is treated as an address, with no DNS; text shaped
-    /// like one that does not parse (`"999.1.1.1"`, `"::g"`, `"192.0.2.1%eth0"`) throws
+    /// like one that does not parse (`"999.1.1.1"`, `"::g"`, `"192.0.2.1%eth0"`), and
+    /// the numeric shorthands only `inet_aton` reads (`"127.1"`, `"0x7f.0.0.1"`), throw
     /// ``ReachabilityError/Code/invalidAddress``. Invalid
     /// names (empty, over 253 bytes, a label over 63 bytes, spaces or control
     /// characters) throw ``ReachabilityError/Code/invalidHostname`` naming the input.
+    /// Internationalized names are IDNA-encoded for the resolver (`bücher.example`
+    /// is asked as `xn--bcher-kva.example`).
     ///
     /// With a ``NetworkEnvironment`` naming another namespace, the resolver runs
     /// inside it; for `/run/netns/NAME` it reads `/etc/netns/NAME/resolv.conf` and
@@ -129,6 +165,14 @@ public final class Reachability: Sendable {
         hostname: String, environment: NetworkEnvironment = .default, notificationQueue: DispatchQueue? = nil
     ) throws(ReachabilityError) {
         let name = try Hostname.validate(hostname)
+        if let address = Hostname.legacyNumericIPv4(name) {
+            // getaddrinfo would read "0x7f.0.0.1" or "127.1" as an address without DNS;
+            // only the forms inet_pton accepts are addresses here.
+            throw ReachabilityError(
+                .invalidAddress,
+                "\(IPAddress.quoted(name)) is an old numeric shorthand for \(address) (inet_aton); only dotted-quad IPv4 literals are accepted: write \(address)"
+            )
+        }
         if Hostname.looksLikeAddress(name) {
             // "999.1.1.1" or "::g" is a malformed address, not a name to look up (no
             // hostname is all digits and dots, or contains ':').
@@ -172,6 +216,19 @@ public final class Reachability: Sendable {
     /// The output interface the kernel chose for the target, if there is a route.
     public var interface: NetworkInterface? { core.state.interface }
 
+    /// A hostname target's addresses as of its latest resolution: nil before the
+    /// first one (and for targets that are not hostnames), empty when the name did
+    /// not resolve (NXDOMAIN, no data, no answer).
+    public var resolvedAddresses: [IPAddress]? {
+        guard case .hostname = core.spec else { return nil }
+        return core.currentResolution?.addresses
+    }
+
+    /// The latest error the notifier met: the resolver failing (a hostname's state
+    /// then stays as it was), or the watched network namespace going away (the
+    /// notifier has then stopped). Cleared by ``startNotifier()``.
+    public var lastError: ReachabilityError? { core.lastError }
+
     /// The medium of the output interface, if there is a route.
     public var interfaceType: InterfaceType? { interface?.type }
 
@@ -189,6 +246,20 @@ public final class Reachability: Sendable {
     public var whenUnreachable: NetworkReachable? {
         get { core.storage.withLock { $0.whenUnreachable } }
         set { core.replace(\.whenUnreachable, with: newValue) }
+    }
+
+    /// Called on ``notificationQueue`` with an error the notifier can't resolve by
+    /// itself:
+    /// - the watched network namespace went away (`/run/netns/NAME` deleted, or
+    ///   the process behind `/proc/PID/ns/net` exited): code
+    ///   ``ReachabilityError/Code/namespace``; the notifier has stopped and every
+    ///   ``updates`` sequence has finished;
+    /// - the resolver failed for a reason that says nothing about the name (out of
+    ///   descriptors or memory): code ``ReachabilityError/Code/systemCall``; the
+    ///   state stays as it was and the name is tried again (after 1 s, doubling to 30 s).
+    public var whenError: ErrorHandler? {
+        get { core.storage.withLock { $0.whenError } }
+        set { core.replace(\.whenError, with: newValue) }
     }
 
     /// The serial queue callbacks and notifications run on. Changing it affects
@@ -254,7 +325,7 @@ public final class Reachability: Sendable {
         do {
             watcher = try Reachability(
                 spec: core.spec, environment: core.environment, queue: Self.defaultNotificationQueue,
-                postsNotifications: false)
+                postsNotifications: false, resolver: core.resolver)
             watcher.core.adopt(resolution: core.currentResolution)
             try watcher.startNotifier()
         } catch {

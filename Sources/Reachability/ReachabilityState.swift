@@ -9,11 +9,17 @@ public struct ReachabilityState: Sendable, Hashable, CustomStringConvertible {
     public var flags: ReachabilityFlags
     /// The output interface for the target, if there is a route.
     public var interface: NetworkInterface?
+    /// True for a hostname's answer given before its first resolution: taken
+    /// from the route the Internet target takes, not from the name's addresses.
+    /// The notifier never delivers a provisional state; only the synchronous
+    /// getters report one.
+    public var isProvisional: Bool
 
     /// Creates a state.
-    public init(flags: ReachabilityFlags, interface: NetworkInterface?) {
+    public init(flags: ReachabilityFlags, interface: NetworkInterface?, isProvisional: Bool = false) {
         self.flags = flags
         self.interface = interface
+        self.isProvisional = isProvisional
     }
 
     /// Apple's status for these flags.
@@ -28,8 +34,9 @@ public struct ReachabilityState: Sendable, Hashable, CustomStringConvertible {
     /// No route, no interface.
     public static let unreachable = ReachabilityState(flags: [], interface: nil)
 
-    /// `"reachableViaWiFi -R ------- via eth0 (#2, wiredEthernet)"`.
+    /// `"reachableViaWiFi -R ------- via eth0 (#2, wiredEthernet)"`, with
+    /// `" (provisional)"` appended for a provisional state.
     public var description: String {
-        "\(status) \(flags)" + (interface.map { " via \($0)" } ?? "")
+        "\(status) \(flags)" + (interface.map { " via \($0)" } ?? "") + (isProvisional ? " (provisional)" : "")
     }
 }

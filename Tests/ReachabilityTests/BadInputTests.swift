@@ -173,8 +173,7 @@ private func expectReadable(
     static let mixedFamilies: [Input<(String, String)>] = [
         Input("IPv4 from, IPv6 to", ("192.0.2.1", "2001:db8::1")),
         Input("IPv6 from, IPv4 to", ("2001:db8::1", "192.0.2.1")),
-        Input("IPv4-mapped from, IPv4 to", ("::ffff:192.0.2.1", "192.0.2.1")),
-        Input("IPv4 from, IPv4-mapped to", ("192.0.2.1", "::ffff:192.0.2.1")),
+        Input("IPv4-mapped from, IPv6 to", ("::ffff:192.0.2.1", "2001:db8::1")),
         Input("zoned link-local from, IPv4 to", ("fe80::1%1", "192.0.2.1")),
         Input("unspecified IPv4 from, unspecified IPv6 to", ("0.0.0.0", "::")),
     ]

@@ -23,7 +23,7 @@ enum Target: Sendable, Hashable, CustomStringConvertible {
     /// The Internet (Apple's 0.0.0.0): the better of an IPv4 and an IPv6 lookup
     /// for a global unicast address.
     case internet
-    /// One address.
+    /// One address (an IPv4-mapped IPv6 address is looked up as its IPv4 address).
     case address(IPAddress)
     /// A remote address reached from a given local address.
     case addressPair(local: IPAddress, remote: IPAddress)
@@ -45,9 +45,9 @@ enum Target: Sendable, Hashable, CustomStringConvertible {
         case .internet:
             return [LookupRequest(destination: Self.internetProbeV4), LookupRequest(destination: Self.internetProbeV6)]
         case .address(let address):
-            return [LookupRequest(destination: address)]
+            return [LookupRequest(destination: address.unmapped)]
         case .addressPair(let local, let remote):
-            return [LookupRequest(destination: remote, source: local)]
+            return [LookupRequest(destination: remote.unmapped, source: local.unmapped)]
         case .linkLocal:
             return []
         case .host(_, let addresses):
@@ -66,13 +66,14 @@ enum Target: Sendable, Hashable, CustomStringConvertible {
             return FlagsEvaluator.better(v4, v6)
         case .address(let address):
             guard let result = results.first else { return .unreachable }
-            return FlagsEvaluator.evaluate(result, destination: address, in: table)
+            return FlagsEvaluator.evaluate(result, destination: address.unmapped, in: table)
         case .addressPair(let local, let remote):
             // A local address this host does not own can't be a source: nothing is reachable from it.
-            guard let result = results.first, let owner = table.owner(of: local), !owner.address.isDADFailed else {
+            guard let result = results.first, let owner = table.owner(of: local.unmapped), !owner.address.isDADFailed
+            else {
                 return .unreachable
             }
-            return FlagsEvaluator.evaluate(result, destination: remote, in: table)
+            return FlagsEvaluator.evaluate(result, destination: remote.unmapped, in: table)
         case .linkLocal:
             return FlagsEvaluator.evaluateLocalLink(in: table)
         case .host(_, let addresses):

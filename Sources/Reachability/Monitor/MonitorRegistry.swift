@@ -8,22 +8,17 @@ enum MonitorRegistry {
         var sysfsRoot: String?
         var eventReceiveBuffer: Int
 
+        /// The key of `environment` as its namespace path names it now.
         init(_ environment: NetworkEnvironment) throws(ReachabilityError) {
-            if let path = environment.networkNamespacePath {
-                switch Syscall.openNetworkNamespace(path) {
-                case .success(let fd):
-                    defer { Syscall.close(fd) }
-                    switch Syscall.fileIdentity(fd) {
-                    case .success(let identity): namespace = identity
-                    case .failure(let failure):
-                        throw ReachabilityError(
-                            .namespace, "network namespace \(path) is not usable", errno: failure.errno)
-                    }
-                case .failure(let failure):
-                    throw ReachabilityError(
-                        .namespace, "network namespace \(path) is not usable (\(failure.call))", errno: failure.errno)
-                }
+            let namespace = try environment.networkNamespacePath.map { path throws(ReachabilityError) in
+                try NetworkNamespace.open(path)
             }
+            self.init(environment, namespace: namespace)
+        }
+
+        /// The key of `environment` in the namespace held open as `namespace`.
+        init(_ environment: NetworkEnvironment, namespace: NetworkNamespace?) {
+            self.namespace = namespace?.identity
             sysfsRoot = environment.sysfsRoot
             eventReceiveBuffer = environment.eventReceiveBuffer
         }
@@ -38,15 +33,20 @@ enum MonitorRegistry {
     static func register(_ client: any MonitorClient, environment: NetworkEnvironment) throws(ReachabilityError)
         -> NetlinkMonitor
     {
-        let key = try Key(environment)
+        // Opened once: the key, the monitor's sockets and its resolutions all use
+        // this very namespace, whatever its path names later.
+        let namespace = try environment.networkNamespacePath.map { path throws(ReachabilityError) in
+            try NetworkNamespace.open(path)
+        }
+        let key = Key(environment, namespace: namespace)
         let found: Result<(NetlinkMonitor, Bool), ReachabilityError> = monitors.withLock { monitors in
-            if let existing = monitors[key] {
-                existing.add(client)
-                return .success((existing, false))
-            }
             do throws(ReachabilityError) {
-                let monitor = try NetlinkMonitor(environment: environment)
-                monitor.add(client)
+                if let existing = monitors[key] {
+                    try existing.add(client)
+                    return .success((existing, false))
+                }
+                let monitor = try NetlinkMonitor(environment: environment, namespace: namespace)
+                try monitor.add(client)
                 monitors[key] = monitor
                 return .success((monitor, true))
             } catch {
@@ -86,6 +86,14 @@ enum MonitorRegistry {
         finished?.stop()
     }
 
+    /// Drops a monitor that stopped by itself (its namespace went away), so that
+    /// the next registration makes a new one.
+    static func forget(_ monitor: NetlinkMonitor) {
+        monitors.withLock { monitors in
+            for (key, value) in monitors where value === monitor { monitors[key] = nil }
+        }
+    }
+
     /// The running monitor for `environment`, if any.
     static func running(for environment: NetworkEnvironment) -> NetlinkMonitor? {
         guard let key = try? Key(environment) else { return nil }
@@ -113,7 +121,10 @@ enum OneShotEvaluator {
             }
         }
         let sysfs = SysfsReader(root: environment.sysfsRoot)
-        return try JoinableThread.inNamespace(environment.networkNamespacePath) { () throws(ReachabilityError) in
+        let namespace = try environment.networkNamespacePath.map { path throws(ReachabilityError) in
+            try NetworkNamespace.open(path)
+        }
+        return try JoinableThread.inNamespace(namespace) { () throws(ReachabilityError) in
             let socket = try NetlinkSocket(receiveBuffer: 1 << 20)
             var table = InterfaceTable()
             try NetlinkMonitor.load(into: &table, from: socket, sysfs: sysfs)

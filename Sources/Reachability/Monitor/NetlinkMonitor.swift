@@ -9,11 +9,14 @@ protocol MonitorClient: AnyObject, Sendable {
 
     /// The kernel's answers to `requests` (what `lookups(for: table)` returned),
     /// in the same order. Called on the monitor's reader thread; `generation`
-    /// orders evaluations, `interfacesChanged` says links or addresses changed,
-    /// not only routes. Must not call user code or block.
+    /// orders evaluations, `cause` says what changed. Must not call user code or block.
     func monitor(
         didLookUp requests: [LookupRequest], results: [LookupResult], in table: InterfaceTable, generation: UInt64,
-        interfacesChanged: Bool)
+        cause: PassCause)
+
+    /// The monitor stopped for good: its namespace went away. The client has been
+    /// dropped; it should stop and tell its user (on its own queue, not here).
+    func monitorFailed(_ error: ReachabilityError)
 }
 
 /// The process-wide monitor of one network namespace: one event socket joined
@@ -31,10 +34,14 @@ final class NetlinkMonitor: Sendable {
         /// Bumped each time the table or the routing state changes.
         var generation: UInt64 = 0
         var stopRequested = false
+        /// Why the monitor stopped by itself (its namespace went away), if it did.
+        var failure: ReachabilityError?
         var statistics = MonitorStatistics()
     }
 
     let environment: NetworkEnvironment
+    /// The namespace the sockets are in, held open (nil: the process's own).
+    let namespace: NetworkNamespace?
     private let shared = LockedValue(Shared())
     /// The request socket, shared by the reader thread and registering threads.
     private let requests = LockedValue<RequestSocket?>(nil)
@@ -47,8 +54,9 @@ final class NetlinkMonitor: Sendable {
     private let started = DispatchGroup()
     private let startOutcome = LockedValue<Result<Void, ReachabilityError>?>(nil)
 
-    init(environment: NetworkEnvironment) throws(ReachabilityError) {
+    init(environment: NetworkEnvironment, namespace: NetworkNamespace?) throws(ReachabilityError) {
         self.environment = environment
+        self.namespace = namespace
         switch Syscall.eventfd() {
         case .success(let fd): wake = fd
         case .failure(let failure): throw failure.reachabilityError
@@ -63,9 +71,18 @@ final class NetlinkMonitor: Sendable {
     var statistics: MonitorStatistics { shared.withLock { $0.statistics } }
     var clientCount: Int { shared.withLock { $0.clients.count } }
 
-    func add(_ client: any MonitorClient) {
-        shared.withLock { $0.clients[ObjectIdentifier(client), default: (client, 0)].registrations += 1 }
+    /// Adds one registration of a client; throws why the monitor stopped, if it did.
+    func add(_ client: any MonitorClient) throws(ReachabilityError) {
+        let failure = shared.withLock { shared -> ReachabilityError? in
+            guard shared.failure == nil else { return shared.failure }
+            shared.clients[ObjectIdentifier(client), default: (client, 0)].registrations += 1
+            return nil
+        }
+        if let failure { throw failure }
     }
+
+    /// Why the monitor stopped by itself, if it did.
+    var failure: ReachabilityError? { shared.withLock { $0.failure } }
 
     /// Drops one registration of a client; returns how many clients remain.
     func remove(_ client: any MonitorClient) -> Int {
@@ -106,14 +123,16 @@ final class NetlinkMonitor: Sendable {
         let reader = try JoinableThread(name: "reachability-nl") { [self] in
             run(ready: ready, semaphore: semaphore)
         }
+        // Known before the loop can run: a reader that fails by itself detaches it.
+        thread.withLock { $0 = reader }
         semaphore.wait()
         do throws(ReachabilityError) {
             _ = try ready.get()
         } catch {
+            thread.withLock { $0 = nil }
             reader.join()
             throw error
         }
-        thread.withLock { $0 = reader }
     }
 
     /// Stops the reader thread and closes the sockets. Returns after the thread
@@ -173,7 +192,7 @@ final class NetlinkMonitor: Sendable {
             // thread stays in the process's own namespace, because the Dispatch work it
             // enqueues may start threads that inherit its namespace.
             let environment = environment
-            opened = try JoinableThread.inNamespace(environment.networkNamespacePath) { () throws(ReachabilityError) in
+            opened = try JoinableThread.inNamespace(namespace) { () throws(ReachabilityError) in
                 // Subscribe first, then dump: events that race with the dump queue up
                 // on the event socket and are applied after it.
                 let events = try NetlinkSocket(
@@ -196,10 +215,74 @@ final class NetlinkMonitor: Sendable {
             $0.statistics.eventReceiveBuffer = opened.events.receiveBufferSize
         }
         requests.withLock { $0 = RequestSocket(socket: opened.request) }
+        let watch = Watch(namespace: namespace)
         ready.set(.success(true))
         semaphore.signal()
-        loop(events: opened.events, table: &table, sysfs: sysfs)
+        if let failure = loop(events: opened.events, table: &table, sysfs: sysfs, watch: watch) {
+            fail(failure)
+        }
         requests.withLock { $0 = nil }
+    }
+
+    /// What the reader watches besides netlink: the resolver's configuration
+    /// files, and whether the watched namespace still exists (its file, or the
+    /// process behind `/proc/PID/ns/net`).
+    private struct Watch {
+        let files: FileWatch?
+        /// A pidfd of the process whose namespace this is; readable once it exits.
+        let process: Int32?
+
+        init(namespace: NetworkNamespace?) {
+            let files = try? FileWatch()
+            for (directory, names) in FileWatch.resolverFiles(for: namespace) {
+                files?.add(directory: directory, names: names, subject: .resolverConfiguration)
+            }
+            var process: Int32?
+            if let namespace, let pid = namespace.owningProcess {
+                if case .success(let fd) = Syscall.pidfdOpen(pid) { process = fd }
+            } else if let namespace, let slash = namespace.path.lastIndex(of: "/") {
+                let directory = String(namespace.path[..<slash])
+                let name = String(namespace.path[namespace.path.index(after: slash)...])
+                files?.add(directory: directory.isEmpty ? "/" : directory, names: [name], subject: .namespaceFile)
+            }
+            self.files = files
+            self.process = process
+        }
+
+        func close() {
+            if let process { Syscall.close(process) }
+        }
+    }
+
+    /// The monitor's namespace is gone: every client is dropped and told, the
+    /// monitor leaves the registry, and its reader thread cleans up after itself.
+    private func fail(_ error: ReachabilityError) {
+        let clients = shared.withLock { shared -> [any MonitorClient] in
+            shared.failure = error
+            shared.stopRequested = true
+            defer { shared.clients = [:] }
+            return shared.clients.values.map(\.client)
+        }
+        MonitorRegistry.forget(self)
+        thread.withLock { current -> JoinableThread? in
+            defer { current = nil }
+            return current
+        }?.detach()
+        for client in clients { client.monitorFailed(error) }
+    }
+
+    /// Whether the watched namespace is still there; the error to report if not.
+    private func namespaceLoss(processExited: Bool) -> ReachabilityError? {
+        guard let namespace else { return nil }
+        if processExited {
+            return ReachabilityError(
+                .namespace, "network namespace \(namespace.path) is gone: its process exited")
+        }
+        guard !namespace.isStillAtPath else { return nil }
+        let now = Syscall.openNetworkNamespace(namespace.path)
+        if case .success(let fd) = now { Syscall.close(fd) }
+        let what = if case .success = now { "now names another namespace" } else { "was deleted" }
+        return ReachabilityError(.namespace, "network namespace \(namespace.path) \(what)")
     }
 
     /// What the namespace thread hands back: sockets bound to the namespace and the first table.
@@ -223,16 +306,21 @@ final class NetlinkMonitor: Sendable {
         table = fresh
     }
 
-    private func loop(events: NetlinkSocket, table: inout InterfaceTable, sysfs: SysfsReader) {
+    /// Runs until stopped; returns the error when the namespace went away.
+    private func loop(events: NetlinkSocket, table: inout InterfaceTable, sysfs: SysfsReader, watch: Watch)
+        -> ReachabilityError?
+    {
+        defer { watch.close() }
         // A failed pass (lookups) or a failed resync is retried every second until it
         // works; there is no timer at all while nothing is pending.
         var retryPending = false
         var resyncPending = false
         var unrelatedStreak = 0
+        let descriptors = [events.fd, wake, watch.files?.fd ?? -1, watch.process ?? -1]
         while true {
             let timeout: Int32 = retryPending || resyncPending ? 1000 : -1
             let readable: [Bool]
-            switch Syscall.poll([events.fd, wake], timeoutMilliseconds: timeout) {
+            switch Syscall.poll(descriptors, timeoutMilliseconds: timeout) {
             case .success(let ready):
                 readable = ready
             case .failure:
@@ -243,13 +331,26 @@ final class NetlinkMonitor: Sendable {
             }
             if readable[1] {
                 Syscall.drain(wake)
-                if shared.withLock({ $0.stopRequested }) { return }
+                if shared.withLock({ $0.stopRequested }) { return nil }
             }
             if let gate = readerGate.withLock({ $0 }) {
                 gate.wait()
                 readerGate.withLock { $0 = nil }
             }
             var pass = Pass()
+            if readable[3] || readable[2] {
+                let touched = readable[2] ? watch.files?.drain() ?? [] : []
+                if readable[3] || touched.contains(.namespaceFile),
+                    let loss = namespaceLoss(processExited: readable[3])
+                {
+                    return loss
+                }
+                if touched.contains(.resolverConfiguration) {
+                    pass.changed = true
+                    pass.cause.resolverConfigurationChanged = true
+                    shared.withLock { $0.statistics.resolverConfigurationChanges += 1 }
+                }
+            }
             if readable[0] { drain(events, into: &table, pass: &pass, sysfs: sysfs) }
             if pass.received > 0 && !pass.changed && !pass.needsResync && !resyncPending {
                 unrelatedStreak += 1
@@ -266,18 +367,20 @@ final class NetlinkMonitor: Sendable {
                 resyncPending = !resync(&table, sysfs: sysfs)
                 pass.changed = true
                 pass.tableChanged = true
+                pass.cause.resynced = true
             }
             if pass.changed || retryPending {
                 let published = table
                 let tableChanged = pass.tableChanged
+                pass.cause.interfacesChanged = pass.cause.interfacesChanged || tableChanged
                 shared.withLock {
                     if tableChanged { $0.table = published }
                     $0.generation = Generation.next()
                     $0.statistics.evaluationPasses += 1
                 }
-                retryPending = !reevaluateAll(interfacesChanged: tableChanged)
+                retryPending = !reevaluateAll(cause: pass.cause)
             }
-            if shared.withLock({ $0.stopRequested }) { return }
+            if shared.withLock({ $0.stopRequested }) { return nil }
         }
     }
 
@@ -292,6 +395,7 @@ final class NetlinkMonitor: Sendable {
         var changed = false
         var tableChanged = false
         var needsResync = false
+        var cause = PassCause()
     }
 
     /// Most datagrams handled per wake-up before evaluating; bounds the work (and
@@ -327,6 +431,7 @@ final class NetlinkMonitor: Sendable {
                 for item in parsed.messages {
                     switch item.message {
                     case .route(let route, _):
+                        pass.cause.noteRoute(route.prefix)
                         guard !pass.changed else { continue }
                         let targets = destinations ?? lookupDestinations(table)
                         destinations = targets
@@ -336,6 +441,7 @@ final class NetlinkMonitor: Sendable {
                         }
                     case .rule:
                         pass.changed = true
+                        pass.cause.rulesChanged = true
                     case .overrun:
                         pass.needsResync = true
                     default:
@@ -393,7 +499,7 @@ final class NetlinkMonitor: Sendable {
 
     /// Looks up every client's target (pipelined, identical lookups shared) and
     /// hands each its new state. Returns false when the lookups failed.
-    private func reevaluateAll(interfacesChanged: Bool) -> Bool {
+    private func reevaluateAll(cause: PassCause) -> Bool {
         let (clients, table, generation) = shared.withLock {
             ($0.clients.values.map(\.client), $0.table, $0.generation)
         }
@@ -419,7 +525,7 @@ final class NetlinkMonitor: Sendable {
         for ((client, asked), plan) in zip(zip(clients, requests), plans) {
             client.monitor(
                 didLookUp: asked, results: plan.map { results[$0] }, in: table, generation: generation,
-                interfacesChanged: interfacesChanged)
+                cause: cause)
         }
         return true
     }
@@ -455,6 +561,8 @@ struct MonitorStatistics: Sendable, Equatable {
     var relevantRouteEvents = 0
     var evaluationPasses = 0
     var failedPasses = 0
+    /// Changes of the resolver's configuration files seen (inotify).
+    var resolverConfigurationChanges = 0
     /// SO_RCVBUF the kernel granted the event socket.
     var eventReceiveBuffer = 0
 }

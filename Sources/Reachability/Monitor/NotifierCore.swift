@@ -13,39 +13,69 @@ final class NotifierCore: NotifierLifecycle {
 
     typealias ObserverBlock = @Sendable (ReachabilityState) -> Void
 
+    struct Observer {
+        var block: ObserverBlock
+        /// The state it was last called with since the last stop: it is never
+        /// called twice in a row with the same state.
+        var lastDelivered: ReachabilityState?
+        /// Added while stopped, before the hostname's first resolution: its first
+        /// call waits for that resolution (never a provisional state).
+        var awaitingFirstState = false
+    }
+
     struct Storage: NotifierStorage {
         weak var owner: Reachability?
         var machine = NotifierStateMachine()
         var whenReachable: Reachability.NetworkReachable?
         var whenUnreachable: Reachability.NetworkReachable?
+        var whenError: Reachability.ErrorHandler?
         var queue: DispatchQueue
         /// Set while registered with a monitor; whoever clears it unregisters.
         var monitor: NetlinkMonitor?
-        var observers: [UInt64: ObserverBlock] = [:]
+        var observers: [UInt64: Observer] = [:]
         var streams = StreamRegistry<ReachabilityState>()
         var nextID: UInt64 = 0
         /// Hostname targets: the latest resolution (nil before the first).
         var resolution: Resolution?
-        var resolving = false
-        var resolveAgain = false
         var resolvedAt: ContinuousClock.Instant?
+        /// The latest error: a resolver failure, or the loss of the namespace.
+        var lastError: ReachabilityError?
+        /// Resolver failures in a row (the retry waits longer after each).
+        var resolverFailures = 0
+        var retryScheduled = false
+
+        /// After a stop, a start delivers the current state to every observer again.
+        mutating func didStop() {
+            for id in observers.keys { observers[id]?.lastDelivered = nil }
+        }
     }
 
     /// Without a running notifier, a hostname's getters re-resolve in the
     /// background when the last answer is older than this.
     static let resolutionMaxAge: Duration = .seconds(5)
+    /// The longest wait before retrying a resolver that failed.
+    static let resolverRetryLimit: Duration = .seconds(30)
 
     let spec: Spec
+    /// A hostname as the resolver is asked for it (IDNA-encoded); nil for other targets.
+    let lookupName: String?
     let environment: NetworkEnvironment
     let storage: LockedValue<Storage>
     /// False for the internal watcher of `waitUntilReachable`: it posts nothing.
     let postsNotifications: Bool
+    /// The resolver for hostname targets (tests give their own).
+    let resolver: ResolverPool
 
-    init(spec: Spec, environment: NetworkEnvironment, queue: DispatchQueue, postsNotifications: Bool = true) {
+    init(
+        spec: Spec, environment: NetworkEnvironment, queue: DispatchQueue, postsNotifications: Bool = true,
+        resolver: ResolverPool = .shared
+    ) {
         self.spec = spec
+        if case .hostname(let name) = spec { lookupName = Hostname.lookupName(name) } else { lookupName = nil }
         self.environment = environment
         self.storage = LockedValue(Storage(queue: queue))
         self.postsNotifications = postsNotifications
+        self.resolver = resolver
     }
 
     /// The target as of the latest resolution.
@@ -58,40 +88,45 @@ final class NotifierCore: NotifierLifecycle {
         }
     }
 
-    private var hostname: String? {
-        if case .hostname(let name) = spec { return name }
-        return nil
-    }
+    private var isHostname: Bool { lookupName != nil }
 
     /// The state the getters report: cached while running, else evaluated afresh.
-    /// Never waits on DNS: a hostname uses its latest resolution (and starts one
-    /// in the background when it has none).
+    /// Never waits on DNS: a hostname uses its latest resolution (refreshed in the
+    /// background when missing or old), and before its first one answers
+    /// provisionally from the Internet target's route.
     var state: ReachabilityState {
-        let isHostname = hostname != nil
         let (cached, target, resolvedAt) = storage.withLock {
             storage -> (ReachabilityState?, Target, ContinuousClock.Instant?) in
             (storage.machine.current, self.target(in: storage), storage.resolvedAt)
         }
         if let cached { return cached }
         if isHostname {
-            // Never wait on DNS: answer from the latest addresses, and refresh them in
-            // the background when they are missing or old.
             if resolvedAt.map({ ContinuousClock.now - $0 > Self.resolutionMaxAge }) ?? true { requestResolution() }
-            if resolvedAt == nil { return .unreachable }
+            if resolvedAt == nil { return provisionalState() }
         }
         return (try? OneShotEvaluator.evaluate(target, environment: environment)) ?? .unreachable
     }
 
+    /// Before a hostname's first resolution: the state of the route its traffic
+    /// would most likely take, the Internet's, marked provisional.
+    private func provisionalState() -> ReachabilityState {
+        var state = (try? OneShotEvaluator.evaluate(.internet, environment: environment)) ?? .unreachable
+        state.isProvisional = true
+        return state
+    }
+
     var isRunning: Bool { storage.withLock { $0.machine.isRunning } }
+
+    var lastError: ReachabilityError? { storage.withLock { $0.lastError } }
 
     // MARK: Start and stop
 
     func start() throws(ReachabilityError) {
-        guard let (token, monitor) = try beginStart() else { return }
-        if hostname != nil { requestResolution() }
+        guard let (token, monitor) = try beginStart(prepare: { $0.lastError = nil }) else { return }
+        if isHostname { requestResolution() }
         // A hostname's first delivery waits for its first resolution, so an unknown
         // host never produces "reachable, then unreachable".
-        let waitForResolution = hostname != nil && storage.withLock { $0.resolution == nil }
+        let waitForResolution = isHostname && storage.withLock { $0.resolution == nil }
         guard !waitForResolution else { return }
         do throws(ReachabilityError) {
             let (state, generation) = try monitor.evaluate(target)
@@ -118,96 +153,190 @@ final class NotifierCore: NotifierLifecycle {
 
     func monitor(
         didLookUp requests: [LookupRequest], results: [LookupResult], in table: InterfaceTable, generation: UInt64,
-        interfacesChanged: Bool
+        cause: PassCause
     ) {
-        let changed = storage.withLock { storage -> Bool in
+        let addresses = storage.withLock { storage -> [IPAddress] in
             // Lookups planned for addresses that a newer resolution replaced are stale.
             let target = target(in: storage)
-            guard requests == target.lookups else { return false }
-            let state = target.evaluate(results, in: table)
-            guard let action = storage.machine.observe(state, generation: generation) else { return false }
-            // Scheduled under the lock so deliveries keep their order; no user code runs here.
-            schedule(action, in: &storage)
-            return true
+            if requests == target.lookups,
+                let action = storage.machine.observe(target.evaluate(results, in: table), generation: generation)
+            {
+                // Scheduled under the lock so deliveries keep their order; no user code runs here.
+                schedule(action, in: &storage)
+            }
+            return storage.resolution?.addresses ?? []
         }
-        // The network changed: a hostname may now resolve differently.
-        if hostname != nil && (interfacesChanged || changed) { requestResolution() }
+        // The network changed in a way that may change what the name resolves to
+        // (never because the name's own answer changed the state: that would loop).
+        if isHostname && cause.isRelevant(toHostAt: addresses) { requestResolution() }
+    }
+
+    func monitorFailed(_ error: ReachabilityError) {
+        let ended = storage.withLock {
+            storage -> (
+                owner: Reachability?, handler: Reachability.ErrorHandler?, queue: DispatchQueue,
+                [AsyncStream<ReachabilityState>.Continuation]
+            )? in
+            guard storage.monitor != nil else { return nil }
+            storage.machine.stop()
+            storage.monitor = nil
+            storage.lastError = error
+            storage.didStop()
+            return (storage.owner, storage.whenError, storage.queue, storage.streams.takeAll())
+        }
+        guard let (owner, handler, queue, streams) = ended else { return }
+        for stream in streams { stream.finish() }
+        if let owner, let handler { queue.async { handler(owner, error) } }
     }
 
     // MARK: Hostname resolution
 
-    /// Resolves the hostname in the background; at most one resolution is in
-    /// flight, and a request during one runs it once more afterwards.
+    /// Asks the resolver for a fresh answer for the hostname (the pool keeps it to
+    /// one resolution in flight and one start per second per name). The namespace
+    /// is the one the monitor's sockets are in while registered, else the one the
+    /// environment's path names now.
     func requestResolution() {
-        guard let name = hostname else { return }
-        let begin = storage.withLock { storage -> Bool in
-            if storage.resolving {
-                storage.resolveAgain = true
-                return false
+        guard let name = lookupName else { return }
+        var namespace = storage.withLock { $0.monitor }?.namespace
+        if namespace == nil, let path = environment.networkNamespacePath {
+            do throws(ReachabilityError) {
+                namespace = try NetworkNamespace.open(path)
+            } catch {
+                resolverFailed(error.resolving(spec.description))
+                return
             }
-            storage.resolving = true
-            return true
         }
-        guard begin else { return }
-        ResolverPool.shared(for: environment.networkNamespacePath).resolve(name) { [weak self] resolution in
-            self?.resolutionFinished(resolution)
+        resolver.resolve(name, in: namespace, for: .init(id: ObjectIdentifier(self))) { [weak self] outcome in
+            self?.resolutionFinished(outcome)
         }
     }
 
-    private func resolutionFinished(_ resolution: Resolution) {
-        let (changed, again, pending, monitor, running) = storage.withLock { storage in
-            storage.resolving = false
-            let changed = storage.resolution?.addresses != resolution.addresses || storage.resolution == nil
+    private func resolutionFinished(_ outcome: ResolverPool.Outcome) {
+        switch outcome {
+        case .success(let resolution): resolved(resolution)
+        case .failure(let error): resolverFailed(error)
+        }
+    }
+
+    private func resolved(_ resolution: Resolution) {
+        let (changed, pending, monitor, running, awaiting) = storage.withLock { storage in
+            let changed = !resolution.sameAnswer(as: storage.resolution)
             storage.resolution = resolution
             storage.resolvedAt = .now
-            defer { storage.resolveAgain = false }
+            storage.resolverFailures = 0
+            var awaiting: [UInt64] = []
+            if !storage.machine.isRunning && !storage.machine.isStarting {
+                for (id, observer) in storage.observers where observer.awaitingFirstState {
+                    storage.observers[id]?.awaitingFirstState = false
+                    awaiting.append(id)
+                }
+            }
             return (
-                changed, storage.resolveAgain, storage.machine.pendingStartToken, storage.monitor,
-                storage.machine.isRunning
+                changed, storage.machine.pendingStartToken, storage.monitor, storage.machine.isRunning, awaiting
             )
         }
         if let monitor, let pending {
             let evaluated = try? monitor.evaluate(target)
             complete(start: pending, with: evaluated?.0 ?? .unreachable, generation: evaluated?.1 ?? 0)
-        } else if let monitor, running, changed {
-            let (table, generation) = monitor.snapshot
-            let requests = target.lookups
-            if let results = try? monitor.lookup(requests) {
-                self.monitor(
-                    didLookUp: requests, results: results, in: table, generation: generation, interfacesChanged: false)
+        } else if let monitor, running, changed, let (state, generation) = try? monitor.evaluate(target) {
+            storage.withLock { storage in
+                guard let action = storage.machine.observe(state, generation: generation) else { return }
+                schedule(action, in: &storage)
             }
         }
-        if again { requestResolution() }
+        if !awaiting.isEmpty {
+            let fresh = (try? OneShotEvaluator.evaluate(target, environment: environment)) ?? .unreachable
+            storage.withLock { storage in
+                for id in awaiting { scheduleImmediate(storage.machine.current ?? fresh, to: id, on: storage.queue) }
+            }
+        }
+    }
+
+    /// The resolver itself failed (out of descriptors or memory, or the namespace
+    /// is gone): that says nothing about the name, so the state stays as it was.
+    /// The error goes to `whenError`, and the name is tried again after 1 s,
+    /// doubling to 30 s, while the notifier runs.
+    private func resolverFailed(_ error: ReachabilityError) {
+        let report = storage.withLock {
+            storage -> (
+                owner: Reachability?, handler: Reachability.ErrorHandler?, queue: DispatchQueue, retry: Duration?
+            ) in
+            let active = storage.machine.isRunning || storage.machine.isStarting
+            guard active else { return (nil, nil, storage.queue, nil) }
+            storage.lastError = error
+            storage.resolverFailures += 1
+            var retry: Duration?
+            if !storage.retryScheduled {
+                storage.retryScheduled = true
+                let exponent = min(storage.resolverFailures - 1, 5)
+                retry = min(.seconds(1 << exponent), Self.resolverRetryLimit)
+            }
+            return (storage.owner, storage.whenError, storage.queue, retry)
+        }
+        if let owner = report.owner, let handler = report.handler { report.queue.async { handler(owner, error) } }
+        if let retry = report.retry {
+            let (seconds, attoseconds) = retry.components
+            let delay = DispatchTimeInterval.milliseconds(
+                Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000))
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
+                guard let self else { return }
+                let active = storage.withLock { storage -> Bool in
+                    storage.retryScheduled = false
+                    return storage.machine.isRunning || storage.machine.isStarting
+                }
+                if active { requestResolution() }
+            }
+        }
     }
 
     /// Seeds a hostname's resolution from another instance (a waiter reuses its parent's).
     func adopt(resolution: Resolution?) {
         guard let resolution else { return }
-        storage.withLock { if $0.resolution == nil { $0.resolution = resolution } }
+        storage.withLock {
+            if $0.resolution == nil {
+                $0.resolution = resolution
+                $0.resolvedAt = .now
+            }
+        }
     }
 
     var currentResolution: Resolution? { storage.withLock { $0.resolution } }
 
+    /// Whether a resolution this core asked for has not answered yet.
+    var isResolving: Bool { resolver.isWaiting(.init(id: ObjectIdentifier(self))) }
+
     // MARK: Observers and streams
 
     func addObserver(_ block: @escaping ObserverBlock) -> UInt64 {
-        let (id, running) = storage.withLock { storage -> (UInt64, Bool) in
+        enum Next { case nothing, resolve, evaluate }
+        let (id, next) = storage.withLock { storage -> (UInt64, Next) in
             storage.nextID += 1
-            storage.observers[storage.nextID] = block
+            let id = storage.nextID
+            storage.observers[id] = Observer(block: block)
             if let current = storage.machine.current {
-                scheduleImmediate(current, to: storage.nextID, on: storage.queue)
-                return (storage.nextID, true)
+                scheduleImmediate(current, to: id, on: storage.queue)
+                return (id, .nothing)
             }
             // Starting (a hostname waiting for its first resolution): the start's own
-            // first delivery includes this observer; an immediate "unreachable" would be
-            // the "unreachable, then reachable" pair the first delivery exists to avoid.
-            return (storage.nextID, storage.machine.isStarting)
+            // first delivery includes this observer.
+            if storage.machine.isStarting { return (id, .nothing) }
+            // Stopped, and a hostname not resolved yet: the first call waits for the
+            // resolution, so that it is never a provisional answer followed by the real one.
+            if isHostname && storage.resolution == nil {
+                storage.observers[id]?.awaitingFirstState = true
+                return (id, .resolve)
+            }
+            return (id, .evaluate)
         }
-        guard !running else { return id }
-        // Not running: called at once with the state the getters would report.
-        let fresh = state
-        storage.withLock { storage in
-            scheduleImmediate(storage.machine.current ?? fresh, to: id, on: storage.queue)
+        switch next {
+        case .nothing: break
+        case .resolve: requestResolution()
+        case .evaluate:
+            // Stopped: called at once with the state the getters would report.
+            let fresh = state
+            storage.withLock { storage in
+                scheduleImmediate(storage.machine.current ?? fresh, to: id, on: storage.queue)
+            }
         }
         return id
     }
@@ -236,14 +365,23 @@ final class NotifierCore: NotifierLifecycle {
         storage.streams.yield(state)
         // Observers added after this point get their own immediate call instead.
         let observers = storage.observers.keys.sorted()
+        for id in observers { storage.observers[id]?.awaitingFirstState = false }
         storage.queue.async { [self] in deliver(state, session: session, observers: observers) }
     }
 
     private func scheduleImmediate(_ state: ReachabilityState, to id: UInt64, on queue: DispatchQueue) {
         queue.async { [self] in
-            guard let block = storage.withLock({ $0.observers[id] }) else { return }
+            guard let block = storage.withLock({ take(id, for: state, in: &$0) }) else { return }
             block(state)
         }
+    }
+
+    /// The block of observer `id` if it should be called with `state` (it was not
+    /// last called with the same state), noting that it is.
+    private func take(_ id: UInt64, for state: ReachabilityState, in storage: inout Storage) -> ObserverBlock? {
+        guard let observer = storage.observers[id], observer.lastDelivered != state else { return nil }
+        storage.observers[id]?.lastDelivered = state
+        return observer.block
     }
 
     /// Runs on the notification queue, with no lock held while user code runs.
@@ -259,9 +397,21 @@ final class NotifierCore: NotifierLifecycle {
         defer { if postsNotifications { NotificationCenter.default.post(name: .reachabilityChanged, object: owner) } }
         for id in observers {
             // Removal takes effect at once, even from inside an earlier callback.
-            guard let block = storage.withLock({ $0.machine.accepts(session: session) ? $0.observers[id] : nil })
+            guard
+                let block = storage.withLock({ storage -> ObserverBlock? in
+                    storage.machine.accepts(session: session) ? take(id, for: state, in: &storage) : nil
+                })
             else { continue }
             block(state)
+        }
+    }
+}
+
+extension NotifierCore.Spec: CustomStringConvertible {
+    var description: String {
+        switch self {
+        case .fixed(let target): return target.description
+        case .hostname(let name): return name
         }
     }
 }

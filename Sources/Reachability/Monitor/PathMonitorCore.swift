@@ -11,6 +11,8 @@ final class PathMonitorCore: NotifierLifecycle {
         /// Set while registered with a monitor; whoever clears it unregisters.
         var monitor: NetlinkMonitor?
         var streams = StreamRegistry<NetworkPath>()
+        /// Why the monitor stopped by itself (its namespace went away), if it did.
+        var lastError: ReachabilityError?
     }
 
     let evaluator: PathEvaluator
@@ -21,7 +23,7 @@ final class PathMonitorCore: NotifierLifecycle {
     init(evaluator: PathEvaluator, environment: NetworkEnvironment) {
         self.evaluator = evaluator
         self.environment = environment
-        let named = environment.networkNamespacePath.flatMap(ResolverPool.namedNamespace)
+        let named = environment.networkNamespacePath.flatMap(NetworkNamespace.name(of:))
         let netnsConf = named.map { "/etc/netns/\($0)/resolv.conf" }
         let conf =
             evaluator.options.resolvConfPath
@@ -54,7 +56,12 @@ final class PathMonitorCore: NotifierLifecycle {
     }
 
     func start(queue: DispatchQueue) throws(ReachabilityError) {
-        guard let (token, monitor) = try beginStart(prepare: { $0.queue = queue }) else { return }
+        guard
+            let (token, monitor) = try beginStart(prepare: {
+                $0.queue = queue
+                $0.lastError = nil
+            })
+        else { return }
         do throws(ReachabilityError) {
             let (table, generation) = monitor.snapshot
             let requests = evaluator.lookups(for: table)
@@ -78,7 +85,7 @@ final class PathMonitorCore: NotifierLifecycle {
 
     func monitor(
         didLookUp requests: [LookupRequest], results: [LookupResult], in table: InterfaceTable, generation: UInt64,
-        interfacesChanged: Bool
+        cause: PassCause
     ) {
         // Reading resolv.conf is file I/O: done before taking the lock.
         let path = evaluator.evaluate(requests: requests, results: results, in: table, dnsConfigured: dns.isConfigured)
@@ -86,6 +93,27 @@ final class PathMonitorCore: NotifierLifecycle {
             guard let action = storage.machine.observe(path, generation: generation) else { return }
             schedule(action, in: &storage)
         }
+    }
+
+    /// The namespace went away: a last unsatisfied path (unless that is what was
+    /// last delivered), then the monitor stops as if cancelled.
+    func monitorFailed(_ error: ReachabilityError) {
+        let ended = storage.withLock {
+            storage -> (
+                DispatchQueue, (@Sendable (NetworkPath) -> Void)?, NetworkPath?, [AsyncStream<NetworkPath>.Continuation]
+            )? in
+            guard storage.monitor != nil else { return nil }
+            let last: NetworkPath? = storage.machine.lastDelivered == .unsatisfied ? nil : .unsatisfied
+            storage.machine.stop()
+            storage.monitor = nil
+            storage.lastError = error
+            let streams = storage.streams.takeAll()
+            if let last { for stream in streams { stream.yield(last) } }
+            return (storage.queue ?? Reachability.defaultNotificationQueue, storage.handler, last, streams)
+        }
+        guard let (queue, handler, last, streams) = ended else { return }
+        for stream in streams { stream.finish() }
+        if let last, let handler { queue.async { handler(last) } }
     }
 
     private func schedule(_ action: DeliveryStateMachine<NetworkPath>.Action, in storage: inout Storage) {

@@ -34,6 +34,12 @@ protocol NotifierStorage {
     /// Set while registered with a monitor; whoever clears it unregisters.
     var monitor: NetlinkMonitor? { get set }
     var streams: StreamRegistry<State> { get set }
+    /// Called under the lock when the notifier stops.
+    mutating func didStop()
+}
+
+extension NotifierStorage {
+    mutating func didStop() {}
 }
 
 /// A notifier core (Reachability's or PathMonitor's): registration with the
@@ -75,6 +81,12 @@ extension NotifierLifecycle {
             MonitorRegistry.unregister(self, from: monitor)
             return nil
         }
+        // The namespace may have gone away between registering and here, before the
+        // monitor could tell this client: don't start on a monitor that has stopped.
+        if let failure = monitor.failure {
+            abandonStart(token)
+            throw failure
+        }
         return (token, monitor)
     }
 
@@ -94,6 +106,7 @@ extension NotifierLifecycle {
     func stopNotifying() {
         let (monitor, streams) = storage.withLock { storage in
             storage.machine.stop()
+            storage.didStop()
             let streams = storage.streams.takeAll()
             defer { storage.monitor = nil }
             return (storage.monitor, streams)

@@ -60,15 +60,26 @@ final class JoinableThread: Sendable {
         _ path: String?, overlayEtc: Bool = false, _ body: @escaping @Sendable () throws(ReachabilityError) -> T
     ) throws(ReachabilityError) -> T {
         guard let path else { return try body() }
+        return try inNamespace(NetworkNamespace.open(path), overlayEtc: overlayEtc, body)
+    }
+
+    /// The same, for a namespace held open by
+    /// descriptor: the thread enters exactly that namespace, whatever its path names now.
+    static func inNamespace<T: Sendable>(
+        _ namespace: NetworkNamespace?, overlayEtc: Bool = false,
+        _ body: @escaping @Sendable () throws(ReachabilityError) -> T
+    ) throws(ReachabilityError) -> T {
+        guard let namespace else { return try body() }
         let outcome = ResultBox<T>()
         let thread = try JoinableThread(name: "reachability-ns") {
-            switch Syscall.enterNetworkNamespace(path) {
+            switch Syscall.enterNetworkNamespace(fd: namespace.fd, path: namespace.path) {
             case .failure(let failure):
                 outcome.set(
                     .failure(
-                        ReachabilityError(.namespace, "cannot enter network namespace \(path)", errno: failure.errno)))
+                        ReachabilityError(
+                            .namespace, "cannot enter network namespace \(namespace.path)", errno: failure.errno)))
             case .success:
-                if overlayEtc { overlayNetnsEtc(path) }
+                if overlayEtc, let name = namespace.name { overlayNetnsEtc(name) }
                 do throws(ReachabilityError) { outcome.set(.success(try body())) } catch {
                     outcome.set(.failure(error))
                 }
@@ -80,8 +91,7 @@ final class JoinableThread: Sendable {
 
     /// Bind-mounts `/etc/netns/NAME/*` over `/etc` in a private mount namespace of
     /// the calling thread (best effort: without them the process's /etc is used).
-    private static func overlayNetnsEtc(_ path: String) {
-        guard let name = ResolverPool.namedNamespace(path) else { return }
+    private static func overlayNetnsEtc(_ name: String) {
         let etc = "/etc/netns/\(name)"
         guard let directory = opendir(etc) else { return }
         defer { closedir(directory) }

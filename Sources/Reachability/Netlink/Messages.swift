@@ -44,18 +44,38 @@ struct RouteMessage: Sendable, Equatable {
     /// Whether this route's prefix covers `address`: only then can adding or
     /// deleting it change the kernel's answer for that address (longest-prefix
     /// match only ever picks a covering route). A prefix we can't read covers all.
-    func covers(_ address: IPAddress) -> Bool {
-        guard family == AddressFamily.inet || family == AddressFamily.inet6 else { return false }
-        guard (family == AddressFamily.inet) == (address.family == .ipv4) else { return false }
-        guard destinationLength > 0 else { return true }
-        guard let destination else { return true }
-        return address.hasPrefix(destination, length: Int(destinationLength))
+    func covers(_ address: IPAddress) -> Bool { prefix.covers(address) }
+
+    /// The route's destination prefix.
+    var prefix: RoutePrefix {
+        RoutePrefix(family: family, length: destinationLength, destination: destination)
     }
 
     /// The gateway used out of `index`: the route's own, or its next hop's there.
     func gateway(via index: Int32) -> IPAddress? {
         if let hop = nexthops.first(where: { $0.outputInterface == index }) { return hop.gateway }
         return outputInterface == index ? gateway : nil
+    }
+}
+
+/// A route's destination prefix: what decides which addresses a route event can affect.
+struct RoutePrefix: Sendable, Hashable {
+    var family: UInt8
+    var length: UInt8
+    /// RTA_DST (nil for a default route, or when the event carried none).
+    var destination: IPAddress?
+
+    /// A default route (or one whose prefix could not be read): it covers every
+    /// address of its family.
+    var isDefault: Bool { length == 0 || destination == nil }
+
+    /// Whether the prefix covers `address`.
+    func covers(_ address: IPAddress) -> Bool {
+        guard family == AddressFamily.inet || family == AddressFamily.inet6 else { return false }
+        guard (family == AddressFamily.inet) == (address.family == .ipv4) else { return false }
+        guard length > 0 else { return true }
+        guard let destination else { return true }
+        return address.hasPrefix(destination, length: Int(length))
     }
 }
 

@@ -9,7 +9,8 @@ enum Syscall {
     /// The calling thread's errno.
     static var errno: Int32 { Glibc.errno }
 
-    /// poll(2) on up to two descriptors; retries EINTR. Returns which are readable.
+    /// poll(2) on a few descriptors (negative ones are skipped); retries EINTR.
+    /// Returns which are readable.
     static func poll(_ fds: [Int32], timeoutMilliseconds: Int32) -> Swift.Result<[Bool], SystemError> {
         var entries = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         while true {
@@ -81,7 +82,30 @@ enum Syscall {
         case .failure(let failure): return .failure(failure)
         }
         defer { close(fd) }
-        return cnl_setns_net(fd) == 0 ? .success(()) : .failure(SystemError(call: "setns(\(path))", errno: errno))
+        return enterNetworkNamespace(fd: fd, path: path)
+    }
+
+    /// Enters the network namespace held open by `fd` on the calling thread.
+    static func enterNetworkNamespace(fd: Int32, path: String) -> Swift.Result<Void, SystemError> {
+        cnl_setns_net(fd) == 0 ? .success(()) : .failure(SystemError(call: "setns(\(path))", errno: errno))
+    }
+
+    /// A pidfd for process `pid`: readable once the process has exited.
+    static func pidfdOpen(_ pid: Int32) -> Swift.Result<Int32, SystemError> {
+        let fd = cnl_pidfd_open(pid)
+        return fd >= 0 ? .success(fd) : .failure(SystemError(call: "pidfd_open(\(pid))", errno: errno))
+    }
+
+    /// A new inotify instance, close-on-exec and non-blocking.
+    static func inotify() -> Swift.Result<Int32, SystemError> {
+        let fd = cnl_inotify_init()
+        return fd >= 0 ? .success(fd) : .failure(SystemError(call: "inotify_init1", errno: errno))
+    }
+
+    /// Watches a directory for files written, created, deleted or renamed in it.
+    static func watchDirectory(_ inotify: Int32, _ path: String) -> Swift.Result<Int32, SystemError> {
+        let wd = inotify_add_watch(inotify, path, cnl_inotify_directory_mask())
+        return wd >= 0 ? .success(wd) : .failure(SystemError(call: "inotify_add_watch(\(path))", errno: errno))
     }
 
     /// (device, inode) of a file: identifies a namespace behind any of its paths.

@@ -1,125 +1,237 @@
 import CNetlink
+import Dispatch
 import Glibc
 
-/// What one resolution gave.
+/// What one resolution of a name gave.
 enum Resolution: Sendable, Equatable {
     /// The addresses (IPv4 and IPv6, deduplicated, in the resolver's order).
     case addresses([IPAddress])
-    /// NXDOMAIN, no data, or no answer (`EAI_NONAME`, `EAI_NODATA`, `EAI_AGAIN`, …).
+    /// The name has no usable answer: NXDOMAIN, no data, or no server answered
+    /// (`EAI_NONAME`, `EAI_NODATA`, `EAI_AGAIN`, `EAI_FAIL`, `EAI_ADDRFAMILY`).
     case failed(code: Int32)
 
     var addresses: [IPAddress] {
         if case .addresses(let list) = self { return list }
         return []
     }
+
+    /// Whether two answers hold the same addresses, in whatever order (a
+    /// round-robin name answers the same set in turns).
+    func sameAnswer(as other: Resolution?) -> Bool {
+        guard let other else { return false }
+        switch (self, other) {
+        case (.addresses(let left), .addresses(let right)): return Set(left) == Set(right)
+        case (.failed, .failed): return true
+        default: return false
+        }
+    }
 }
 
 /// Resolves hostnames with the system resolver (getaddrinfo: /etc/hosts,
-/// resolv.conf, nsswitch) on a few worker threads of its own, so that no caller
-/// ever waits on DNS. One pool per network namespace: for another namespace each
-/// lookup runs inside it, and for a named one (`/run/netns/NAME`) with
-/// `/etc/netns/NAME/*` over `/etc`, exactly as `ip netns exec NAME` arranges.
-/// Workers start on demand and exit when the queue is empty: no idle threads.
+/// resolv.conf, nsswitch) on worker threads of its own, so that no caller ever
+/// waits on DNS. When to resolve what is ``ResolverSchedule``'s decision: one
+/// resolution per name at a time, at most one start per second per name, quick
+/// names before slow ones, and a stalled name never holds up the others.
+/// Workers start on demand and exit when nothing is left: no idle threads.
+///
+/// For another namespace each lookup runs on a short-lived thread inside it
+/// (held by descriptor, so it is the namespace the monitor's sockets are in), and
+/// for a named one (`/run/netns/NAME`) with `/etc/netns/NAME/*` over `/etc`, as
+/// `ip netns exec NAME` arranges. Workers themselves never change namespace.
 final class ResolverPool: Sendable {
-    typealias Completion = @Sendable (Resolution) -> Void
+    typealias Outcome = Result<Resolution, ReachabilityError>
+    typealias Completion = @Sendable (Outcome) -> Void
+    typealias Lookup = @Sendable (_ name: String, _ namespace: NetworkNamespace?) -> Outcome
+    typealias Key = ResolverSchedule<Requester>.Key
+
+    /// Who asked: requests of one requester for one name are answered once per resolution.
+    struct Requester: Hashable, Sendable {
+        var id: ObjectIdentifier
+    }
+
+    private struct Waiting: Hashable {
+        var key: Key
+        var requester: Requester
+    }
 
     private struct State {
-        var queue: [(name: String, completion: Completion)] = []
-        var workers = 0
+        var schedule: ResolverSchedule<Requester>
+        var completions: [Waiting: Completion] = [:]
+        var namespaces: [Key: NetworkNamespace] = [:]
+        /// When the pending timer fires; nil when none is pending.
+        var timerDue: ContinuousClock.Instant?
+        var resolutions = 0
     }
 
-    /// Most resolutions in flight per namespace; a resolver that never answers
-    /// blocks a worker for the resolver's timeout, not the caller.
-    static let maxWorkers = 4
+    /// The pool every `Reachability` uses.
+    static let shared = ResolverPool()
 
-    let namespacePath: String?
-    private let state = LockedValue(State())
-    private static let pools = LockedValue<[String: ResolverPool]>([:])
+    private let state: LockedValue<State>
+    private let lookup: Lookup
+    private let timers = DispatchQueue(label: "reachability.resolver-timer")
 
-    private init(namespacePath: String?) {
-        self.namespacePath = namespacePath
+    init(limits: ResolverSchedule<Requester>.Limits = .init(), lookup: @escaping Lookup = ResolverPool.systemLookup) {
+        state = LockedValue(State(schedule: ResolverSchedule(limits: limits)))
+        self.lookup = lookup
     }
 
-    /// The pool for a namespace (nil: the process's own).
-    static func shared(for namespacePath: String?) -> ResolverPool {
-        pools.withLock { pools in
-            let key = namespacePath ?? ""
-            if let pool = pools[key] { return pool }
-            let pool = ResolverPool(namespacePath: namespacePath)
-            pools[key] = pool
-            return pool
+    /// Whether a resolution `requester` asked for has not answered yet.
+    func isWaiting(_ requester: Requester) -> Bool {
+        state.withLock { $0.completions.keys.contains { $0.requester == requester } }
+    }
+
+    /// Resolutions finished so far (for tests and diagnostics).
+    var resolutionCount: Int { state.withLock { $0.resolutions } }
+
+    /// Asks for a resolution of `name` in `namespace` (nil: the process's own)
+    /// that starts from now on; `completion` runs on a worker thread with its
+    /// outcome. Asking again before that resolution starts changes nothing; asking
+    /// while one runs asks for the next.
+    func resolve(
+        _ name: String, in namespace: NetworkNamespace?, for requester: Requester,
+        completion: @escaping Completion
+    ) {
+        let key = Key(namespace: namespace?.identity, name: name)
+        let start = state.withLock { state -> Int in
+            state.completions[Waiting(key: key, requester: requester)] = completion
+            if let namespace, state.namespaces[key] == nil { state.namespaces[key] = namespace }
+            return state.schedule.request(key, by: requester, at: .now)
         }
+        spawn(start)
+        armTimer()
     }
 
-    /// Queues a resolution; `completion` runs on a worker thread.
-    func resolve(_ name: String, completion: @escaping Completion) {
-        let startWorker = state.withLock { state -> Bool in
-            state.queue.append((name, completion))
-            guard state.workers < Self.maxWorkers, state.workers < state.queue.count else { return false }
-            state.workers += 1
-            return true
-        }
-        guard startWorker else { return }
-        do {
-            let worker = try JoinableThread(name: "reachability-dns") { [self] in work() }
-            worker.detach()
-        } catch {
-            // No thread: fail everything queued rather than leave callers waiting forever.
-            let failed = state.withLock { state -> [Completion] in
-                state.workers -= 1
-                guard state.workers == 0 else { return [] }
-                defer { state.queue.removeAll() }
-                return state.queue.map(\.completion)
+    // MARK: Workers
+
+    private func spawn(_ count: Int) {
+        for _ in 0..<count {
+            do throws(ReachabilityError) {
+                let worker = try JoinableThread(name: "reachability-dns") { [self] in work() }
+                worker.detach()
+            } catch {
+                // No thread: if nothing else runs, whoever waits would wait forever; fail them.
+                let failed = state.withLock { state -> [(Completion, Key)] in
+                    let failed = state.schedule.threadFailedToStart(at: .now)
+                    var completions: [(Completion, Key)] = []
+                    for (key, requesters) in failed {
+                        for requester in requesters {
+                            let waiting = Waiting(key: key, requester: requester)
+                            if let completion = state.completions[waiting] { completions.append((completion, key)) }
+                            if !state.schedule.isWaiting(requester, for: key) { state.completions[waiting] = nil }
+                        }
+                    }
+                    return completions
+                }
+                for (completion, key) in failed { completion(.failure(error.resolving(key.name))) }
             }
-            for completion in failed { completion(.failed(code: EAI_SYSTEM)) }
         }
     }
 
     private func work() {
-        // Workers never change namespace (completions enqueue Dispatch work, and a
-        // thread started from a thread inside another namespace would inherit it).
-        // A foreign namespace's lookup runs on a short-lived thread joined here.
-        let path = namespacePath
         while true {
-            let job = state.withLock { state -> (name: String, completion: Completion)? in
-                guard !state.queue.isEmpty else {
-                    state.workers -= 1
-                    return nil
-                }
-                return state.queue.removeFirst()
+            let job = state.withLock { state -> (Key, NetworkNamespace?)? in
+                guard let key = state.schedule.take(at: .now) else { return nil }
+                return (key, state.namespaces[key])
             }
-            guard let job else { return }
-            let name = job.name
-            let resolution =
-                (try? JoinableThread.inNamespace(path, overlayEtc: true) { Self.getaddrinfo(name) })
-                ?? .failed(code: EAI_SYSTEM)
-            job.completion(resolution)
+            guard let (key, namespace) = job else {
+                armTimer()
+                return
+            }
+            let outcome = lookup(key.name, namespace)
+            let (completions, start) = state.withLock { state -> ([Completion], Int) in
+                state.resolutions += 1
+                let (requesters, start) = state.schedule.finish(key, at: .now)
+                var completions: [Completion] = []
+                for requester in requesters {
+                    let waiting = Waiting(key: key, requester: requester)
+                    if let completion = state.completions[waiting] { completions.append(completion) }
+                    if !state.schedule.isWaiting(requester, for: key) { state.completions[waiting] = nil }
+                }
+                if !state.completions.keys.contains(where: { $0.key == key }) { state.namespaces[key] = nil }
+                return (completions, start)
+            }
+            spawn(start)
+            for completion in completions { completion(outcome) }
         }
     }
 
-    /// NAME for `/run/netns/NAME` or `/var/run/netns/NAME`.
-    static func namedNamespace(_ path: String) -> String? {
-        for prefix in ["/run/netns/", "/var/run/netns/"] where path.hasPrefix(prefix) {
-            let name = String(path.dropFirst(prefix.count))
-            if !name.isEmpty, !name.contains("/"), name != ".", name != ".." { return name }
+    /// Arms a one-shot timer for the schedule's next check (a name becoming
+    /// startable, or a running resolution turning stalled); none while nothing waits.
+    private func armTimer() {
+        let due = state.withLock { state -> ContinuousClock.Instant? in
+            guard let next = state.schedule.nextCheck(at: .now) else { return nil }
+            if let pending = state.timerDue, pending <= next { return nil }
+            state.timerDue = next
+            return next
         }
-        return nil
+        guard let due else { return }
+        let delay = max(.zero, due - .now)
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000) + 1_000_000
+        timers.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+            let start = state.withLock { state -> Int in
+                if let pending = state.timerDue, pending <= .now { state.timerDue = nil }
+                return state.schedule.startWorkers(at: .now)
+            }
+            spawn(start)
+            armTimer()
+        }
     }
 
-    /// getaddrinfo(3) for both families; addresses deduplicated in order.
-    static func getaddrinfo(_ name: String) -> Resolution {
+    // MARK: The system resolver
+
+    /// getaddrinfo(3) for `name`, inside `namespace` when one is given.
+    static let systemLookup: Lookup = { name, namespace in
+        do throws(ReachabilityError) {
+            return .success(
+                try JoinableThread.inNamespace(namespace, overlayEtc: true) { () throws(ReachabilityError) in
+                    try ResolverPool.getaddrinfo(name)
+                })
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// getaddrinfo(3) for both families; addresses deduplicated in order, IPv4-mapped
+    /// IPv6 addresses read as IPv4. "No such name" and "no answer" are a
+    /// ``Resolution/failed(code:)``; a failure of the resolver itself (out of
+    /// descriptors or memory) is thrown: it says nothing about the name.
+    static func getaddrinfo(_ name: String) throws(ReachabilityError) -> Resolution {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?
+        Glibc.errno = 0
         let rc = Glibc.getaddrinfo(name, nil, &hints, &list)
-        guard rc == 0 else { return .failed(code: rc) }
+        let error = Glibc.errno
+        guard rc == 0 else {
+            // glibc reports a resolver that could not open a file or socket (out of
+            // descriptors or memory) as EAI_NONAME, "Name or service not known", with
+            // errno set: that is no answer about the name.
+            if Self.resourceErrors.contains(error) {
+                throw ReachabilityError(
+                    .systemCall, "cannot resolve \(IPAddress.quoted(name)): getaddrinfo", errno: error)
+            }
+            switch rc {
+            case EAI_NONAME, EAI_AGAIN, EAI_FAIL, Self.eaiNoData, Self.eaiAddressFamily:
+                return .failed(code: rc)
+            case EAI_SYSTEM:
+                throw ReachabilityError(
+                    .systemCall, "cannot resolve \(IPAddress.quoted(name)): getaddrinfo", errno: error)
+            case EAI_MEMORY:
+                throw ReachabilityError(
+                    .systemCall, "cannot resolve \(IPAddress.quoted(name)): getaddrinfo", errno: ENOMEM)
+            default:
+                let reason = gai_strerror(rc).map { String(cString: $0) } ?? "error \(rc)"
+                throw ReachabilityError(.systemCall, "cannot resolve \(IPAddress.quoted(name)): getaddrinfo: \(reason)")
+            }
+        }
         defer { freeaddrinfo(list) }
         var addresses: [IPAddress] = []
         var node = list
         while let entry = node?.pointee {
             if let sockaddr = entry.ai_addr,
-                let address = IPAddress(sockaddr: UnsafeRawPointer(sockaddr), length: Int(entry.ai_addrlen)),
+                let address = IPAddress(sockaddr: UnsafeRawPointer(sockaddr), length: Int(entry.ai_addrlen))?.unmapped,
                 !addresses.contains(address)
             {
                 addresses.append(address)
@@ -127,6 +239,20 @@ final class ResolverPool: Sendable {
             node = entry.ai_next
         }
         return .addresses(addresses)
+    }
+
+    /// errno values that mean the resolver itself ran out of something.
+    static let resourceErrors: Set<Int32> = [EMFILE, ENFILE, ENOMEM, ENOBUFS]
+
+    /// glibc's EAI_NODATA and EAI_ADDRFAMILY (GNU extensions the importer hides).
+    static let eaiNoData: Int32 = -5
+    static let eaiAddressFamily: Int32 = -9
+}
+
+extension ReachabilityError {
+    /// This error as the reason `name` could not be resolved.
+    func resolving(_ name: String) -> ReachabilityError {
+        ReachabilityError(code, "cannot resolve \(IPAddress.quoted(name)): \(message)", errno: errno)
     }
 }
 

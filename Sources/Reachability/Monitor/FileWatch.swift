@@ -1,0 +1,102 @@
+import CNetlink
+import Glibc
+
+/// Watches a few directories with inotify for changes to the files of interest in
+/// them: the resolver's configuration, and the file a watched namespace is bound
+/// to. Used by the monitor's reader thread only (its descriptor is in the poll set).
+///
+/// `@unchecked Sendable`: made on the reader thread, used there, and closed when
+/// the monitor drops it.
+final class FileWatch: @unchecked Sendable {
+    enum Subject: Hashable, Sendable {
+        /// resolv.conf, hosts, nsswitch.conf (for the process, or `/etc/netns/NAME`).
+        case resolverConfiguration
+        /// The file a watched namespace is bound to (`/run/netns/NAME`).
+        case namespaceFile
+    }
+
+    let fd: Int32
+    private var watches: [Int32: [(name: String, subject: Subject)]] = [:]
+
+    init() throws(ReachabilityError) {
+        switch Syscall.inotify() {
+        case .success(let fd): self.fd = fd
+        case .failure(let failure): throw failure.reachabilityError
+        }
+    }
+
+    deinit {
+        Syscall.close(fd)
+    }
+
+    /// Watches `names` in `directory` for `subject`; quietly does nothing when the
+    /// directory can't be watched (it does not exist, say).
+    func add(directory: String, names: [String], subject: Subject) {
+        guard case .success(let wd) = Syscall.watchDirectory(fd, directory) else { return }
+        watches[wd, default: []] += names.map { ($0, subject) }
+    }
+
+    /// Whether anything is watched at all.
+    var isEmpty: Bool { watches.isEmpty }
+
+    /// Reads every pending event; returns the subjects whose files changed (all
+    /// of them when the kernel dropped events, or a watched directory went away).
+    func drain() -> Set<Subject> {
+        var touched = Set<Subject>()
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        let header = 16  // wd, mask, cookie, len: four 32-bit fields
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            var offset = 0
+            while offset + header <= count {
+                let (wd, mask, length) = buffer.withUnsafeBytes { raw in
+                    (
+                        raw.loadUnaligned(fromByteOffset: offset, as: Int32.self),
+                        raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
+                        Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+                    )
+                }
+                let end = min(count, offset + header + length)
+                let name = String(decoding: buffer[(offset + header)..<end].prefix { $0 != 0 }, as: UTF8.self)
+                offset = end
+                if mask & cnl_inotify_overflow() != 0 || (name.isEmpty && watches[wd] != nil) {
+                    // Lost events, or the directory itself moved or went away.
+                    for entries in watches.values { touched.formUnion(entries.map(\.subject)) }
+                    continue
+                }
+                for entry in watches[wd] ?? [] where entry.name == name { touched.insert(entry.subject) }
+            }
+        }
+        return touched
+    }
+
+    /// The directories and file names whose changes change what the system
+    /// resolver answers in `namespace` (nil: the process's own): `/etc`'s
+    /// resolv.conf, hosts, nsswitch.conf and gai.conf, where a symbolic
+    /// resolv.conf points (systemd-resolved's stub), systemd-resolved's upstream
+    /// list, and for `/run/netns/NAME` the files of `/etc/netns/NAME`.
+    static func resolverFiles(for namespace: NetworkNamespace?) -> [(directory: String, names: [String])] {
+        var list: [(directory: String, names: [String])] = [
+            ("/etc", ["resolv.conf", "hosts", "nsswitch.conf", "gai.conf", "host.conf"]),
+            ("/run/systemd/resolve", ["resolv.conf", "stub-resolv.conf"]),
+        ]
+        if let target = realpath("/etc/resolv.conf", nil) {
+            let resolved = String(cString: target)
+            free(target)
+            if let slash = resolved.lastIndex(of: "/"), resolved != "/etc/resolv.conf" {
+                let directory = String(resolved[..<slash])
+                let name = String(resolved[resolved.index(after: slash)...])
+                if !directory.isEmpty && !list.contains(where: { $0.directory == directory && $0.names.contains(name) })
+                {
+                    list.append((directory, [name]))
+                }
+            }
+        }
+        if let name = namespace?.name {
+            list.append(("/etc/netns/\(name)", ["resolv.conf", "hosts", "nsswitch.conf", "gai.conf"]))
+        }
+        return list
+    }
+}

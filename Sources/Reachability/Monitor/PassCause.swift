@@ -1,0 +1,39 @@
+/// What made the monitor run an evaluation pass: the kernel and file events it
+/// drained. Hostname targets use it to decide whether the network changed in a
+/// way that may change what their name resolves to.
+struct PassCause: Sendable, Equatable {
+    /// Links or addresses changed (the interface table).
+    var interfacesChanged = false
+    /// A policy rule was added or removed.
+    var rulesChanged = false
+    /// Events were lost (or a message was malformed) and everything was re-read.
+    var resynced = false
+    /// resolv.conf, hosts or nsswitch.conf changed.
+    var resolverConfigurationChanged = false
+    /// The prefixes of the route events drained, up to ``routeLimit``.
+    var routes: [RoutePrefix] = []
+    /// More than ``routeLimit`` route events came: treated as relevant to everything.
+    var manyRoutes = false
+
+    /// Route prefixes kept per pass; past this, a pass counts as a route storm.
+    static let routeLimit = 64
+
+    mutating func noteRoute(_ prefix: RoutePrefix) {
+        guard !manyRoutes else { return }
+        if routes.count < Self.routeLimit {
+            if !routes.contains(prefix) { routes.append(prefix) }
+        } else {
+            manyRoutes = true
+            routes = []
+        }
+    }
+
+    /// Whether this pass may change what a hostname now resolving to `addresses`
+    /// resolves to, or how it is reached: any link, address, rule, resync or
+    /// resolver-configuration change; a default route; or a route covering one of
+    /// its addresses.
+    func isRelevant(toHostAt addresses: [IPAddress]) -> Bool {
+        if interfacesChanged || rulesChanged || resynced || resolverConfigurationChanged || manyRoutes { return true }
+        return routes.contains { route in route.isDefault || addresses.contains(where: route.covers) }
+    }
+}

@@ -1,0 +1,393 @@
+import Foundation
+import Testing
+
+@testable import Reachability
+
+/// Records what a block observer is called with.
+final class ObserverLog: Sendable {
+    private let states = LockedValue<[ReachabilityState]>([])
+    let reachability: Reachability
+    private let token = LockedValue<ReachabilityObservation?>(nil)
+
+    init(_ reachability: Reachability) {
+        self.reachability = reachability
+        let states = states
+        token.withLock { $0 = reachability.addObserver { state in states.withLock { $0.append(state) } } }
+    }
+
+    var entries: [ReachabilityState] { states.withLock { $0 } }
+
+    /// Waits until the notification queue has run everything queued so far.
+    func settle() { reachability.notificationQueue.sync {} }
+}
+
+/// Records `whenError` calls.
+final class ErrorLog: Sendable {
+    private let errors = LockedValue<[ReachabilityError]>([])
+
+    init(_ reachability: Reachability) {
+        let errors = errors
+        reachability.whenError = { _, error in errors.withLock { $0.append(error) } }
+    }
+
+    var entries: [ReachabilityError] { errors.withLock { $0 } }
+}
+
+/// Hostname resolution in the field (issue 13): round-robin names, stalled
+/// servers, resolver configuration changes, namespaces that go away or change
+/// under a path, resolver failures, observers added before start, provisional
+/// answers, IDN and IPv4-mapped addresses. Against the real kernel, with a real
+/// DNS server (Support/dns_server.py) inside named test namespaces.
+@Suite("Hostname resolution in the field", .enabled(if: IntegrationGate.enabled))
+struct ResolutionIntegrationTests {
+    /// A named namespace with veth0 (192.0.2.1/24) and veth2 (198.51.100.1/24), both
+    /// on-link and up, no IPv6, and a scripted DNS server.
+    private func setUp(
+        _ prefix: String, resolvOptions: String = "timeout:1 attempts:2"
+    ) throws -> (TestNamespace, ScriptedDNSServer) {
+        let ns = try TestNamespace(named: prefix)
+        try ns.disableIPv6()
+        try ns.addVeth("veth0", peer: "veth1")
+        try ns.ip("addr add 192.0.2.1/24 dev veth0")
+        try ns.addVeth("veth2", peer: "veth3")
+        try ns.ip("addr add 198.51.100.1/24 dev veth2")
+        return (ns, try ScriptedDNSServer(in: ns, resolvOptions: resolvOptions))
+    }
+
+    @Test("Defect 1: a round-robin name settles after a network change instead of resolving forever")
+    func roundRobinSettles() async throws {
+        let (ns, dns) = try setUp("rtest-rr")
+        // Each answer reaches the name over another interface, so each resolution changes the state.
+        try dns.set("rr.rtest", answers: [["192.0.2.10"], ["198.51.100.10"]])
+        let reachability = try Reachability(hostname: "rr.rtest", environment: ns.environment)
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        try await log.wait(forCount: 1, "the first delivery")
+        let before = try dns.queries("rr.rtest")
+
+        try ns.ip("addr add 203.0.113.1/24 dev veth2")  // one network change
+        try await eventually("the re-resolution the change asks for") { ((try? dns.queries("rr.rtest")) ?? 0) > before }
+        // It settles: a window with no change brings no more than the one resolution a
+        // change during a resolution may add (before the fix: thousands of queries).
+        let settled = try dns.queries("rr.rtest")
+        try await Task.sleep(for: .seconds(3))
+        let after = try dns.queries("rr.rtest")
+        #expect(after - settled <= 2, "queries kept coming: \(settled) → \(after)")
+        #expect(log.entries.count <= 3, "deliveries: \(log.entries)")
+        #expect(reachability.resolvedAddresses?.count == 1)
+    }
+
+    @Test("Defect 1: at most one resolution per second per name while the network keeps changing")
+    func oncePerSecond() async throws {
+        let (ns, dns) = try setUp("rtest-rate")
+        try dns.set("steady.rtest", answers: [["192.0.2.10"]])
+        let reachability = try Reachability(hostname: "steady.rtest", environment: ns.environment)
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        try await log.wait(forCount: 1, "the first delivery")
+        let before = try dns.queries("steady.rtest")
+        let started = ContinuousClock.now
+        // 30 link and address changes, one every 100 ms (a rate, not a wait).
+        try await offPool {
+            for index in 0..<30 {
+                try ns.ip("addr \(index % 2 == 0 ? "add" : "del") 203.0.113.1/24 dev veth2")
+                usleep(100_000)
+            }
+        }
+        let seconds = (ContinuousClock.now - started) / .seconds(1)
+        // Let a resolution deferred by the interval run, then count.
+        try await Task.sleep(for: .milliseconds(1500))
+        let queries = try dns.queries("steady.rtest") - before
+        let perResolution = max(1, before)
+        let resolutions = Double(queries) / Double(perResolution)
+        #expect(resolutions <= seconds + 3, "\(resolutions) resolutions in \(seconds) s (\(queries) queries)")
+        #expect(resolutions >= 1, "the changes asked for at least one resolution")
+    }
+
+    @Test("Defect 1: a change of resolv.conf or hosts re-resolves; an unrelated route does not, a covering one does")
+    func resolverConfigurationAndRoutes() async throws {
+        let (ns, dns) = try setUp("rtest-conf")
+        try dns.set("moved.rtest", answers: [["198.51.100.10"]])
+        let reachability = try Reachability(hostname: "moved.rtest", environment: ns.environment)
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        try await log.wait(forCount: 1, "the first delivery")
+        #expect(log.entries.last?.interface == "veth2")
+
+        // resolv.conf rewritten (same server): asked again, with no network change at all.
+        let initial = try dns.queries("moved.rtest")
+        try ns.writeEtc("resolv.conf", "# rewritten\nnameserver 127.0.0.1\noptions timeout:1 attempts:2\n")
+        try await eventually("a resolution after resolv.conf changed", timeout: .seconds(10)) {
+            ((try? dns.queries("moved.rtest")) ?? 0) > initial
+        }
+
+        // A hosts entry now names the host: the new answer moves it to veth0.
+        try ns.writeEtc("hosts", "192.0.2.55 moved.rtest\n")
+        try await log.wait(for: "the hosts file's address, over veth0") { $0.last?.interface == "veth0" }
+        #expect(reachability.resolvedAddresses == [try IPAddress("192.0.2.55")])
+        try FileManager.default.removeItem(atPath: "/etc/netns/\(ns.name ?? "")/hosts")
+        try await log.wait(for: "the DNS answer again") { $0.last?.interface == "veth2" }
+
+        // A route that covers none of its addresses changes nothing for the name (a
+        // second target makes the monitor run a pass for that route).
+        let marker = try Reachability(address: "10.9.1.1", environment: ns.environment)
+        let markerLog = DeliveryLog(marker)
+        try marker.startNotifier()
+        try await markerLog.wait(forCount: 1, "the marker's first delivery")
+        try await Task.sleep(for: .milliseconds(1100))  // past the per-name interval
+        let before = try dns.queries("moved.rtest")
+        try ns.ip("route add 10.9.0.0/16 dev veth0")
+        try await markerLog.wait(forLast: .reachableViaWiFi, "the marker sees its route")
+        try await Task.sleep(for: .milliseconds(1100))
+        #expect(try dns.queries("moved.rtest") == before, "an unrelated route re-resolved the name")
+
+        // A route covering its address (the state stays the same) does.
+        try ns.ip("route add 198.51.100.0/28 dev veth2")
+        try await eventually("a resolution after a covering route", timeout: .seconds(10)) {
+            ((try? dns.queries("moved.rtest")) ?? 0) > before
+        }
+    }
+
+    @Test(
+        "Defect 5: 40 names whose server never answers do not delay localhost or a quick name, nor their re-resolution")
+    func stalledNamesDoNotStarve() async throws {
+        let (ns, dns) = try setUp("rtest-stall", resolvOptions: "timeout:5 attempts:3")
+        try dns.set("quick.rtest", answers: [["192.0.2.10"]])
+        var stalled: [Reachability] = []
+        for index in 0..<40 {
+            try dns.stall("stall-\(index).rtest")
+            let target = try Reachability(hostname: "stall-\(index).rtest", environment: ns.environment)
+            try target.startNotifier()
+            stalled.append(target)
+        }
+        let localhost = try Reachability(hostname: "localhost", environment: ns.environment)
+        let quick = try Reachability(hostname: "quick.rtest", environment: ns.environment)
+        let (localLog, quickLog) = (DeliveryLog(localhost), DeliveryLog(quick))
+        try localhost.startNotifier()
+        try quick.startNotifier()
+        try await localLog.wait(forCount: 1, "localhost's first delivery")
+        try await quickLog.wait(forCount: 1, "quick.rtest's first delivery")
+        #expect(localLog.entries.first?.status == .reachableViaWiFi)
+        #expect(localLog.entries.first?.flags.contains(.isLocalAddress) == true)
+        // Behaviour, not speed: both were answered while every stalled name still waits.
+        #expect(stalled.allSatisfy { $0.resolvedAddresses == nil && $0.core.isResolving })
+
+        // A re-resolution after a change does not queue behind the stalled ones either.
+        try await Task.sleep(for: .milliseconds(1100))  // past the per-name interval
+        let before = try dns.queries("quick.rtest")
+        try ns.ip("addr add 203.0.113.1/24 dev veth2")
+        try await eventually("quick.rtest resolved again", timeout: .seconds(10)) {
+            ((try? dns.queries("quick.rtest")) ?? 0) > before && !quick.core.isResolving
+        }
+        #expect(stalled.allSatisfy { $0.resolvedAddresses == nil && $0.core.isResolving })
+        for target in stalled { target.stopNotifier() }
+    }
+
+    @Test("Defect 6: deleting a watched /run/netns/NAME stops its instances with an error instead of a stale state")
+    func namedNamespaceDeleted() async throws {
+        let ns = try TestNamespace(named: "rtest-gone")
+        try ns.ipv4WithDefaultRoute()
+        let name = try #require(ns.name)
+        let reachability = try Reachability(address: "192.0.2.77", environment: ns.environment)
+        let log = DeliveryLog(reachability)
+        let errors = ErrorLog(reachability)
+        let monitor = try PathMonitor(environment: ns.environment)
+        let paths = LockedValue<[NetworkPath]>([])
+        monitor.pathUpdateHandler = { path in paths.withLock { $0.append(path) } }
+        let updates = reachability.updates
+        try reachability.startNotifier()
+        try monitor.start(queue: DispatchQueue(label: "rtest-gone-path"))
+        try await log.wait(forCount: 1, "the first delivery")
+        let ended = Task {
+            var count = 0
+            for await _ in updates { count += 1 }
+            return count
+        }
+
+        try Command.check(["ip", "netns", "del", name])
+        try await eventually("whenError called") { !errors.entries.isEmpty }
+        #expect(errors.entries.first?.code == .namespace)
+        #expect(errors.entries.first?.description.contains("/run/netns/\(name)") == true)
+        #expect(errors.entries.first?.description.contains("deleted") == true)
+        #expect(!reachability.isNotifierRunning)
+        #expect(reachability.lastError?.code == .namespace)
+        #expect(await ended.value >= 1, "the updates sequence finished")
+        try await eventually("the path monitor's last path") { paths.withLock { $0.last?.status == .unsatisfied } }
+        #expect(monitor.lastError?.code == .namespace)
+        #expect(errors.entries.count == 1)
+
+        // A namespace made again under the same name is a new one, watched afresh.
+        try Command.check(["ip", "netns", "add", name])
+        try Command.check(["ip", "-n", name, "link", "set", "lo", "up"])
+        let fresh = try Reachability(address: "127.0.0.1", environment: ns.environment)
+        let freshLog = DeliveryLog(fresh)
+        try fresh.startNotifier()
+        try await freshLog.wait(forCount: 1, "the new namespace's first delivery")
+        #expect(freshLog.entries.first?.flags.contains(.isLocalAddress) == true)
+        // Starting the old instance again works too, in the new namespace.
+        try reachability.startNotifier()
+        #expect(reachability.lastError == nil)
+        #expect(reachability.currentReachabilityStatus == .notReachable, "no veth0 in the new namespace")
+    }
+
+    @Test("Defect 6: when the process behind /proc/PID/ns/net exits, its instances stop with an error")
+    func processNamespaceGone() async throws {
+        guard geteuid() == 0 else { throw CommandFailed(command: "unshare", status: -1, stderr: "needs root") }
+        let holder = try Child(
+            ["unshare", "-n", "sh", "-c", "ip link set lo up; echo ready; exec cat"], captureOutput: true)
+        #expect(holder.readLine().hasPrefix("ready"))
+        let environment = NetworkEnvironment(networkNamespacePath: "/proc/\(holder.pid)/ns/net")
+        let reachability = try Reachability(address: "127.0.0.1", environment: environment)
+        let log = DeliveryLog(reachability)
+        let errors = ErrorLog(reachability)
+        try reachability.startNotifier()
+        try await log.wait(forCount: 1, "the first delivery")
+        holder.closeInput()
+        holder.wait()
+        try await eventually("whenError called") { !errors.entries.isEmpty }
+        #expect(errors.entries.first?.code == .namespace)
+        #expect(errors.entries.first?.description.contains("process exited") == true)
+        #expect(!reachability.isNotifierRunning)
+        #expect(throws: ReachabilityError.self) { try reachability.startNotifier() }
+    }
+
+    @Test("Defect 6: a name is resolved in the namespace the sockets are in, even after the path names another")
+    func resolvedInTheHeldNamespace() async throws {
+        let (ns, dns) = try setUp("rtest-drift")
+        let name = try #require(ns.name)
+        try dns.set("drift.rtest", answers: [["192.0.2.10"]])
+        let reachability = try Reachability(hostname: "drift.rtest", environment: ns.environment)
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        try await log.wait(forCount: 1, "the first delivery")
+        #expect(reachability.resolvedAddresses == [try IPAddress("192.0.2.10")])
+        // A process that keeps a way into the original namespace.
+        let inside = try Child(["ip", "netns", "exec", name, "sh", "-c", "echo ready; exec cat"], captureOutput: true)
+        #expect(inside.readLine().hasPrefix("ready"))
+        // Another namespace, with its own DNS server answering differently, bound over
+        // the same path (a mount makes no inotify event: the monitor can't tell).
+        let other = try TestNamespace()
+        let otherDNS = try ScriptedDNSServer(in: other, resolvOptions: nil)
+        try otherDNS.set("drift.rtest", answers: [["198.51.100.10"]])
+        try Command.check(["mount", "--bind", other.path, ns.path])
+        defer { _ = try? Command.run(["umount", ns.path]) }
+
+        try await Task.sleep(for: .milliseconds(1100))  // past the per-name interval
+        try dns.set("drift.rtest", answers: [["192.0.2.11"]])
+        try Command.check([
+            "nsenter", "--net=/proc/\(inside.pid)/ns/net", "ip", "addr", "add", "203.0.113.1/24", "dev", "veth2",
+        ])
+        let (here, there) = (try IPAddress("192.0.2.11"), try IPAddress("198.51.100.10"))
+        try await eventually("the re-resolution", timeout: .seconds(10)) {
+            reachability.resolvedAddresses == [here] || reachability.resolvedAddresses == [there]
+        }
+        #expect(reachability.resolvedAddresses == [here], "resolved in the other namespace")
+        #expect(try otherDNS.totalQueries() == 0)
+        inside.closeInput()
+    }
+
+    @Test("Defect 7: an observer added before startNotifier gets the first state once (address and hostname)")
+    func observerBeforeStart() async throws {
+        let (ns, dns) = try setUp("rtest-obs")
+        try ns.ip("route add default via 192.0.2.2 dev veth0")
+        let address = try Reachability(address: "192.0.2.77", environment: ns.environment)
+        let addressObserver = ObserverLog(address)
+        let addressLog = DeliveryLog(address)
+        try address.startNotifier()
+        try await addressLog.wait(forCount: 1, "the start's delivery")
+        addressObserver.settle()
+        #expect(addressObserver.entries.count == 1, "\(addressObserver.entries)")
+        #expect(addressObserver.entries.first?.isReachable == true)
+
+        try dns.set("obs.rtest", answers: [["198.51.100.10"]], delay: 0.3)
+        let host = try Reachability(hostname: "obs.rtest", environment: ns.environment)
+        let hostObserver = ObserverLog(host)
+        let hostLog = DeliveryLog(host)
+        try host.startNotifier()
+        try await hostLog.wait(forCount: 1, "the start's delivery")
+        hostObserver.settle()
+        #expect(hostObserver.entries.count == 1, "\(hostObserver.entries)")
+        #expect(hostObserver.entries.first?.interface?.name == "veth2")
+        #expect(hostObserver.entries.allSatisfy { !$0.isProvisional })
+
+        // Stop + start delivers the state again, once.
+        host.stopNotifier()
+        try host.startNotifier()
+        try await hostLog.wait(forCount: 2, "the second start's delivery")
+        hostObserver.settle()
+        #expect(hostObserver.entries.count == 2)
+    }
+
+    @Test("Defect 8: before the first resolution the getters answer provisionally from the Internet's route")
+    func provisionalAnswers() async throws {
+        let (ns, dns) = try setUp("rtest-prov")
+        try ns.ip("route add default via 192.0.2.2 dev veth0")
+        try dns.set("later.rtest", answers: [["198.51.100.10"]], delay: 0.4)
+        let reachability = try Reachability(hostname: "later.rtest", environment: ns.environment)
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        let early = reachability.state
+        #expect(early.isProvisional)
+        #expect(early.isReachable, "the Internet's route is there: optimistic, like Apple's")
+        #expect(early.interface?.name == "veth0")
+        #expect(early.description.hasSuffix("(provisional)"))
+        try await log.wait(forCount: 1, "the first delivery, after the resolution")
+        #expect(
+            log.entries == [Delivery(status: .reachableViaWiFi, flags: [.reachable, .isDirect], interface: "veth2")])
+        #expect(!reachability.state.isProvisional)
+        #expect(reachability.resolvedAddresses == [try IPAddress("198.51.100.10")])
+    }
+
+    @Test("Defect 11: a resolver failure is an error, not notReachable; the name is tried again")
+    func resolverFailureIsAnError() async throws {
+        let ns = try TestNamespace()
+        try ns.ipv4WithDefaultRoute()
+        let calls = LockedValue(0)
+        let answer = try IPAddress("192.0.2.77")
+        let resolver = ResolverPool { _, _ in
+            let call = calls.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            guard call > 2 else {
+                return .failure(
+                    ReachabilityError(.systemCall, "cannot resolve \"flaky.rtest\": getaddrinfo", errno: EMFILE))
+            }
+            return .success(.addresses([answer]))
+        }
+        let reachability = try Reachability(hostname: "flaky.rtest", environment: ns.environment, resolver: resolver)
+        let log = DeliveryLog(reachability)
+        let errors = ErrorLog(reachability)
+        try reachability.startNotifier()
+        try await eventually("two failures, then an answer") { calls.withLock { $0 } >= 3 }
+        try await log.wait(forCount: 1, "the first delivery")
+        #expect(
+            log.entries == [Delivery(status: .reachableViaWiFi, flags: [.reachable, .isDirect], interface: "veth0")])
+        #expect(errors.entries.count == 2)
+        #expect(errors.entries.allSatisfy { $0.code == .systemCall && $0.errno == EMFILE })
+        #expect(errors.entries.first?.description.contains("Too many open files") == true)
+    }
+
+    @Test("Defect 12: IDN names are asked in Punycode; IPv4-mapped addresses are their IPv4 address")
+    func idnAndMapped() async throws {
+        let (ns, dns) = try setUp("rtest-idn")
+        try dns.set("xn--bcher-kva.rtest", answers: [["192.0.2.20"]])
+        let reachability = try Reachability(hostname: "bücher.rtest", environment: ns.environment)
+        #expect(reachability.targetDescription == "bücher.rtest")
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        try await log.wait(forCount: 1, "the first delivery")
+        #expect(reachability.resolvedAddresses == [try IPAddress("192.0.2.20")])
+        #expect(log.entries.first?.interface == "veth0")
+        #expect(try dns.queries("xn--bcher-kva.rtest") >= 1)
+
+        let mapped = try Reachability(address: "::ffff:127.0.0.1", environment: ns.environment)
+        #expect(mapped.flags == [.reachable, .isLocalAddress, .isDirect])
+        let mappedNeighbour = try Reachability(hostname: "::ffff:192.0.2.9", environment: ns.environment)
+        #expect(mappedNeighbour.flags == [.reachable, .isDirect])
+        #expect(mappedNeighbour.interface?.name == "veth0")
+        let pair = try Reachability(
+            localAddress: "::ffff:192.0.2.1", remoteAddress: "192.0.2.9", environment: ns.environment)
+        #expect(pair.flags == [.reachable, .isDirect])
+    }
+}

@@ -1,0 +1,172 @@
+import Testing
+
+@testable import Reachability
+
+/// The pure parts of hostname resolution: the schedule (coalescing, interval,
+/// priority, stalls), which network changes are relevant to a name, IDNA and
+/// numeric-shorthand handling, and IPv4-mapped addresses.
+@Suite struct ResolutionTests {
+    typealias Schedule = ResolverSchedule<Int>
+    let start = ContinuousClock.now
+    func key(_ name: String) -> Schedule.Key { Schedule.Key(namespace: nil, name: name) }
+
+    @Test("One resolution in flight per name; a request during it asks for the next, not a second at once")
+    func oneInFlight() {
+        var schedule = Schedule()
+        #expect(schedule.request(key("a"), by: 1, at: start) == 1)
+        #expect(schedule.threads == 1)
+        #expect(schedule.take(at: start) == key("a"))
+        // While it runs: another request (a network change) waits for the next one.
+        #expect(schedule.request(key("a"), by: 1, at: start) == 0)
+        #expect(schedule.request(key("a"), by: 2, at: start) == 0)
+        let done = schedule.finish(key("a"), at: start + .milliseconds(10))
+        #expect(done.waiters == [1])
+        #expect(done.start == 0, "the next one waits for the interval")
+        #expect(schedule.isWaiting(1, for: key("a")) && schedule.isWaiting(2, for: key("a")))
+        #expect(schedule.nextCheck(at: start + .milliseconds(10)) == start + .seconds(1))
+        // The worker that finished finds nothing startable yet and exits.
+        #expect(schedule.take(at: start + .milliseconds(10)) == nil)
+        #expect(schedule.threads == 0)
+        // After the interval: one resolution answers both.
+        #expect(schedule.startWorkers(at: start + .seconds(1)) == 1)
+        #expect(schedule.take(at: start + .seconds(1)) == key("a"))
+        #expect(schedule.finish(key("a"), at: start + .milliseconds(1010)).waiters == [1, 2])
+        #expect(!schedule.isWaiting(1, for: key("a")))
+    }
+
+    @Test("Requests before a resolution starts share it")
+    func coalescing() {
+        var schedule = Schedule()
+        #expect(schedule.request(key("a"), by: 1, at: start) == 1)
+        #expect(schedule.request(key("a"), by: 2, at: start) == 0, "the thread already asked for will take it")
+        #expect(schedule.request(key("a"), by: 1, at: start) == 0)
+        #expect(schedule.take(at: start) == key("a"))
+        #expect(schedule.finish(key("a"), at: start).waiters == [1, 2])
+        #expect(schedule.take(at: start) == nil)
+    }
+
+    @Test("Stalled resolutions stop counting, so others start beside them up to the thread cap")
+    func stallsDoNotBlock() {
+        var limits = Schedule.Limits()
+        limits.running = 2
+        limits.threads = 4
+        var schedule = Schedule(limits: limits)
+        var asked = 0
+        for name in ["s1", "s2", "s3", "s4", "s5", "quick"] { asked += schedule.request(key(name), by: 1, at: start) }
+        #expect(asked == 2)
+        #expect(schedule.take(at: start) == key("s1"))
+        #expect(schedule.take(at: start) == key("s2"))
+        // Half a second later both are stalled: two more threads may start.
+        let later = start + .milliseconds(300)
+        #expect(schedule.nextCheck(at: start) == start + limits.stallAfter)
+        #expect(schedule.startWorkers(at: later) == 2)
+        #expect(schedule.take(at: later) == key("s3"))
+        #expect(schedule.take(at: later) == key("s4"))
+        // The thread cap holds even though these stall too.
+        #expect(schedule.workersToStart(at: later + .seconds(1)) == 0)
+    }
+
+    @Test("Names whose last resolution was quick go first; slow ones last")
+    func priority() {
+        var schedule = Schedule()
+        // History: "slow" took 3 s, "fast" 5 ms.
+        for (name, duration) in [("slow", Duration.seconds(3)), ("fast", .milliseconds(5))] {
+            _ = schedule.request(key(name), by: 1, at: start)
+            let taken = schedule.take(at: start)
+            #expect(taken != nil)
+            _ = schedule.finish(taken!, at: start + duration)
+        }
+        let now = start + .seconds(10)
+        // The worker of the history above is still looking for work: two more threads.
+        #expect(["slow", "new", "fast"].map { schedule.request(key($0), by: 1, at: now) }.reduce(0, +) == 2)
+        #expect(schedule.threads == 3)
+        #expect(schedule.take(at: now) == key("fast"))
+        #expect(schedule.take(at: now) == key("new"))
+        #expect(schedule.take(at: now) == key("slow"))
+    }
+
+    @Test("With no thread at all, waiters are failed rather than left waiting")
+    func noThread() {
+        var schedule = Schedule()
+        #expect(schedule.request(key("a"), by: 7, at: start) == 1)
+        #expect(schedule.threadFailedToStart(at: start) == [key("a"): [7]])
+        #expect(!schedule.isWaiting(7, for: key("a")))
+    }
+
+    @Test("Which network changes are relevant to a name")
+    func relevance() throws {
+        let address = try IPAddress("198.51.100.10")
+        func route(_ text: String, _ length: UInt8) throws -> RoutePrefix {
+            RoutePrefix(family: AddressFamily.inet, length: length, destination: try IPAddress(text))
+        }
+        var cause = PassCause()
+        #expect(!cause.isRelevant(toHostAt: [address]))
+        cause.noteRoute(try route("10.9.0.0", 16))
+        #expect(!cause.isRelevant(toHostAt: [address]), "a route covering none of its addresses")
+        cause.noteRoute(try route("198.51.100.0", 28))
+        #expect(cause.isRelevant(toHostAt: [address]))
+        var defaultRoute = PassCause()
+        defaultRoute.noteRoute(RoutePrefix(family: AddressFamily.inet, length: 0, destination: nil))
+        #expect(defaultRoute.isRelevant(toHostAt: [address]))
+        for change in [\PassCause.interfacesChanged, \.rulesChanged, \.resynced, \.resolverConfigurationChanged] {
+            var other = PassCause()
+            other[keyPath: change] = true
+            #expect(other.isRelevant(toHostAt: []))
+        }
+        var storm = PassCause()
+        for index in 0...PassCause.routeLimit { storm.noteRoute(try route("10.1.\(index % 256).0", 24)) }
+        #expect(storm.manyRoutes && storm.routes.isEmpty && storm.isRelevant(toHostAt: [address]))
+    }
+
+    @Test("Round-robin answers are the same answer in another order")
+    func sameAnswer() throws {
+        let (a, b) = (try IPAddress("192.0.2.1"), try IPAddress("192.0.2.2"))
+        #expect(Resolution.addresses([a, b]).sameAnswer(as: .addresses([b, a])))
+        #expect(!Resolution.addresses([a]).sameAnswer(as: .addresses([b])))
+        #expect(!Resolution.addresses([a]).sameAnswer(as: nil))
+        #expect(Resolution.failed(code: -2).sameAnswer(as: .failed(code: -3)))
+        #expect(!Resolution.failed(code: -2).sameAnswer(as: .addresses([])))
+    }
+
+    @Test("Punycode and IDNA lookup names (RFC 3492 vectors)")
+    func punycode() {
+        #expect(Punycode.encode("bücher".unicodeScalars.map(\.value)) == "bcher-kva")
+        #expect(Punycode.encode("münchen".unicodeScalars.map(\.value)) == "mnchen-3ya")
+        #expect(Punycode.encode("ليهمابتكلموشعربي؟".unicodeScalars.map(\.value)) == "egbpdaj6bu4bxfgehfvwxn")
+        #expect(Punycode.encode("他们为什么不说中文".unicodeScalars.map(\.value)) == "ihqwcrb4cv8a8dqg056pqjye")
+        #expect(Hostname.lookupName("bücher.example") == "xn--bcher-kva.example")
+        #expect(Hostname.lookupName("BÜCHER.Example.") == "xn--bcher-kva.Example.")
+        #expect(Hostname.lookupName("plain.example") == "plain.example")
+    }
+
+    @Test("A label too long once IDNA-encoded is refused")
+    func encodedLength() {
+        let long = String(repeating: "a", count: 60) + "ü.example"
+        #expect(throws: ReachabilityError.self) { try Hostname.validate(long) }
+    }
+
+    @Test("inet_aton's numeric shorthands are refused as addresses; plain names and dotted quads are not affected")
+    func numericShorthands() throws {
+        for text in ["0x7f.0.0.1", "127.1", "2130706433", "0177.0.0.1", "0x7f000001"] {
+            #expect(Hostname.legacyNumericIPv4(text) == (try IPAddress("127.0.0.1")), "\(text)")
+            let error = #expect(throws: ReachabilityError.self) { try Reachability(hostname: text) }
+            #expect(error?.code == .invalidAddress)
+            #expect(error?.description.contains("127.0.0.1") == true)
+        }
+        for text in ["127.0.0.1", "example.com", "deadbeef", "x1"] {
+            #expect(Hostname.legacyNumericIPv4(text) == nil, "\(text)")
+        }
+    }
+
+    @Test("IPv4-mapped IPv6 addresses unmap to IPv4; others stay")
+    func unmapped() throws {
+        #expect(try IPAddress("::ffff:192.0.2.1").unmapped == IPAddress("192.0.2.1"))
+        #expect(try IPAddress("::ffff:192.0.2.1").unmapped.family == .ipv4)
+        #expect(try IPAddress("2001:db8::1").unmapped == IPAddress("2001:db8::1"))
+        #expect(try IPAddress("::1").unmapped == IPAddress("::1"))
+        #expect(try IPAddress("192.0.2.1").unmapped == IPAddress("192.0.2.1"))
+        #expect(try Reachability(address: "::ffff:0.0.0.0").targetDescription == "internet")
+        #expect(
+            Target.address(try IPAddress("::ffff:10.1.2.3")).lookups.first?.destination == (try IPAddress("10.1.2.3")))
+    }
+}
