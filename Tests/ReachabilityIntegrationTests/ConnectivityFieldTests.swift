@@ -1,0 +1,74 @@
+import Connectivity
+import Foundation
+import NIOConcurrencyHelpers
+import Reachability
+import Testing
+
+/// Issue 13's Connectivity defects, against real HTTP servers in test namespaces:
+/// hostile login URLs, the path going away under a one-off check, an RFC 8908 API
+/// that never answers.
+@Suite("Connectivity field hardening", .enabled(if: IntegrationGate.enabled), .serialized)
+struct ConnectivityFieldTests {
+    /// Locations a hostile portal sends; none may become the login URL.
+    static let hostileLocations: [(name: String, location: String)] = [
+        ("javascript:", "javascript:alert(document.cookie)"),
+        ("file:", "file:///etc/passwd"),
+        ("data:", "data:text/html,<script>alert(1)</script>"),
+        ("user and password", "http://user:pass@10.9.9.9/login"),
+        ("user", "http://user@10.9.9.9/login"),
+        ("60 KB", "http://10.9.9.9/login?" + String(repeating: "a", count: 60 * 1024)),
+    ]
+
+    @Test("a hostile portal's redirect: captivePortal at the probe URL, never at its Location")
+    func hostileRedirect() async throws {
+        var routes: [String: TestHTTPServer.Behaviour] = [:]
+        for (index, hostile) in Self.hostileLocations.enumerated() {
+            routes["/hostile\(index)"] = .respond(status: 302, headers: ["Location": hostile.location])
+        }
+        routes["/relative"] = .respond(status: 302, headers: ["Location": "//portal.test/login"])
+        let (ns, server) = try await ConnectivityIntegrationTests.setUp(routes)
+        for (index, hostile) in Self.hostileLocations.enumerated() {
+            let probe = server.url("/hostile\(index)")
+            let result = try await ConnectivityIntegrationTests.check(
+                ConnectivityIntegrationTests.configuration(
+                    ns, [ConnectivityEndpoint(url: probe, expectation: .status(204))]))
+            let fellBack = result.verdict == .captivePortal(loginURL: probe)
+            #expect(fellBack, "\(hostile.name): \(result.verdict.description.prefix(200))")
+            #expect(result.endpoints.first?.httpStatus == 302, "\(hostile.name): the answer came")
+        }
+        #expect(server.requests.count == Self.hostileLocations.count, "no Location was followed")
+        // A relative Location still resolves against the probe.
+        let relative = try await ConnectivityIntegrationTests.check(
+            ConnectivityIntegrationTests.configuration(
+                ns, [ConnectivityEndpoint(url: server.url("/relative"), expectation: .status(204))]))
+        #expect(relative.verdict == .captivePortal(loginURL: URL(string: "http://portal.test/login")!))
+    }
+
+    @Test("an RFC 8908 API's user-portal-url with credentials or javascript: is not used")
+    func hostileAPIPortalURL() async throws {
+        func api(_ portal: String) -> TestHTTPServer.Behaviour {
+            .respond(
+                status: 200, headers: ["Content-Type": "application/captive+json"],
+                body: #"{"captive": true, "user-portal-url": "\#(portal)"}"#)
+        }
+        let (ns, server) = try await ConnectivityIntegrationTests.setUp([
+            "/generate_204": .respond(status: 204),
+            "/credentials": api("https://user:pass@portal.test/login"),
+            "/javascript": api("javascript:alert(1)"),
+            "/good": api("https://portal.test/login"),
+        ])
+        var configuration = ConnectivityIntegrationTests.configuration(
+            ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))])
+        for path in ["/credentials", "/javascript"] {
+            configuration.captivePortalAPI = server.url(path)
+            let result = try await ConnectivityIntegrationTests.check(configuration)
+            // Captive (the API is authoritative), at the API's own URL: the fallback.
+            #expect(result.verdict == .captivePortal(loginURL: server.url(path)), "\(path)")
+            #expect(result.captivePortalAPI?.captive == true, "\(path)")
+            #expect(result.captivePortalAPI?.userPortalURL == nil, "\(path)")
+        }
+        configuration.captivePortalAPI = server.url("/good")
+        let good = try await ConnectivityIntegrationTests.check(configuration)
+        #expect(good.verdict == .captivePortal(loginURL: URL(string: "https://portal.test/login")!))
+    }
+}
