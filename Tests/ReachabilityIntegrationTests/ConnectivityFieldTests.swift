@@ -71,4 +71,34 @@ struct ConnectivityFieldTests {
         let good = try await ConnectivityIntegrationTests.check(configuration)
         #expect(good.verdict == .captivePortal(loginURL: URL(string: "https://portal.test/login")!))
     }
+
+    @Test(
+        "out of descriptors: checkConnectivity() and startNotifier() throw systemCall naming EMFILE; no crash",
+        arguments: [("namespace", 0), ("namespace", 2), ("default", 0)])
+    func outOfDescriptors(environment: String, free: Int) async throws {
+        let ns = try await HardeningIntegrationTests.namespace()
+        // "default": the process's own namespace, so the binary runs inside the test's.
+        let run = [StressBinary.path, "connectivity-emfile", ns.path, environment, String(free)]
+        let argv = environment == "default" ? ["nsenter", "--net=\(ns.path)", "--"] + run : run
+        let output = try await offPool { try Command.run(argv) }
+        print("ReachabilityStress connectivity-emfile \(environment) \(free): \(output.stdout)", terminator: "")
+        #expect(output.status == 0, "exit \(output.status) (132: SIGILL); \(output.stderr.suffix(1500))")
+        var steps: [String: [String: Any]] = [:]
+        for line in output.stdout.split(separator: "\n") where line.hasPrefix("{") {
+            let object = try jsonObject(String(line))
+            steps[object["step"] as? String ?? "?"] = object["result"] as? [String: Any]
+        }
+        for step in ["check", "startNotifier"] {
+            let result = try #require(steps[step], "no \(step) line: \(output.stdout)")
+            #expect(result["thrown"] as? Bool == true, "\(step) gave \(result)")
+            #expect(result["code"] as? String == "systemCall", "\(step): \(result)")
+            #expect(result["errno"] as? Int == Int(EMFILE), "\(step): \(result)")
+            let description = result["description"] as? String ?? ""
+            #expect(description.hasPrefix("cannot check connectivity: "), "\(description)")
+            #expect(description.hasSuffix("Too many open files (errno 24)"), "\(description)")
+        }
+        // With the descriptors back, the same instance checks again (nothing listens: noInternet).
+        let recovered = try #require(steps["recovered"], "no recovered line: \(output.stdout)")
+        #expect(recovered["verdict"] as? String == "noInternet", "\(recovered)")
+    }
 }
