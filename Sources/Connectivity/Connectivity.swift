@@ -220,7 +220,9 @@ public final class Connectivity: Sendable {
 
     /// Checks once, now, whether or not the notifier runs (its state is left
     /// alone): the path first (notConnected without one, no probe sent), then the
-    /// endpoints.
+    /// endpoints. While the probes run the path is watched (the shared netlink
+    /// monitor): when it stops being usable, the probes are cancelled and the
+    /// result is notConnected at once.
     ///
     /// What the network does is a verdict; what stops the check from running is
     /// thrown: ``ConnectivityError`` when the path monitor can't start (no
@@ -236,12 +238,30 @@ public final class Connectivity: Sendable {
             throw ConnectivityError(error, while: "the path monitor can't start")
         }
         defer { monitor.cancel() }
+        let paths = monitor.paths
         let path = monitor.currentPath
         let interface = path.availableInterfaces.first
         guard path.status == .satisfied else { return Self.notConnected(path) }
         let client = try ProbeClients.shared.lease(environment)
         defer { ProbeClients.shared.release(environment) }
-        let outcome = await runner(client).run()
+        let runner = runner(client)
+        let event = await withTaskGroup(of: OneOffEvent.self) { group -> OneOffEvent in
+            group.addTask { .finished(await runner.run()) }
+            group.addTask {
+                for await path in paths where path.status != .satisfied { return .pathLost(path) }
+                return .watchEnded  // Cancelled, or the monitor stopped: the probes decide.
+            }
+            while let event = await group.next() {
+                if case .watchEnded = event { continue }
+                group.cancelAll()
+                return event
+            }
+            return .watchEnded  // Not reached: the probes always finish.
+        }
+        guard case .finished(let outcome) = event else {
+            if case .pathLost(let lost) = event { return Self.notConnected(lost) }
+            return Self.notConnected(.unsatisfied)
+        }
         return ConnectivityResult(
             verdict: outcome.verdict,
             status: .make(validated: outcome.verdict == .online, pathUsable: true, interfaceType: interface?.type),
@@ -264,6 +284,13 @@ public final class Connectivity: Sendable {
             }
             queue.async { completion(result) }
         }
+    }
+
+    /// What ends a one-off check first: the probes, or the path going away.
+    private enum OneOffEvent: Sendable {
+        case finished(ProbeRunner.Outcome)
+        case pathLost(NetworkPath)
+        case watchEnded
     }
 
     /// The queue a one-off check's path monitor is started on (no handler runs there).

@@ -73,6 +73,29 @@ struct ConnectivityFieldTests {
     }
 
     @Test(
+        "one-off check: the path going away mid-check ends it at once with notConnected",
+        arguments: ["link set veth0 down", "route del default"])
+    func pathGoesAwayDuringOneOffCheck(change: String) async throws {
+        let (ns, server) = try await ConnectivityIntegrationTests.setUp(["/generate_204": .silent])
+        var configuration = ConnectivityIntegrationTests.configuration(
+            ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))])
+        configuration.probeTimeout = .seconds(20)
+        configuration.checkDeadline = .seconds(30)
+        let connectivity = try Connectivity(configuration: configuration)
+        let started = ContinuousClock.now
+        let check = Task { try await connectivity.checkConnectivity() }
+        try await eventually("the probe reaches the server") { server.count("/generate_204") == 1 }
+        try await offPool { try ns.ip(change) }
+        let result = try await check.value
+        let elapsed = ContinuousClock.now - started
+        #expect(result.verdict == .notConnected, "\(change): \(result.verdict) after \(elapsed)")
+        #expect(result.status == .notConnected)
+        #expect(result.endpoints.isEmpty, "no probe result is reported for a path that went away")
+        // Far below the probe timeout the silent server would have run it to.
+        #expect(elapsed < configuration.probeTimeout, "\(change): took \(elapsed)")
+    }
+
+    @Test(
         "out of descriptors: checkConnectivity() and startNotifier() throw systemCall naming EMFILE; no crash",
         arguments: [("namespace", 0), ("namespace", 2), ("default", 0)])
     func outOfDescriptors(environment: String, free: Int) async throws {
