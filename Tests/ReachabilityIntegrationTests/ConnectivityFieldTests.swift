@@ -124,4 +124,25 @@ struct ConnectivityFieldTests {
         let recovered = try #require(steps["recovered"], "no recovered line: \(output.stdout)")
         #expect(recovered["verdict"] as? String == "noInternet", "\(recovered)")
     }
+
+    @Test("an RFC 8908 API that never answers: the probes' verdict at the probe timeout, not at the deadline")
+    func silentAPI() async throws {
+        let (ns, server) = try await ConnectivityIntegrationTests.setUp([
+            "/generate_204": .respond(status: 204), "/api": .silent,
+        ])
+        var configuration = ConnectivityIntegrationTests.configuration(
+            ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))])
+        configuration.captivePortalAPI = server.url("/api")
+        configuration.probeTimeout = .seconds(2)
+        configuration.checkDeadline = .seconds(30)
+        let started = ContinuousClock.now
+        let result = try await ConnectivityIntegrationTests.check(configuration)
+        let elapsed = ContinuousClock.now - started
+        #expect(server.count("/api") == 1, "the API was asked")
+        #expect(result.verdict == .online)
+        #expect(result.captivePortalAPI == nil, "the API did not answer")
+        // The API is waited for up to the probe timeout from the check's start (2 s),
+        // never to the deadline (30 s).
+        #expect(elapsed < .seconds(10), "took \(elapsed)")
+    }
 }
