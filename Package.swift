@@ -103,7 +103,7 @@ package.targets += [
     // Storm and churn runs measured in a process of their own (the hardening tests start it).
     .executableTarget(
         name: "ReachabilityStress",
-        dependencies: ["Reachability"],
+        dependencies: ["Reachability", "Connectivity"],
         path: "Tests/ReachabilityStress"
     ),
     .executableTarget(

@@ -165,9 +165,11 @@ struct CheckTally: Sendable {
             return result
         }
         let intercepted = plain.filter { !$0.isValid && $0.httpStatus.map(Self.looksIntercepted) == true }
+        // A Location that fails the portal-URL rule (javascript:, credentials…) is
+        // not shown: the probe URL that was intercepted is.
         let interceptionURL =
             intercepted.lazy.compactMap { result in
-                result.location.flatMap { URL(string: $0, relativeTo: result.url)?.absoluteURL }
+                result.location.flatMap { PortalURL.location($0, relativeTo: result.url) }
             }.first ?? intercepted.first?.url
         if case .answered(let api)? = apiOutcome, api.captive, let apiURL {
             return .captivePortal(loginURL: api.userPortalURL ?? interceptionURL ?? apiURL)

@@ -153,28 +153,35 @@ public final class Connectivity: Sendable {
 
     /// Starts watching the path and checking: the first result arrives when the
     /// first check finishes (at once for no usable path). Does nothing while
-    /// running. Throws when the netlink monitor or the namespace can't be opened.
-    public func startNotifier() throws {
+    /// running. Throws ``ConnectivityError`` when the netlink monitor can't be
+    /// started or the namespace entered (``ConnectivityError/Code/namespace``), or
+    /// when no descriptor is left for the HTTP client
+    /// (``ConnectivityError/Code/systemCall``, `EMFILE`).
+    public func startNotifier() throws(ConnectivityError) {
         // Everything that can fail or take time happens before the state changes, so
         // a concurrent stop never sees half a start.
-        let monitor = try PathMonitor(environment: configuration.environment)
+        let environment = configuration.environment
+        let monitor = try Self.makePathMonitor(environment)
+        _ = try ProbeClients.shared.lease(environment)  // Held until stop.
         let run = state.withLockedValue { state -> UInt64? in
             guard !state.running else { return nil }
             state.running = true
             state.run += 1
             state.monitor = monitor
-            _ = ProbeClients.shared.lease(configuration.environment)  // Held until stop.
             return state.run
         }
-        guard let run else { return }
+        guard let run else {
+            ProbeClients.shared.release(environment)  // Already running: its own lease stands.
+            return
+        }
         monitor.pathUpdateHandler = { [weak self] path in
             self?.handle(run: run) { machine in machine.pathChanged(path, at: Date()) }
         }
-        do {
+        do throws(ReachabilityError) {
             try monitor.start(queue: DispatchQueue(label: "Connectivity.path"))
         } catch {
             stop(run: run)
-            throw error
+            throw ConnectivityError(error, while: "the path monitor can't start")
         }
     }
 
@@ -213,32 +220,96 @@ public final class Connectivity: Sendable {
 
     /// Checks once, now, whether or not the notifier runs (its state is left
     /// alone): the path first (notConnected without one, no probe sent), then the
-    /// endpoints. Never throws: failures are verdicts.
-    public func checkConnectivity() async -> ConnectivityResult {
+    /// endpoints. While the probes run the path is watched (the shared netlink
+    /// monitor): when it stops being usable, the probes are cancelled and the
+    /// result is notConnected at once.
+    ///
+    /// What the network does is a verdict; what stops the check from running is
+    /// thrown: ``ConnectivityError`` when the path monitor can't start (no
+    /// descriptor left, netlink sockets refused: ``ConnectivityError/Code/systemCall``;
+    /// the namespace gone: ``ConnectivityError/Code/namespace``) or the HTTP client
+    /// can't be made (``ConnectivityError/Code/systemCall``, `EMFILE`).
+    public func checkConnectivity() async throws(ConnectivityError) -> ConnectivityResult {
         let environment = configuration.environment
-        let path = (try? PathMonitor(environment: environment).currentPath) ?? .unsatisfied
-        let interface = path.availableInterfaces.first
-        guard path.status == .satisfied else {
-            return ConnectivityResult(
-                verdict: .notConnected, status: .notConnected, interface: interface, endpoints: [],
-                captivePortalAPI: nil, date: Date())
+        let monitor = try Self.makePathMonitor(environment)
+        do throws(ReachabilityError) {
+            try monitor.start(queue: Self.oneOffQueue)
+        } catch {
+            throw ConnectivityError(error, while: "the path monitor can't start")
         }
-        let client = ProbeClients.shared.lease(environment)
+        defer { monitor.cancel() }
+        let paths = monitor.paths
+        let path = monitor.currentPath
+        let interface = path.availableInterfaces.first
+        guard path.status == .satisfied else { return Self.notConnected(path) }
+        let client = try ProbeClients.shared.lease(environment)
         defer { ProbeClients.shared.release(environment) }
-        let outcome = await runner(client).run()
+        let runner = runner(client)
+        let event = await withTaskGroup(of: OneOffEvent.self) { group -> OneOffEvent in
+            group.addTask { .finished(await runner.run()) }
+            group.addTask {
+                for await path in paths where path.status != .satisfied { return .pathLost(path) }
+                return .watchEnded  // Cancelled, or the monitor stopped: the probes decide.
+            }
+            while let event = await group.next() {
+                if case .watchEnded = event { continue }
+                group.cancelAll()
+                return event
+            }
+            return .watchEnded  // Not reached: the probes always finish.
+        }
+        guard case .finished(let outcome) = event else {
+            if case .pathLost(let lost) = event { return Self.notConnected(lost) }
+            return Self.notConnected(.unsatisfied)
+        }
         return ConnectivityResult(
             verdict: outcome.verdict,
             status: .make(validated: outcome.verdict == .online, pathUsable: true, interfaceType: interface?.type),
             interface: interface, endpoints: outcome.endpoints, captivePortalAPI: outcome.api, date: Date())
     }
 
-    /// ``checkConnectivity()`` with a completion handler, called on the callback queue.
-    public func checkConnectivity(completion: @escaping @Sendable (ConnectivityResult) -> Void) {
+    /// ``checkConnectivity()`` with a completion handler, called on the callback
+    /// queue with the result, or with the ``ConnectivityError`` that stopped the
+    /// check from running (no descriptor left, the namespace gone).
+    public func checkConnectivity(
+        completion: @escaping @Sendable (Result<ConnectivityResult, ConnectivityError>) -> Void
+    ) {
         let queue = callbackQueue
         Task {
-            let result = await checkConnectivity()
+            let result: Result<ConnectivityResult, ConnectivityError>
+            do throws(ConnectivityError) {
+                result = .success(try await checkConnectivity())
+            } catch {
+                result = .failure(error)
+            }
             queue.async { completion(result) }
         }
+    }
+
+    /// What ends a one-off check first: the probes, or the path going away.
+    private enum OneOffEvent: Sendable {
+        case finished(ProbeRunner.Outcome)
+        case pathLost(NetworkPath)
+        case watchEnded
+    }
+
+    /// The queue a one-off check's path monitor is started on (no handler runs there).
+    private static let oneOffQueue = DispatchQueue(label: "Connectivity.oneOff")
+
+    /// A path monitor for `environment`; its failure as a ``ConnectivityError``.
+    private static func makePathMonitor(_ environment: NetworkEnvironment) throws(ConnectivityError) -> PathMonitor {
+        do throws(ReachabilityError) {
+            return try PathMonitor(environment: environment)
+        } catch {
+            throw ConnectivityError(error, while: "the path monitor can't be made")
+        }
+    }
+
+    /// The result for no usable path.
+    private static func notConnected(_ path: NetworkPath) -> ConnectivityResult {
+        ConnectivityResult(
+            verdict: .notConnected, status: .notConnected, interface: path.availableInterfaces.first, endpoints: [],
+            captivePortalAPI: nil, date: Date())
     }
 
     // MARK: - Engine
@@ -281,13 +352,19 @@ public final class Connectivity: Sendable {
         }
     }
 
+    /// Starts a check of `generation`; called under the state lock while running,
+    /// when the start's lease keeps the client alive (so nothing is made here).
     private func startCheck(run: UInt64, generation: UInt64) -> Task<Void, Never> {
         let environment = configuration.environment
-        let client = ProbeClients.shared.lease(environment)
-        let runner = runner(client)
+        let client = ProbeClients.shared.leaseExisting(environment)
+        let runner = client.map(runner)
         return Task { [weak self] in
-            let outcome = await runner.run()
-            ProbeClients.shared.release(environment)
+            var outcome = ProbeRunner.Outcome(
+                verdict: .noInternet(.connectionFailed), endpoints: [], api: nil)  // Not reached: no client.
+            if let runner {
+                outcome = await runner.run()
+                ProbeClients.shared.release(environment)
+            }
             guard !Task.isCancelled else { return }
             self?.handle(run: run) { machine in
                 machine.checkFinished(

@@ -302,13 +302,3 @@ public struct ConnectivityConfiguration: Sendable {
             }
     }
 }
-
-/// A configuration that can't work: the message names the setting.
-///
-/// `Sendable`: a plain value.
-public struct ConnectivityError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What is wrong.
-    public var message: String
-    init(_ message: String) { self.message = message }
-    public var description: String { "invalid connectivity configuration: \(message)" }
-}

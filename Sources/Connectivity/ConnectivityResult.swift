@@ -10,7 +10,10 @@ public enum Verdict: Sendable, Hashable, CustomStringConvertible {
     /// Something between us and the Internet answers in its place: a redirect, a
     /// 511, a login page where an empty 204 was due, or an RFC 8908 API saying
     /// `"captive": true`. `loginURL` is the redirect's Location (or the API's
-    /// `user-portal-url`), else the probe URL that was intercepted.
+    /// `user-portal-url`), else the probe URL that was intercepted. A Location or
+    /// portal URL is taken only when it is http or https, at most 8 KiB, without a
+    /// user name or password, with a real host: a hostile `javascript:`, `file:` or
+    /// `data:` URL is never the login URL.
     case captivePortal(loginURL: URL)
     /// Nothing useful came back.
     case noInternet(NoInternetReason)
@@ -200,9 +203,11 @@ public struct CaptivePortalAPIResponse: Sendable, Hashable {
 
     /// Parses the API's JSON (`application/captive+json`); nil unless it is a JSON
     /// object whose `captive` is a boolean (garbage, invalid UTF-8 and nesting
-    /// deeper than the decoder's limit give nil, never a crash). URLs other than
-    /// http(s) or over 8 KiB, and a `seconds-remaining` that is not a non-negative
-    /// integer, are ignored.
+    /// deeper than the decoder's limit give nil, never a crash). A URL field is
+    /// ignored (nil) unless it is an absolute http or https URL of at most 8 KiB
+    /// with no user name or password and a host free of spaces and control
+    /// characters — the rule a redirect's `Location` is held to as well; a
+    /// `seconds-remaining` that is not a non-negative integer is ignored too.
     public init?(json: [UInt8]) {
         guard let wire = try? JSONDecoder().decode(Wire.self, from: Data(json)) else { return nil }
         self.init(
@@ -227,11 +232,8 @@ public struct CaptivePortalAPIResponse: Sendable, Hashable {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             captive = try container.decode(Bool.self, forKey: .captive)
             func url(_ key: CodingKeys) -> URL? {
-                guard let text = try? container.decodeIfPresent(String.self, forKey: key),
-                    text.utf8.count <= ConnectivityConfiguration.fieldLimit, let url = URL(string: text),
-                    let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
-                else { return nil }
-                return url
+                guard let text = try? container.decodeIfPresent(String.self, forKey: key) else { return nil }
+                return PortalURL.apiField(text)
             }
             userPortalURL = url(.userPortalURL)
             venueInfoURL = url(.venueInfoURL)

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import CNetlink
+import Glibc
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -47,19 +48,17 @@ final class ProbeClients: Sendable {
     /// The client for `environment`, counting one more user; pair with ``release(_:)``.
     /// Never blocks: for another namespace, entering it is queued on the client's
     /// event loop ahead of any probe, and probes wait for ``ProbeClient/ready``.
-    func lease(_ environment: NetworkEnvironment) -> ProbeClient {
+    ///
+    /// Throws ``ConnectivityError/Code/systemCall`` (`EMFILE`, `ENFILE`) when the
+    /// descriptors a new client's event loops need can't be made: NIO would trap
+    /// making them.
+    func lease(_ environment: NetworkEnvironment) throws(ConnectivityError) -> ProbeClient {
+        if let client = leaseExisting(environment) { return client }
         let key = Self.key(environment)
-        if let client = entries.withLockedValue({ entries -> ProbeClient? in
-            guard var entry = entries[key] else { return nil }
-            entry.users += 1
-            entries[key] = entry
-            return entry.client
-        }) {
-            return client
-        }
         var group: MultiThreadedEventLoopGroup?
         let client: ProbeClient
         if environment.networkNamespacePath != nil {
+            try Self.checkDescriptors(eventLoops: 1)
             let own = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             let ready = own.next().submit {
                 try environment.enterNetworkNamespaceOnCurrentThread()
@@ -71,7 +70,12 @@ final class ProbeClients: Sendable {
             client = ProbeClient(
                 http: HTTPClient(eventLoopGroup: own, configuration: Self.configuration), ready: ready)
         } else {
+            // NIO's shared group is made on its first use anywhere in the process:
+            // until this type has used it, count on making all its loops.
+            try Self.checkDescriptors(
+                eventLoops: Self.singletonUsed.withLockedValue { $0 } ? 0 : Self.singletonLoopCount)
             let shared = MultiThreadedEventLoopGroup.singleton
+            Self.singletonUsed.withLockedValue { $0 = true }
             client = ProbeClient(
                 http: HTTPClient(eventLoopGroup: shared, configuration: Self.configuration),
                 ready: shared.next().makeSucceededVoidFuture())
@@ -88,6 +92,58 @@ final class ProbeClients: Sendable {
         }
         if let spare { Self.shutDown(spare) }
         return chosen
+    }
+
+    /// The client for `environment` with one more user, if one exists (nil
+    /// otherwise: nothing is made). Pair with ``release(_:)``.
+    func leaseExisting(_ environment: NetworkEnvironment) -> ProbeClient? {
+        let key = Self.key(environment)
+        return entries.withLockedValue { entries -> ProbeClient? in
+            guard var entry = entries[key] else { return nil }
+            entry.users += 1
+            entries[key] = entry
+            return entry.client
+        }
+    }
+
+    /// Whether this type has used `MultiThreadedEventLoopGroup.singleton` (which
+    /// then exists for the rest of the process).
+    private static let singletonUsed = NIOLockedValueBox(false)
+
+    /// The loops of NIO's shared group, as NIO counts them (its environment
+    /// variable, else the cores) — read without asking NIO, whose getter fixes the
+    /// value for good.
+    private static var singletonLoopCount: Int {
+        let configured = getenv("NIO_SINGLETON_GROUP_LOOP_COUNT").flatMap { Int(String(cString: $0)) }
+        return max(1, min(1024, configured ?? System.coreCount))
+    }
+
+    /// Descriptors made and closed again beyond an event loop's three: room for
+    /// the probes' sockets.
+    static let spareDescriptors = 4
+
+    /// Makes, then closes, as many descriptors as `eventLoops` new NIO event loops
+    /// need (each an epoll instance, an eventfd and a timerfd: three) and a few
+    /// spare ones; throws ``ConnectivityError/Code/systemCall`` with the errno
+    /// (`EMFILE`, `ENFILE`) when one can't be made. NIO traps (SIGILL) instead of
+    /// throwing when a loop's descriptors can't be made, so this is asked first.
+    /// Any descriptor counts against the limits alike: eventfds stand in for all.
+    static func checkDescriptors(eventLoops: Int) throws(ConnectivityError) {
+        let needed = eventLoops * 3 + spareDescriptors
+        var made: [Int32] = []
+        made.reserveCapacity(needed)
+        defer { for fd in made { close(fd) } }
+        for _ in 0..<needed {
+            let fd = cnl_eventfd()
+            guard fd >= 0 else {
+                let error = errno
+                throw ConnectivityError(
+                    .systemCall,
+                    "no descriptors left for the HTTP client (\(needed) needed: \(eventLoops) event loop(s) "
+                        + "and \(spareDescriptors) spare; \(made.count) could be made)", errno: error)
+            }
+            made.append(fd)
+        }
     }
 
     /// One user fewer for `environment`; the last one shuts the client down (in

@@ -106,7 +106,7 @@ struct Check: AsyncParsableCommand {
 
     func run() async throws {
         let connectivity = try Connectivity(configuration: probes.configuration())
-        let result = await connectivity.checkConnectivity()
+        let result = try await connectivity.checkConnectivity()
         Output.emit(json ? Self.json(result) : Self.text(result))
         throw ExitCode(result.verdict == .online ? 0 : 1)
     }

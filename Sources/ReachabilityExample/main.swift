@@ -11,7 +11,7 @@ if CommandLine.arguments.contains("--connectivity") {
     connectivity.whenDisconnected = { c in print("offline:", c.latestResult?.verdict ?? .notConnected) }
     try connectivity.startNotifier()
 
-    let result = await connectivity.checkConnectivity()
+    let result = try await connectivity.checkConnectivity()
     switch result.verdict {
     case .online: break
     case .captivePortal(let loginURL): print("log in at", loginURL)

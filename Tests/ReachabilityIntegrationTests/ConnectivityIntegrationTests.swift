@@ -103,7 +103,7 @@ struct ConnectivityIntegrationTests {
     }
 
     static func check(_ configuration: ConnectivityConfiguration) async throws -> ConnectivityResult {
-        await (try Connectivity(configuration: configuration)).checkConnectivity()
+        try await Connectivity(configuration: configuration).checkConnectivity()
     }
 
     @Test("healthy 204 and healthy bodies: online over the namespace's Ethernet-like link")

@@ -5,9 +5,18 @@
 //
 //   ReachabilityStress storm NSPATH   100,000 route add/delete events while targets are watched
 //   ReachabilityStress churn NSPATH   1,000 veth create/delete cycles while a PathMonitor runs
+//   ReachabilityStress connectivity-emfile NSPATH namespace|default FREE
+//                                     Connectivity with FREE descriptors left (0: none): a one-off
+//                                     check and startNotifier() must throw a clear error, not trap
+//                                     in NIO nor answer notConnected. "namespace" watches NSPATH
+//                                     (the client gets an event loop of its own); "default" the
+//                                     process's own namespace (run it inside NSPATH) on NIO's
+//                                     shared event loops. Prints one JSON line per step; exits 0
+//                                     when both threw systemCall with EMFILE.
 //
 // NSPATH has veth0 (192.0.2.1/24, default via 192.0.2.2) and veth2 (no address),
 // both up with their peers, and IPv6 off.
+import Connectivity
 import Dispatch
 import Foundation
 import Reachability
@@ -211,10 +220,130 @@ extension Footprint {
     }
 }
 
+/// A value handed from a task to the waiting thread.
+final class Handoff<T>: @unchecked Sendable {
+    // @unchecked: written once before the semaphore is signalled, read after the wait.
+    var value: T?
+}
+
+/// Runs `body` on Swift concurrency's pool and waits for it (the top level stays synchronous).
+func blocking<T>(_ body: @escaping @Sendable () async -> T) -> T {
+    let box = Handoff<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        box.value = await body()
+        done.signal()
+    }
+    done.wait()
+    guard let value = box.value else { fail("the task gave nothing") }
+    return value
+}
+
+/// Fills the descriptor table: lowers the soft RLIMIT_NOFILE to a little above the
+/// highest descriptor in use (so that this takes a few dozen descriptors, not a
+/// million), then opens /dev/null until EMFILE. Returns what it opened.
+func exhaustDescriptors() -> [Int32] {
+    let inUse = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap { Int32($0) }
+    var limit = rlimit()
+    getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+    let wanted = rlim_t((inUse.max() ?? 64) + 64)
+    if limit.rlim_cur > wanted {
+        limit.rlim_cur = wanted
+        guard setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else {
+            fail("setrlimit failed: errno \(errno)")
+        }
+    }
+    var opened: [Int32] = []
+    while true {
+        let fd = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            guard errno == EMFILE else { fail("open stopped with errno \(errno), not EMFILE") }
+            return opened
+        }
+        opened.append(fd)
+    }
+}
+
+/// What a Connectivity call gave: the error it threw (code, errno, description), or its verdict.
+func outcome(_ body: () async throws(ConnectivityError) -> String) async -> [String: Any] {
+    do throws(ConnectivityError) {
+        return ["verdict": try await body()]
+    } catch {
+        return [
+            "thrown": true, "code": error.code.description, "errno": error.errno.map { Int($0) } ?? -1,
+            "description": error.description,
+        ]
+    }
+}
+
+/// Prints one JSON line at once (a crash after it still leaves it on stdout).
+func emitLine(_ object: [String: Any]) {
+    let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+    FileHandle.standardOutput.write(data + [0x0A])
+}
+
+func connectivityEMFILE(_ namespace: String, ownNamespace: Bool, free: Int) {
+    let environment = ownNamespace ? NetworkEnvironment.default : NetworkEnvironment(networkNamespacePath: namespace)
+    // Nothing listens on port 9: a check that runs ends noInternet(connectionRefused) at once.
+    var configuration = ConnectivityConfiguration(
+        endpoints: [
+            ConnectivityEndpoint(url: URL(string: "http://127.0.0.1:9/generate_204")!, expectation: .status(204))
+        ],
+        environment: environment)
+    configuration.probeTimeout = .seconds(2)
+    configuration.checkDeadline = .seconds(4)
+    let connectivity: Connectivity
+    do { connectivity = try Connectivity(configuration: configuration) } catch { fail("configuration: \(error)") }
+    // A running monitor for the namespace: the checks join it, so the path is known
+    // without new netlink sockets, and what runs out is the HTTP client's descriptors.
+    let keeper: PathMonitor
+    do {
+        keeper = try PathMonitor(environment: environment)
+        try keeper.start(queue: DispatchQueue(label: "stress.path"))
+    } catch { fail("cannot start the path monitor: \(error)") }
+    waitFor("a usable path") { keeper.currentPath.status == .satisfied }
+    // libdispatch makes its epoll instance on first use of its worker threads and
+    // traps when it can't: out of the package's hands, so it is made beforehand
+    // (Swift concurrency's pool and its timers run on those threads).
+    blocking { try? await Task.sleep(for: .milliseconds(20)) }
+
+    var filler = exhaustDescriptors()
+    for _ in 0..<min(free, filler.count) { close(filler.removeLast()) }
+    let check = blocking {
+        await outcome { () async throws(ConnectivityError) in try await connectivity.checkConnectivity().verdict.name }
+    }
+    emitLine(["step": "check", "filled": filler.count, "free": free, "result": check])
+    let notifier = blocking {
+        await outcome { () async throws(ConnectivityError) in
+            try connectivity.startNotifier()
+            return "started"
+        }
+    }
+    connectivity.stopNotifier()
+    emitLine(["step": "startNotifier", "result": notifier])
+    for fd in filler { close(fd) }
+    let recovered = blocking {
+        await outcome { () async throws(ConnectivityError) in try await connectivity.checkConnectivity().verdict.name }
+    }
+    emitLine(["step": "recovered", "result": recovered])
+    keeper.cancel()
+    let clean = [check, notifier].allSatisfy {
+        $0["code"] as? String == "systemCall" && $0["errno"] as? Int == Int(EMFILE)
+    }
+    exit(clean ? 0 : 1)
+}
+
 let arguments = CommandLine.arguments
-guard arguments.count >= 3 else { fail("usage: ReachabilityStress storm|churn NSPATH [CYCLES]") }
+guard arguments.count >= 3 else {
+    fail("usage: ReachabilityStress storm|churn|connectivity-emfile NSPATH [CYCLES|namespace|default FREE]")
+}
 switch arguments[1] {
 case "storm": storm(arguments[2])
 case "churn": churn(arguments[2], cycles: arguments.count > 3 ? Int(arguments[3]) ?? 1000 : 1000)
+case "connectivity-emfile":
+    guard arguments.count == 5, ["namespace", "default"].contains(arguments[3]), let free = Int(arguments[4]) else {
+        fail("usage: ReachabilityStress connectivity-emfile NSPATH namespace|default FREE")
+    }
+    connectivityEMFILE(arguments[2], ownNamespace: arguments[3] == "default", free: free)
 default: fail("unknown mode \(arguments[1])")
 }
