@@ -368,6 +368,24 @@ struct ResolutionIntegrationTests {
         #expect(errors.entries.first?.description.contains("Too many open files") == true)
     }
 
+    @Test("Defect 11: out of descriptors, a hostname gets an error (EMFILE), not notReachable; then its real answer")
+    func resolverOutOfDescriptors() async throws {
+        let ns = try TestNamespace()
+        try ns.ipv4WithDefaultRoute()
+        let output = try await offPool {
+            try Command.run(["nsenter", "--net=\(ns.path)", "--", StressBinary.path, "resolver-emfile", ns.path])
+        }
+        print("ReachabilityStress resolver-emfile: \(output.stdout)", terminator: "")
+        #expect(output.status == 0, "exit \(output.status); \(output.stderr.suffix(1500))")
+        let result = try jsonObject(output.stdout.split(separator: "\n").last.map(String.init))
+        #expect(result["errorReported"] as? Bool == true)
+        #expect(result["errorCode"] as? String == "systemCall")
+        #expect(result["errno"] as? Int == Int(EMFILE))
+        #expect((result["errorDescription"] as? String)?.contains("Too many open files") == true)
+        #expect((result["deliveriesWhileOut"] as? [String])?.isEmpty == true, "\(result)")
+        #expect((result["deliveries"] as? [String])?.first?.hasPrefix("reachableViaWiFi") == true, "\(result)")
+    }
+
     @Test("Defect 12: IDN names are asked in Punycode; IPv4-mapped addresses are their IPv4 address")
     func idnAndMapped() async throws {
         let (ns, dns) = try setUp("rtest-idn")

@@ -203,6 +203,15 @@ func churn(_ namespace: String, cycles: Int) {
     monitor.cancel()
 }
 
+/// A list appended to from callbacks.
+final class LockedList<Element>: @unchecked Sendable {
+    // @unchecked: `items` is only touched under `lock`.
+    private let lock = NSLock()
+    private var items: [Element] = []
+    func append(_ item: Element) { lock.withLock { items.append(item) } }
+    var values: [Element] { lock.withLock { items } }
+}
+
 final class LockedCounter: @unchecked Sendable {
     // @unchecked: `count` is only touched under `lock`.
     private let lock = NSLock()
@@ -333,9 +342,61 @@ func connectivityEMFILE(_ namespace: String, ownNamespace: Bool, free: Int) {
     exit(clean ? 0 : 1)
 }
 
+/// A hostname started while the process is out of descriptors: getaddrinfo fails
+/// (glibc says "Name or service not known" with errno EMFILE). That must be an
+/// error (whenError, EMFILE), never a notReachable delivery; once descriptors are
+/// back, the retry resolves it and the first delivery is the real answer.
+func resolverEMFILE() {
+    // The monitor runs already, so starting the hostname needs no new netlink socket.
+    let keeper: Reachability
+    let target: Reachability
+    do {
+        keeper = try Reachability()
+        try keeper.startNotifier()
+        target = try Reachability(hostname: "localhost")
+    } catch { fail("set-up: \(error)") }
+    let deliveries = LockedList<String>()
+    let errors = LockedList<ReachabilityError>()
+    let erred = DispatchSemaphore(value: 0)
+    let delivered = DispatchSemaphore(value: 0)
+    target.whenError = { _, error in
+        errors.append(error)
+        erred.signal()
+    }
+    // The notifier's closures (an observer added now would resolve the name at once,
+    // before the descriptors run out).
+    let record: Reachability.NetworkReachable = { reachability in
+        deliveries.append(reachability.state.description)
+        delivered.signal()
+    }
+    target.whenReachable = record
+    target.whenUnreachable = record
+    blocking { try? await Task.sleep(for: .milliseconds(20)) }  // libdispatch's epoll, made beforehand
+
+    let filler = exhaustDescriptors()
+    do { try target.startNotifier() } catch { fail("startNotifier: \(error)") }
+    let gotError = erred.wait(timeout: .now() + 30) == .success
+    let early = deliveries.values
+    for fd in filler { close(fd) }
+    let gotDelivery = delivered.wait(timeout: .now() + 30) == .success
+    let error = errors.values.first
+    let result: [String: Any] = [
+        "mode": "resolver-emfile", "filled": filler.count, "errorReported": gotError,
+        "errorCode": error.map { $0.code.description } ?? "none", "errno": error?.errno.map { Int($0) } ?? -1,
+        "errorDescription": error?.description ?? "", "deliveriesWhileOut": early,
+        "deliveries": deliveries.values, "delivered": gotDelivery,
+    ]
+    emitLine(result)
+    withExtendedLifetime(keeper) {}
+    let clean = gotError && error?.errno == EMFILE && early.isEmpty && gotDelivery
+    exit(clean ? 0 : 1)
+}
+
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    fail("usage: ReachabilityStress storm|churn|connectivity-emfile NSPATH [CYCLES|namespace|default FREE]")
+    fail(
+        "usage: ReachabilityStress storm|churn|connectivity-emfile|resolver-emfile NSPATH [CYCLES|namespace|default FREE]"
+    )
 }
 switch arguments[1] {
 case "storm": storm(arguments[2])
@@ -345,5 +406,6 @@ case "connectivity-emfile":
         fail("usage: ReachabilityStress connectivity-emfile NSPATH namespace|default FREE")
     }
     connectivityEMFILE(arguments[2], ownNamespace: arguments[3] == "default", free: free)
+case "resolver-emfile": resolverEMFILE()
 default: fail("unknown mode \(arguments[1])")
 }
