@@ -344,7 +344,7 @@ struct ResolutionIntegrationTests {
         try ns.ipv4WithDefaultRoute()
         let calls = LockedValue(0)
         let answer = try IPAddress("192.0.2.77")
-        let resolver = ResolverPool { _, _ in
+        let resolver = ResolverPool(lookup: { _, _ in
             let call = calls.withLock { count -> Int in
                 count += 1
                 return count
@@ -354,7 +354,7 @@ struct ResolutionIntegrationTests {
                     ReachabilityError(.systemCall, "cannot resolve \"flaky.rtest\": getaddrinfo", errno: EMFILE))
             }
             return .success(.addresses([answer]))
-        }
+        })
         let reachability = try Reachability(hostname: "flaky.rtest", environment: ns.environment, resolver: resolver)
         let log = DeliveryLog(reachability)
         let errors = ErrorLog(reachability)

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import Reachability
@@ -168,5 +169,56 @@ import Testing
         #expect(try Reachability(address: "::ffff:0.0.0.0").targetDescription == "internet")
         #expect(
             Target.address(try IPAddress("::ffff:10.1.2.3")).lookups.first?.destination == (try IPAddress("10.1.2.3")))
+    }
+}
+
+/// The pool's threads and timer, with worker threads the test starts itself.
+@Suite struct ResolverPoolTests {
+    /// Worker closures the pool asked to run, run by the test when it chooses.
+    final class Workers: Sendable {
+        private let pending = LockedValue<[@Sendable () -> Void]>([])
+        var spawn: ResolverPool.Spawn {
+            { [pending] work throws(ReachabilityError) in pending.withLock { $0.append(work) } }
+        }
+        var count: Int { pending.withLock { $0.count } }
+        /// Runs every pending worker on a thread of its own.
+        func runAll() {
+            for work in pending.withLock({ list in
+                defer { list = [] }; return list
+            }) {
+                Thread.detachNewThread { work() }
+            }
+        }
+    }
+
+    @Test("Names all requested before any worker runs still start beside a stalled one (the stall timer)")
+    func burstBehindStalls() async throws {
+        var limits = ResolverSchedule<ResolverPool.Requester>.Limits()
+        limits.running = 1
+        limits.stallAfter = .milliseconds(50)
+        let release = DispatchSemaphore(value: 0)
+        let workers = Workers()
+        let pool = ResolverPool(limits: limits, spawn: workers.spawn) { name, _ in
+            if name == "stalled" { release.wait() }
+            return .success(.failed(code: -2))
+        }
+        final class Requester: Sendable {}
+        let (first, second) = (Requester(), Requester())
+        let answered = LockedValue<[String]>([])
+        // Both requests come before any worker runs: one worker is asked for.
+        pool.resolve("stalled", in: nil, for: .init(id: ObjectIdentifier(first))) { _ in }
+        pool.resolve("quick", in: nil, for: .init(id: ObjectIdentifier(second))) { _ in
+            answered.withLock { $0.append("quick") }
+        }
+        #expect(workers.count == 1)
+        workers.runAll()  // it takes "stalled" (first come) and blocks
+        let deadline = ContinuousClock.now + .seconds(20)
+        while answered.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline {
+            // The stall timer asks for a second worker: start it.
+            workers.runAll()
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(answered.withLock { $0 } == ["quick"], "the quick name waited behind the stalled one")
+        release.signal()
     }
 }

@@ -9,6 +9,19 @@ final class JoinableThread: Sendable {
 
     /// Starts `body` on a new thread named `name` (at most 15 bytes are kept).
     init(name: String, _ body: @escaping @Sendable () -> Void) throws(ReachabilityError) {
+        handle = try Self.create(name: name, detached: false, body)
+    }
+
+    /// Starts `body` on a new thread that is detached from the start: nobody joins
+    /// it, and it cleans up after itself (no moment in which it exists joinable
+    /// and unjoined, which a process exiting then would count as leaked).
+    static func detached(name: String, _ body: @escaping @Sendable () -> Void) throws(ReachabilityError) {
+        _ = try create(name: name, detached: true, body)
+    }
+
+    private static func create(name: String, detached: Bool, _ body: @escaping @Sendable () -> Void)
+        throws(ReachabilityError) -> pthread_t
+    {
         final class Box: Sendable {
             let name: String
             let body: @Sendable () -> Void
@@ -19,8 +32,12 @@ final class JoinableThread: Sendable {
         }
         let context = Unmanaged.passRetained(Box(name: name, body: body)).toOpaque()
         var thread = pthread_t()
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        if detached { pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED)) }
         let rc = pthread_create(
-            &thread, nil,
+            &thread, &attributes,
             { raw in
                 guard let raw else { return nil }
                 let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
@@ -32,7 +49,7 @@ final class JoinableThread: Sendable {
             Unmanaged<Box>.fromOpaque(context).release()
             throw ReachabilityError(.systemCall, "pthread_create failed", errno: rc)
         }
-        handle = thread
+        return thread
     }
 
     /// True when called on this thread.

@@ -66,13 +66,26 @@ final class ResolverPool: Sendable {
     /// The pool every `Reachability` uses.
     static let shared = ResolverPool()
 
+    /// Starts a worker thread running the closure (tests start them when they choose).
+    typealias Spawn = @Sendable (_ work: @escaping @Sendable () -> Void) throws(ReachabilityError) -> Void
+
     private let state: LockedValue<State>
     private let lookup: Lookup
+    private let spawnThread: Spawn
     private let timers = DispatchQueue(label: "reachability.resolver-timer")
 
-    init(limits: ResolverSchedule<Requester>.Limits = .init(), lookup: @escaping Lookup = ResolverPool.systemLookup) {
+    init(
+        limits: ResolverSchedule<Requester>.Limits = .init(), spawn: @escaping Spawn = ResolverPool.detachedThread,
+        lookup: @escaping Lookup = ResolverPool.systemLookup
+    ) {
         state = LockedValue(State(schedule: ResolverSchedule(limits: limits)))
+        self.spawnThread = spawn
         self.lookup = lookup
+    }
+
+    /// A detached thread named `reachability-dns`.
+    static let detachedThread: Spawn = { work throws(ReachabilityError) in
+        try JoinableThread.detached(name: "reachability-dns", work)
     }
 
     /// Whether a resolution `requester` asked for has not answered yet.
@@ -106,8 +119,7 @@ final class ResolverPool: Sendable {
     private func spawn(_ count: Int) {
         for _ in 0..<count {
             do throws(ReachabilityError) {
-                let worker = try JoinableThread(name: "reachability-dns") { [self] in work() }
-                worker.detach()
+                try spawnThread { [self] in work() }
             } catch {
                 // No thread: if nothing else runs, whoever waits would wait forever; fail them.
                 let failed = state.withLock { state -> [(Completion, Key)] in
@@ -137,6 +149,9 @@ final class ResolverPool: Sendable {
                 armTimer()
                 return
             }
+            // This resolution turns stalled in a moment if it gets no answer: others waiting
+            // then start beside it (the timer is what notices).
+            armTimer()
             let outcome = lookup(key.name, namespace)
             let (completions, start) = state.withLock { state -> ([Completion], Int) in
                 state.resolutions += 1
