@@ -183,6 +183,28 @@ struct ResolutionIntegrationTests {
         for target in stalled { target.stopNotifier() }
     }
 
+    @Test("1,000 hostnames: every one resolved and delivered, in one namespace, through one monitor")
+    func thousandHostnames() async throws {
+        let (ns, dns) = try setUp("rtest-many")
+        try dns.set("*.bulk.rtest", answers: [["192.0.2.10"]])
+        let targets = try (0..<1000).map { index in
+            try Reachability(hostname: "host-\(index).bulk.rtest", environment: ns.environment)
+        }
+        let delivered = LockedValue(0)
+        let tokens = targets.map { target in
+            target.addObserver { _ in delivered.withLock { $0 += 1 } }
+        }
+        for target in targets { try target.startNotifier() }
+        try await eventually("all 1,000 first deliveries", timeout: .seconds(60)) { delivered.withLock { $0 } >= 1000 }
+        let answer = try IPAddress("192.0.2.10")
+        #expect(targets.allSatisfy { $0.resolvedAddresses == [answer] })
+        #expect(targets.allSatisfy { $0.currentReachabilityStatus == .reachableViaWiFi })
+        #expect(MonitorRegistry.running(for: ns.environment)?.clientCount == 1000)
+        #expect(delivered.withLock { $0 } == 1000, "each observer called once")
+        for target in targets { target.stopNotifier() }
+        withExtendedLifetime(tokens) {}
+    }
+
     @Test("Defect 6: deleting a watched /run/netns/NAME stops its instances with an error instead of a stale state")
     func namedNamespaceDeleted() async throws {
         let ns = try TestNamespace(named: "rtest-gone")

@@ -162,7 +162,7 @@ final class ResolverPool: Sendable {
                     if let completion = state.completions[waiting] { completions.append(completion) }
                     if !state.schedule.isWaiting(requester, for: key) { state.completions[waiting] = nil }
                 }
-                if !state.completions.keys.contains(where: { $0.key == key }) { state.namespaces[key] = nil }
+                if !state.schedule.hasWaiters(key) { state.namespaces[key] = nil }
                 return (completions, start)
             }
             spawn(start)

@@ -14,7 +14,10 @@
 /// - Names whose last resolution was quick start first, then names never
 ///   resolved, then names whose last one was slow; first come, first served within
 ///   each. A stalled name never delays a quick one.
-struct ResolverSchedule<Waiter: Hashable>: Sendable where Waiter: Sendable {
+///
+/// Every operation costs O(log n) in the names waiting (plus the few running):
+/// ten thousand names are scheduled in milliseconds.
+struct ResolverSchedule<Waiter: Hashable & Sendable>: Sendable {
     struct Key: Hashable, Sendable {
         /// The namespace's identity; nil for the process's own.
         var namespace: FileIdentity?
@@ -32,42 +35,44 @@ struct ResolverSchedule<Waiter: Hashable>: Sendable where Waiter: Sendable {
         var rememberedNames = 4096
     }
 
-    private enum Speed: Int, Comparable {
+    private enum Speed: Int, CaseIterable {
         case quick = 0, unknown = 1, slow = 2
-        static func < (lhs: Speed, rhs: Speed) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 
     private struct Entry: Sendable {
         var lastStart: ContinuousClock.Instant?
         var lastDuration: Duration?
-        /// When the resolution in flight started.
-        var runningSince: ContinuousClock.Instant?
         /// Waiting for the next resolution to start (empty: none is wanted).
         var next: Set<Waiter> = []
         /// Answered by the resolution in flight.
         var current: Set<Waiter> = []
-        /// Order of the oldest waiting request.
-        var order: UInt64 = 0
+        /// In a ready queue or the deferred heap.
+        var queued = false
+        var isRunning = false
 
-        func speed(slowAfter: Duration) -> Speed {
-            guard let lastDuration else { return .unknown }
-            return lastDuration < slowAfter ? .quick : .slow
-        }
-        var isIdle: Bool { runningSince == nil && next.isEmpty && current.isEmpty }
+        var isIdle: Bool { !isRunning && next.isEmpty && current.isEmpty }
     }
 
     let limits: Limits
     private var entries: [Key: Entry] = [:]
+    /// Startable names by speed, first come first served.
+    private var ready: [FIFO<Key>] = Speed.allCases.map { _ in FIFO() }
+    /// Names waiting for their interval to pass, earliest first.
+    private var deferred = MinHeap<DeferredKey>()
+    /// Resolutions in flight and when each started (at most ``Limits/threads``).
+    private var runningSince: [Key: ContinuousClock.Instant] = [:]
     private var counter: UInt64 = 0
+    private var pruneAbove: Int
     /// Worker threads alive (running a resolution or about to look for one).
     private(set) var threads = 0
 
     init(limits: Limits = Limits()) {
         self.limits = limits
+        pruneAbove = limits.rememberedNames * 2
     }
 
     /// Resolutions in flight.
-    var running: Int { entries.values.reduce(0) { $0 + ($1.runningSince == nil ? 0 : 1) } }
+    var running: Int { runningSince.count }
 
     /// Whether `waiter` waits for `key` (queued or in flight).
     func isWaiting(_ waiter: Waiter, for key: Key) -> Bool {
@@ -75,49 +80,48 @@ struct ResolverSchedule<Waiter: Hashable>: Sendable where Waiter: Sendable {
         return entry.next.contains(waiter) || entry.current.contains(waiter)
     }
 
+    /// Whether anyone waits for `key` (queued or in flight).
+    func hasWaiters(_ key: Key) -> Bool {
+        guard let entry = entries[key] else { return false }
+        return !entry.next.isEmpty || !entry.current.isEmpty
+    }
+
     /// `waiter` wants a resolution of `key` that starts from now on. Returns how
     /// many worker threads to start (already counted in ``threads``).
     mutating func request(_ key: Key, by waiter: Waiter, at now: ContinuousClock.Instant) -> Int {
-        var entry = entries[key] ?? Entry()
-        if entry.next.isEmpty {
-            counter += 1
-            entry.order = counter
-        }
-        entry.next.insert(waiter)
-        entries[key] = entry
+        entries[key, default: Entry()].next.insert(waiter)
+        enqueueIfWanted(key, at: now)
         return startWorkers(at: now)
     }
 
     /// A worker looks for work: the key it should resolve now, or nil (it then
     /// exits, and the thread count drops).
     mutating func take(at now: ContinuousClock.Instant) -> Key? {
-        var best: (key: Key, speed: Speed, order: UInt64)?
-        for (key, entry) in entries where isStartable(entry, at: now) {
-            let candidate = (key: key, speed: entry.speed(slowAfter: limits.slowAfter), order: entry.order)
-            if let current = best, (current.speed, current.order) <= (candidate.speed, candidate.order) { continue }
-            best = candidate
-        }
-        guard let best, var entry = entries[best.key], mayStartAnother(at: now) else {
+        promote(at: now)
+        guard activeCount(at: now) < limits.running, let key = popReady() else {
             threads -= 1
             return nil
         }
-        entry.runningSince = now
-        entry.lastStart = now
-        entry.current = entry.next
-        entry.next = []
-        entries[best.key] = entry
-        return best.key
+        entries[key]?.queued = false
+        entries[key]?.isRunning = true
+        entries[key]?.lastStart = now
+        if let waiting = entries[key]?.next {
+            entries[key]?.current = waiting
+            entries[key]?.next = []
+        }
+        runningSince[key] = now
+        return key
     }
 
     /// The resolution of `key` finished: returns the waiters it answers and how
     /// many worker threads to start (a waiting name may now be startable).
     mutating func finish(_ key: Key, at now: ContinuousClock.Instant) -> (waiters: Set<Waiter>, start: Int) {
-        guard var entry = entries[key] else { return ([], 0) }
-        if let since = entry.runningSince { entry.lastDuration = now - since }
-        entry.runningSince = nil
-        let waiters = entry.current
-        entry.current = []
-        entries[key] = entry
+        guard let since = runningSince.removeValue(forKey: key), entries[key] != nil else { return ([], 0) }
+        entries[key]?.lastDuration = now - since
+        entries[key]?.isRunning = false
+        let waiters = entries[key]?.current ?? []
+        entries[key]?.current = []
+        enqueueIfWanted(key, at: now)
         forgetIdleNames(at: now)
         return (waiters, startWorkers(at: now))
     }
@@ -128,10 +132,13 @@ struct ResolverSchedule<Waiter: Hashable>: Sendable where Waiter: Sendable {
         threads -= 1
         guard threads == 0 else { return [:] }
         var failed: [Key: Set<Waiter>] = [:]
-        for (key, entry) in entries where !entry.next.isEmpty {
+        for (key, entry) in entries where !entry.next.isEmpty && !entry.isRunning {
             failed[key] = entry.next
             entries[key]?.next = []
+            entries[key]?.queued = false
         }
+        ready = Speed.allCases.map { _ in FIFO() }
+        deferred = MinHeap()
         forgetIdleNames(at: now)
         return failed
     }
@@ -144,16 +151,11 @@ struct ResolverSchedule<Waiter: Hashable>: Sendable where Waiter: Sendable {
         func consider(_ instant: ContinuousClock.Instant) {
             if earliest.map({ instant < $0 }) ?? true { earliest = instant }
         }
-        let waiting = entries.values.filter { !$0.next.isEmpty && $0.runningSince == nil }
-        guard !waiting.isEmpty else { return nil }
-        for entry in waiting {
-            if let notBefore = notBefore(entry), notBefore > now { consider(notBefore) }
-        }
-        if waiting.contains(where: { isStartable($0, at: now) }) {
-            for entry in entries.values {
-                if let since = entry.runningSince, since + limits.stallAfter > now {
-                    consider(since + limits.stallAfter)
-                }
+        let startableNow = ready.contains { !$0.isEmpty } || deferred.first.map { $0.notBefore <= now } ?? false
+        if let first = deferred.first, first.notBefore > now { consider(first.notBefore) }
+        if startableNow {
+            for since in runningSince.values where since + limits.stallAfter > now {
+                consider(since + limits.stallAfter)
             }
         }
         return earliest
@@ -168,43 +170,130 @@ struct ResolverSchedule<Waiter: Hashable>: Sendable where Waiter: Sendable {
 
     /// Worker threads to start now: one per startable name no idle thread will
     /// take, within the limits.
-    func workersToStart(at now: ContinuousClock.Instant) -> Int {
-        let startable = entries.values.filter { isStartable($0, at: now) }.count
-        let running = self.running
+    mutating func workersToStart(at now: ContinuousClock.Instant) -> Int {
+        promote(at: now)
+        let startable = ready.reduce(0) { $0 + $1.count }
         let idle = max(0, threads - running)
-        let active = entries.values.filter { entry in
-            guard let since = entry.runningSince else { return false }
-            return now - since < limits.stallAfter
-        }.count
         let wanted = startable - idle
-        let room = min(limits.running - active - idle, limits.threads - threads)
+        let room = min(limits.running - activeCount(at: now) - idle, limits.threads - threads)
         return max(0, min(wanted, room))
     }
 
-    private func notBefore(_ entry: Entry) -> ContinuousClock.Instant? {
-        entry.lastStart.map { $0 + limits.minimumInterval }
+    // MARK: Queues
+
+    private struct DeferredKey: Comparable, Sendable {
+        var notBefore: ContinuousClock.Instant
+        var order: UInt64
+        var key: Key
+        static func < (lhs: Self, rhs: Self) -> Bool { (lhs.notBefore, lhs.order) < (rhs.notBefore, rhs.order) }
+        static func == (lhs: Self, rhs: Self) -> Bool { lhs.notBefore == rhs.notBefore && lhs.order == rhs.order }
     }
 
-    private func isStartable(_ entry: Entry, at now: ContinuousClock.Instant) -> Bool {
-        guard !entry.next.isEmpty, entry.runningSince == nil else { return false }
-        return notBefore(entry).map { $0 <= now } ?? true
-    }
-
-    /// Whether a thread may start one more resolution: fewer than `running` are
-    /// in flight and not stalled.
-    private func mayStartAnother(at now: ContinuousClock.Instant) -> Bool {
-        let active = entries.values.filter { entry in
-            guard let since = entry.runningSince else { return false }
-            return now - since < limits.stallAfter
-        }.count
-        return active < limits.running
-    }
-
-    private mutating func forgetIdleNames(at now: ContinuousClock.Instant) {
-        guard entries.count > limits.rememberedNames else { return }
-        let stale = entries.filter { _, entry in
-            entry.isIdle && (entry.lastStart.map { now - $0 > limits.minimumInterval } ?? true)
+    /// Puts `key` in a ready queue, or the deferred heap until its interval passes,
+    /// if a resolution is wanted and none runs or waits already.
+    private mutating func enqueueIfWanted(_ key: Key, at now: ContinuousClock.Instant) {
+        guard let entry = entries[key], !entry.next.isEmpty, !entry.queued, !entry.isRunning else { return }
+        entries[key]?.queued = true
+        counter += 1
+        if let last = entry.lastStart, last + limits.minimumInterval > now {
+            deferred.push(DeferredKey(notBefore: last + limits.minimumInterval, order: counter, key: key))
+        } else {
+            ready[speed(of: entry).rawValue].append(key)
         }
-        for key in stale.keys.prefix(entries.count - limits.rememberedNames) { entries[key] = nil }
+    }
+
+    /// Moves names whose interval has passed to their ready queue.
+    private mutating func promote(at now: ContinuousClock.Instant) {
+        while let first = deferred.first, first.notBefore <= now {
+            _ = deferred.pop()
+            guard let entry = entries[first.key] else { continue }
+            ready[speed(of: entry).rawValue].append(first.key)
+        }
+    }
+
+    private mutating func popReady() -> Key? {
+        for index in ready.indices {
+            if let key = ready[index].pop() { return key }
+        }
+        return nil
+    }
+
+    private func speed(of entry: Entry) -> Speed {
+        guard let duration = entry.lastDuration else { return .unknown }
+        return duration < limits.slowAfter ? .quick : .slow
+    }
+
+    /// Resolutions in flight that are not stalled.
+    private func activeCount(at now: ContinuousClock.Instant) -> Int {
+        runningSince.values.reduce(0) { $0 + (now - $1 < limits.stallAfter ? 1 : 0) }
+    }
+
+    /// Forgets idle names (no waiter, nothing running, interval over) once more
+    /// than twice ``Limits/rememberedNames`` are known; amortized O(1).
+    private mutating func forgetIdleNames(at now: ContinuousClock.Instant) {
+        guard entries.count > pruneAbove else { return }
+        let interval = limits.minimumInterval
+        entries = entries.filter { _, entry in
+            !(entry.isIdle && !entry.queued && (entry.lastStart.map { now - $0 > interval } ?? true))
+        }
+        pruneAbove = max(limits.rememberedNames, entries.count) * 2
+    }
+}
+
+/// A first-in first-out queue with O(1) amortized append and pop.
+struct FIFO<Element: Sendable>: Sendable {
+    private var items: [Element] = []
+    private var head = 0
+
+    var isEmpty: Bool { head == items.count }
+    var count: Int { items.count - head }
+
+    mutating func append(_ element: Element) { items.append(element) }
+
+    mutating func pop() -> Element? {
+        guard head < items.count else { return nil }
+        let element = items[head]
+        head += 1
+        if head >= 64 && head * 2 >= items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        return element
+    }
+}
+
+/// A binary min-heap.
+struct MinHeap<Element: Comparable & Sendable>: Sendable {
+    private var items: [Element] = []
+
+    var first: Element? { items.first }
+
+    mutating func push(_ element: Element) {
+        items.append(element)
+        var child = items.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard items[child] < items[parent] else { break }
+            items.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func pop() -> Element? {
+        guard !items.isEmpty else { return nil }
+        items.swapAt(0, items.count - 1)
+        let top = items.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < items.count && items[left] < items[smallest] { smallest = left }
+            if right < items.count && items[right] < items[smallest] { smallest = right }
+            guard smallest != parent else { break }
+            items.swapAt(parent, smallest)
+            parent = smallest
+        }
+        return top
     }
 }

@@ -16,7 +16,8 @@ on stdout:
   {"cmd": "remove", "name": N}                 N gets NXDOMAIN again
   {"cmd": "stats"}   -> {"queries": {name: count}, "total": count}
   {"cmd": "reset"}   zeroes the counters
-Names not in the table get NXDOMAIN. It prints {"ready": true} once listening.
+A name "*.PARENT" answers every name directly under PARENT (each keeps its own
+turn). Names not in the table get NXDOMAIN. It prints {"ready": true} once listening.
 """
 
 import heapq
@@ -65,6 +66,8 @@ def answer(packet):
     name, qtype, qclass, end = parse_question(packet)
     queries[name] = queries.get(name, 0) + 1
     entry = table.get(name)
+    if entry is None and "." in name:
+        entry = table.get("*." + name.split(".", 1)[1])  # a wildcard for the parent
     if entry is None:
         return reply(packet, end, 3, []), 0.0
     if entry.get("stall"):
