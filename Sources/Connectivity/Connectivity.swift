@@ -133,6 +133,16 @@ public final class Connectivity: Sendable {
     /// Whether the notifier is running.
     public var isRunning: Bool { state.withLockedValue { $0.running } }
 
+    /// Why the running notifier can no longer tell anything, if that happened: the
+    /// watched network namespace went away (`/run/netns/NAME` deleted, or the process
+    /// behind `/proc/PID/ns/net` exited), code ``ConnectivityError/Code/namespace``.
+    /// The last result published is then notConnected. Stop and start again to
+    /// watch a namespace made anew under the same name.
+    public var lastError: ConnectivityError? {
+        let monitor = state.withLockedValue { $0.monitor }
+        return monitor?.lastError.map { ConnectivityError($0, while: "the path monitor stopped") }
+    }
+
     /// Every change as an `AsyncSequence`: the current result first when there is
     /// one, then each change; a slow consumer sees only the newest. It finishes on
     /// ``stopNotifier()`` (a sequence made before ``startNotifier()`` waits for it).

@@ -1,3 +1,4 @@
+import Connectivity
 import Foundation
 import Testing
 
@@ -250,6 +251,27 @@ struct ResolutionIntegrationTests {
         try reachability.startNotifier()
         #expect(reachability.lastError == nil)
         #expect(reachability.currentReachabilityStatus == .notReachable, "no veth0 in the new namespace")
+    }
+
+    @Test("Defect 6: Connectivity watching a deleted namespace reports notConnected and says why")
+    func connectivityNamespaceDeleted() async throws {
+        let (ns, server) = try await offPool {
+            let ns = try TestNamespace(named: "rtest-cgone")
+            try ns.disableIPv6()
+            try ns.ipv4WithDefaultRoute()
+            return (ns, try TestHTTPServer(in: ns, routes: ["/generate_204": .respond(status: 204)]))
+        }
+        let connectivity = try Connectivity(
+            configuration: ConnectivityIntegrationTests.configuration(
+                ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))]))
+        let log = ConnectivityLog(connectivity)
+        try connectivity.startNotifier()
+        try await log.wait("online") { $0.last?.verdict == .online }
+        #expect(connectivity.lastError == nil)
+        try Command.check(["ip", "netns", "del", try #require(ns.name)])
+        try await log.wait("notConnected after the namespace went away") { $0.last?.verdict == .notConnected }
+        #expect(connectivity.lastError?.code == .namespace)
+        #expect(connectivity.lastError?.description.contains("deleted") == true)
     }
 
     @Test("Defect 6: when the process behind /proc/PID/ns/net exits, its instances stop with an error")
