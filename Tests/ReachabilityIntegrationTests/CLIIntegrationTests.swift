@@ -4,9 +4,16 @@ import Testing
 @testable import Reachability
 @testable import ReachabilityCLI
 
-/// The built `reachability` binary, next to the test bundle in the build folder.
+/// The `reachability` binary under test: `REACHABILITY_CLI` when set (e.g. the
+/// release build, `.ci/run` runs the CLI suites against it too), otherwise the
+/// one built next to the test bundle in the build folder.
 enum CLI {
     static var path: String {
+        if let chosen = ProcessInfo.processInfo.environment["REACHABILITY_CLI"], !chosen.isEmpty {
+            // Meant to be absolute; a relative path is taken from the current directory.
+            return chosen.hasPrefix("/")
+                ? chosen : FileManager.default.currentDirectoryPath + "/" + chosen
+        }
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
         return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("reachability").path
     }
