@@ -131,7 +131,8 @@ struct CLIIntegrationTests {
         #expect(watch.nextLine(timeout: 0.3) == nil, "nothing while nothing changes")
 
         watch.signal(SIGINT)
-        #expect(watch.wait() == 0)
+        // A watch that ignores the signal is killed after a while: a failure, not a hung suite.
+        #expect(watch.termination() == .exited(0))
     }
 
     @Test("wait: exit 0 when the link comes up 0.5 s after it starts; exit 1 at --timeout 1")
