@@ -135,9 +135,15 @@ enum CLIProcess {
             // The lowest free number is `fd`: the lower ones are open by now.
             let opened = open("/dev/null", O_RDONLY)
             guard opened == fd else {
+                let error = opened < 0 ? errno : EBADF
                 if opened >= 0 { close(opened) }
-                // Nothing safe to write to; the status says it.
-                _exit(2)
+                // Descriptor `fd` is still closed: a message goes out only if it's not stderr.
+                if fd < 2 {
+                    writeError(
+                        "reachability: can't open /dev/null for closed descriptor \(fd): \(String(cString: strerror(error)))\n"
+                    )
+                }
+                finish(2)
             }
         }
     }
@@ -170,7 +176,7 @@ enum CLIProcess {
         guard probes.count < descriptorsNeeded else { return }
         let inUse = (0..<Int32(min(limit.rlim_cur, 65_536))).filter { fcntl($0, F_GETFD) >= 0 }.count
         let why =
-            failure == EMFILE
+            failure == EMFILE || failure == EINVAL  // EINVAL: the limit is below 4
             ? "limit \(limit.rlim_cur), \(inUse) in use; raise it with ulimit -n"
             : "\(String(cString: strerror(failure))) with \(inUse) in use"
         writeError("reachability: too few file descriptors: \(why)\n")
