@@ -30,7 +30,7 @@ enum CLIProcess {
     /// Seconds an exit waits for a line being written before it exits anyway.
     static let exitLockWait = 2
 
-    /// The output lock; also guards ``watchExitsZero``. Never destroyed.
+    /// The output lock; also guards ``signalExitsZero``. Never destroyed.
     nonisolated(unsafe) private static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
         let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         lock.initialize(to: pthread_mutex_t())

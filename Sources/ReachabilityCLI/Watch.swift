@@ -50,7 +50,8 @@ struct Watch: ParsableCommand {
         // Wait for a signal; the monitor's reader thread does the work, and nothing
         // else runs: no Swift concurrency, so no libdispatch pool monitor waking
         // the process every second. (Not dispatchMain: its main thread waits in
-        // sigsuspend with every signal unblocked.)
+        // sigsuspend with an empty mask, where SIGINT and SIGTERM would kill the
+        // process by their default action.)
         CLIProcess.parkForever()
     }
 }
