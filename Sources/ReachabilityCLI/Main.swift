@@ -30,7 +30,15 @@ struct ReachabilityCommand: ParsableCommand {
     /// cooperative pool, whose libdispatch monitor would wake the process once a
     /// second forever; an idle `watch` must not wake at all. The async commands
     /// run as a task while the main thread waits.
+    ///
+    /// ``CLIProcess/start()`` runs first, while this is the only thread: it blocks
+    /// SIGINT and SIGTERM for every thread to come, occupies closed standard
+    /// descriptors and checks the descriptor limit. Every exit goes through
+    /// ``CLIProcess/finish(_:)`` and all output through its raw writes, ArgumentParser's
+    /// help and messages included (its own printing goes through stdio, whose
+    /// failures it doesn't see).
     static func main() {
+        CLIProcess.start()
         do {
             var command = try parseAsRoot()
             if let asyncCommand = command as? any AsyncParsableCommand {
@@ -38,19 +46,25 @@ struct ReachabilityCommand: ParsableCommand {
             } else {
                 try command.run()
             }
+            CLIProcess.finish(0)
         } catch let code as ExitCode {
-            Foundation.exit(code.rawValue)
+            CLIProcess.finish(code.rawValue)
         } catch let error as ConnectivityError {
-            FileHandle.standardError.write(Data("reachability: \(error)\n".utf8))
-            Foundation.exit(2)
+            CLIProcess.writeError("reachability: \(error)\n")
+            CLIProcess.finish(2)
         } catch let error as ReachabilityError {
-            FileHandle.standardError.write(Data("reachability: \(error)\n".utf8))
-            Foundation.exit(2)
+            CLIProcess.writeError("reachability: \(error)\n")
+            CLIProcess.finish(2)
         } catch {
-            let code = exitCode(for: error)
-            guard code != .success else { self.exit(withError: error) }  // --help, --version
-            FileHandle.standardError.write(Data("reachability: \(fullMessage(for: error))\n".utf8))
-            Foundation.exit(2)
+            let message = fullMessage(for: error)
+            guard exitCode(for: error) != .success else {
+                // --help, --version, completion scripts: to stdout, as ArgumentParser
+                // prints them; a failed write exits 1.
+                if !message.isEmpty { CLIProcess.writeOut(message + "\n") }
+                CLIProcess.finish(0)
+            }
+            CLIProcess.writeError("reachability: \(message)\n")
+            CLIProcess.finish(2)
         }
     }
 

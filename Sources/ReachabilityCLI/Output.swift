@@ -69,9 +69,10 @@ enum Output {
         (text.count > 80 ? String(text.prefix(80)) + "…" : text).debugDescription
     }
 
-    /// Writes one line to stdout and flushes it at once.
+    /// Writes one line to stdout at once (unbuffered). A failed write ends the
+    /// command with status 1 (see ``CLIProcess``).
     static func emit(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        CLIProcess.writeOut(line + "\n")
     }
 }
 

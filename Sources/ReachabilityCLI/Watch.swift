@@ -21,25 +21,25 @@ struct Watch: ParsableCommand {
     @Flag(help: "Print one JSON object per line.")
     var json = false
 
+    /// What a running watch keeps alive (a released instance stops its notifier),
+    /// held here rather than by locals around a call that never returns: the
+    /// optimizer may end a local's lifetime before such a call.
+    nonisolated(unsafe) private static var running: [AnyObject] = []
+
     func run() throws {
+        // Being interrupted is how a watch ends: SIGINT and SIGTERM exit 0 (the
+        // signal thread of CLIProcess takes them, once no line is being written).
+        CLIProcess.signalsExitZero()
         let queue = DispatchQueue(label: "reachability.watch")
         let watched = try (targets.isEmpty ? [nil] : targets.map(Optional.some)).map {
             try TargetArgument.make($0, queue: queue)
         }
+        Self.running = watched.map(\.reachability)
         let width = watched.map(\.name.count).max() ?? 0
-        // Signals end the watch on the same queue that prints, so no line is cut in half.
-        let sources = [SIGINT, SIGTERM].map { signalNumber in
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
-            source.setEventHandler { Foundation.exit(0) }
-            source.resume()
-            return source
-        }
-        var tokens: [ReachabilityObservation] = []
         for (name, reachability) in watched {
             try reachability.startNotifier()
             // Called at once with the state (a hostname: once resolved), then on every change.
-            tokens.append(
+            Self.running.append(
                 reachability.addObserver { [json] state in
                     Output.emit(
                         json
@@ -49,7 +49,9 @@ struct Watch: ParsableCommand {
         }
         // Wait for a signal; the monitor's reader thread does the work, and nothing
         // else runs: no Swift concurrency, so no libdispatch pool monitor waking
-        // the process every second. dispatchMain never returns.
-        withExtendedLifetime((watched, tokens, sources)) { dispatchMain() }
+        // the process every second. (Not dispatchMain: its main thread waits in
+        // sigsuspend with an empty mask, where SIGINT and SIGTERM would kill the
+        // process by their default action.)
+        CLIProcess.parkForever()
     }
 }

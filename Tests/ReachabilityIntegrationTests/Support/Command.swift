@@ -248,3 +248,44 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
         Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
     }
 }
+
+/// How a process ended. `Child.wait()` folds a death by signal N into 128 + N,
+/// which can't be told from `exit(128 + N)`; these tests need the difference.
+enum Termination: Equatable, CustomStringConvertible {
+    case exited(Int32)
+    case signaled(Int32)
+
+    var description: String {
+        switch self {
+        case .exited(let status): "exited \(status)"
+        case .signaled(let signal): "killed by signal \(signal)\(signal == SIGKILL ? " (the watchdog)" : "")"
+        }
+    }
+}
+
+extension Child {
+    /// Waits for the child to end and says how; a child still running after
+    /// `limit` seconds is killed (SIGKILL), so a hang is a failed test, not a stuck
+    /// suite. Reaps it (call instead of `wait()`, not after it).
+    func termination(limit: Double = 60) -> Termination {
+        let watchdog = DispatchWorkItem { [self] in if isRunning { signal(SIGKILL) } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + limit, execute: watchdog)
+        defer { watchdog.cancel() }
+        var info = siginfo_t()
+        // WNOWAIT: look without reaping; wait() reaps below.
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
+        let status = info._sifields._sigchld.si_status
+        let result: Termination = info.si_code == Int32(CLD_EXITED) ? .exited(status) : .signaled(status)
+        wait()
+        return result
+    }
+
+    /// Whether one of the child's threads has this name (`/proc/PID/task/*/comm`).
+    func hasThread(named name: String) -> Bool {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.contains { task in
+            let comm = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)
+            return comm?.trimmingCharacters(in: .whitespacesAndNewlines) == name
+        }
+    }
+}
