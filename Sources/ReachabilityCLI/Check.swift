@@ -101,11 +101,15 @@ struct Check: AsyncParsableCommand {
 
     @OptionGroup var probes: ProbeOptions
 
+    @OptionGroup var namespace: NamespaceOption
+
     @Flag(help: "Print one JSON object.")
     var json = false
 
     func run() async throws {
-        let connectivity = try Connectivity(configuration: probes.configuration())
+        var configuration = try probes.configuration()
+        configuration.environment = namespace.environment
+        let connectivity = try Connectivity(configuration: configuration)
         let result = try await connectivity.checkConnectivity()
         Output.emit(json ? Self.json(result) : Self.text(result))
         throw ExitCode(result.verdict == .online ? 0 : 1)

@@ -14,8 +14,10 @@ struct Interfaces: AsyncParsableCommand {
     @Flag(help: "Print a JSON array instead of a table.")
     var json = false
 
+    @OptionGroup var namespace: NamespaceOption
+
     func run() async throws {
-        let list = try NetworkInterfaces.list()
+        let list = try NetworkInterfaces.list(environment: namespace.environment)
         if json {
             let objects = list.map { details -> String in
                 let addresses = details.addresses.map { Output.quote($0.description) }.joined(separator: ", ")

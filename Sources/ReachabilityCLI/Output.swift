@@ -76,25 +76,95 @@ enum Output {
     }
 }
 
+/// `--namespace PATH|NAME`, on every subcommand.
+struct NamespaceOption: ParsableArguments {
+    @Option(
+        name: .customLong("namespace"),
+        help: ArgumentHelp(
+            "Look at another network namespace: a namespace file (/proc/PID/ns/net, /run/netns/NAME) or the NAME of one made by `ip netns add`. Entering it needs root (CAP_SYS_ADMIN).",
+            valueName: "path|name"))
+    var namespace: String?
+
+    func validate() throws {
+        if let namespace, namespace.isEmpty {
+            throw ValidationError("--namespace \"\" names no namespace")
+        }
+    }
+
+    /// The environment it names: a NAME without '/' is `/run/netns/NAME`, as `ip netns` keeps them.
+    var environment: NetworkEnvironment {
+        guard let namespace else { return .default }
+        return NetworkEnvironment(networkNamespacePath: namespace.contains("/") ? namespace : "/run/netns/\(namespace)")
+    }
+}
+
 /// Parses a TARGET argument into a watched instance and its display name.
 enum TargetArgument {
-    static func make(_ argument: String?, queue: DispatchQueue? = nil) throws -> (
-        name: String, reachability: Reachability
-    ) {
+    static func make(_ argument: String?, queue: DispatchQueue? = nil, environment: NetworkEnvironment = .default)
+        throws -> (name: String, reachability: Reachability)
+    {
         guard let argument, argument != "internet" else {
-            return ("internet", try Reachability(notificationQueue: queue))
+            return ("internet", try Reachability(environment: environment, notificationQueue: queue))
         }
         // Hostname parsing also takes IP literals (as addresses, no DNS) and names the bad input.
-        return (argument, try Reachability(hostname: argument, notificationQueue: queue))
+        return (argument, try Reachability(hostname: argument, environment: environment, notificationQueue: queue))
+    }
+
+    /// Ends the command when its instance meets an error it can't get past: the
+    /// namespace went away (exit 1, as for "no longer reachable") or the resolver
+    /// failed (exit `resolverFailure`; nil: report it on stderr and go on, as
+    /// `watch` does while the library retries).
+    static func exitOnErrors(_ reachability: Reachability, resolverFailure: Int32?) {
+        reachability.whenError = { _, error in
+            CLIProcess.writeError("reachability: \(error)\n")
+            if error.code == .namespace { CLIProcess.finish(1) }
+            if let resolverFailure { CLIProcess.finish(resolverFailure) }
+        }
+    }
+
+    /// The subcommands a mistyped TARGET may have meant.
+    static let subcommands = ["status", "watch", "wait", "check", "interfaces"]
+
+    /// `"did you mean `reachability watch`?"` when `argument` is one edit (an
+    /// insertion, deletion, substitution or swap of two neighbours) from a
+    /// subcommand's name; nil otherwise.
+    static func suggestion(for argument: String) -> String? {
+        guard let match = subcommands.first(where: { editDistance(argument.lowercased(), $0) == 1 }) else {
+            return nil
+        }
+        return "did you mean `reachability \(match)`?"
+    }
+
+    /// The optimal-string-alignment distance (Levenshtein plus adjacent swaps).
+    static func editDistance(_ left: String, _ right: String) -> Int {
+        let a = Array(left.unicodeScalars)
+        let b = Array(right.unicodeScalars)
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { table[i][0] = i }
+        for j in 0...b.count { table[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                var best = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    best = min(best, table[i - 2][j - 2] + 1)
+                }
+                table[i][j] = best
+            }
+        }
+        return table[a.count][b.count]
     }
 
     /// The first state the notifier delivers: waits for a hostname's first
     /// resolution (up to `timeout`), instant otherwise.
-    static func firstState(of reachability: Reachability, timeout: Duration) async throws -> ReachabilityState {
+    /// Nil when none came (the timeout passed, or an error ended the notifier:
+    /// see `lastError`).
+    static func firstState(of reachability: Reachability, timeout: Duration) async throws -> ReachabilityState? {
         try reachability.startNotifier()
         defer { reachability.stopNotifier() }
-        let first = await firstElement(of: reachability.updates, within: timeout) { _ in true }
-        return first ?? reachability.state
+        return await firstElement(of: reachability.updates, within: timeout) { _ in true }
     }
 }
 

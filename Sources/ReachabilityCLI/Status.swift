@@ -8,9 +8,12 @@ struct Status: AsyncParsableCommand {
         discussion: """
             Prints the status (notReachable, reachableViaWiFi, reachableViaWWAN), the flags as \
             letters (W R c t i C D l d) and names, the output interface and its type, and a \
-            summary of the whole network path. A hostname is resolved first (up to --timeout).
+            summary of the whole network path. A hostname is resolved first (up to --timeout); \
+            a name that does not resolve and is one edit from a subcommand's name gets a \
+            "did you mean" on stderr.
 
-            Exit status: 0 reachable, 1 not reachable, 2 usage or input error.
+            Exit status: 0 reachable, 1 not reachable (or output failed), 2 usage or input error \
+            (and a resolver that failed: out of descriptors or memory).
             """)
 
     @Argument(help: "A hostname, an IPv4/IPv6 address, or nothing for the Internet.")
@@ -22,14 +25,30 @@ struct Status: AsyncParsableCommand {
     @Option(help: "Seconds to wait for a hostname's resolution.")
     var timeout: Double = 10
 
+    @OptionGroup var namespace: NamespaceOption
+
     func validate() throws {
         try Seconds.check(timeout, "--timeout")
     }
 
     func run() async throws {
-        let (name, reachability) = try TargetArgument.make(target)
-        let state = try await TargetArgument.firstState(of: reachability, timeout: Seconds.duration(timeout))
-        let path = try PathMonitor().currentPath
+        let environment = namespace.environment
+        let (name, reachability) = try TargetArgument.make(target, environment: environment)
+        TargetArgument.exitOnErrors(reachability, resolverFailure: 2)
+        let first = try await TargetArgument.firstState(of: reachability, timeout: Seconds.duration(timeout))
+        // No first state because of an error (the namespace went away, or the resolver failed).
+        if first == nil, let error = reachability.lastError {
+            CLIProcess.writeError("reachability: \(error)\n")
+            throw ExitCode(error.code == .namespace ? 1 : 2)
+        }
+        let state = first ?? reachability.state
+        // A mistyped subcommand becomes a target ("reachability wacth"): say so when it didn't resolve.
+        if let target, reachability.resolvedAddresses?.isEmpty == true,
+            let hint = TargetArgument.suggestion(for: target)
+        {
+            CLIProcess.writeError("reachability: \(Output.shown(target)) did not resolve; \(hint)\n")
+        }
+        let path = try PathMonitor(environment: environment).currentPath
         if json {
             let interfaces = path.availableInterfaces.map { Output.interfaceJSON($0) }.joined(separator: ", ")
             let gateways = path.gateways.map { Output.quote($0.description) }.joined(separator: ", ")
@@ -38,7 +57,8 @@ struct Status: AsyncParsableCommand {
                 + "\"gateways\": [\(gateways)], \"supportsIPv4\": \(path.supportsIPv4), "
                 + "\"supportsIPv6\": \(path.supportsIPv6), \"supportsDNS\": \(path.supportsDNS), "
                 + "\"isExpensive\": \(path.isExpensive)}"
-            Output.emit(Output.json(target: name, state: state, extra: pathJSON))
+            let provisional = state.isProvisional ? ", \"provisional\": true" : ""
+            Output.emit(Output.json(target: name, state: state, extra: pathJSON + provisional))
         } else {
             let names = state.flags.names.isEmpty ? "none" : state.flags.names.joined(separator: ", ")
             Output.emit("target:     \(name)")
@@ -46,7 +66,11 @@ struct Status: AsyncParsableCommand {
             Output.emit("flags:      \(state.flags)  (\(names))")
             Output.emit("interface:  \(state.interface?.description ?? "none")")
             Output.emit("path:       \(path)")
+            if state.isProvisional {
+                Output.emit("note:       not resolved within --timeout: the Internet route's state (provisional)")
+            }
         }
-        throw ExitCode(state.isReachable ? 0 : 1)
+        // A name not resolved in time is not known to be reachable, whatever the route says.
+        throw ExitCode(state.isReachable && !state.isProvisional ? 0 : 1)
     }
 }

@@ -11,7 +11,8 @@ struct Wait: AsyncParsableCommand {
             --timeout seconds pass first. With --interface, only a route out of that interface \
             counts; with --ipv4 or --ipv6, only that family's route to the Internet. With \
             --connectivity, waits for a validated Internet instead: the check endpoints \
-            (see `reachability check`) answer as expected, re-checked on every path change.
+            (see `reachability check`) answer as expected, re-checked on every path change. \
+            When the watched namespace goes away (--namespace), it says so on stderr and exits 1.
             """)
 
     @Argument(help: "A hostname, an IPv4/IPv6 address, or nothing for the Internet.")
@@ -34,6 +35,8 @@ struct Wait: AsyncParsableCommand {
 
     @OptionGroup(title: "Connectivity options (with --connectivity)")
     var probes: ProbeOptions
+
+    @OptionGroup var namespace: NamespaceOption
 
     func validate() throws {
         try Seconds.check(timeout, "--timeout")
@@ -62,18 +65,26 @@ struct Wait: AsyncParsableCommand {
     func run() async throws {
         if connectivity { try await waitForConnectivity() }
         let reachability: Reachability
+        let environment = namespace.environment
         if ipv4 || ipv6 {
             // A global address only the default route covers (no packet is sent to it).
-            reachability = try Reachability(address: ipv4 ? "8.8.8.8" : "2001:4860:4860::8888")
+            reachability = try Reachability(
+                address: ipv4 ? "8.8.8.8" : "2001:4860:4860::8888", environment: environment)
         } else {
-            reachability = try TargetArgument.make(target).reachability
+            reachability = try TargetArgument.make(target, environment: environment).reachability
         }
+        TargetArgument.exitOnErrors(reachability, resolverFailure: 2)
         try reachability.startNotifier()
         let wanted = interface
         let reached =
             await firstElement(of: reachability.updates, within: Seconds.duration(timeout)) { state in
                 state.isReachable && (wanted == nil || state.interface?.name == wanted)
             } != nil
+        // The sequence also ends when the namespace goes away: say why.
+        if !reached, let error = reachability.lastError {
+            CLIProcess.writeError("reachability: \(error)\n")
+            throw ExitCode(error.code == .namespace ? 1 : 2)
+        }
         reachability.stopNotifier()
         throw ExitCode(reached ? 0 : 1)
     }
@@ -83,11 +94,17 @@ struct Wait: AsyncParsableCommand {
         // Waiting is the point: check again at least every 2 s while not online,
         // rather than backing off to a minute and overshooting the timeout.
         configuration.offlineRetryLimit = min(configuration.offlineRetryLimit, .seconds(2))
+        configuration.environment = namespace.environment
         let connectivity = try Connectivity(configuration: configuration)
         try connectivity.startNotifier()
-        let connected =
-            await firstElement(of: connectivity.updates, within: Seconds.duration(timeout)) { $0.isConnected } != nil
+        let connected = await firstElement(of: connectivity.updates, within: Seconds.duration(timeout)) {
+            $0.isConnected || connectivity.lastError != nil
+        }
+        if let error = connectivity.lastError {
+            CLIProcess.writeError("reachability: \(error)\n")
+            throw ExitCode(1)
+        }
         connectivity.stopNotifier()
-        throw ExitCode(connected ? 0 : 1)
+        throw ExitCode(connected != nil ? 0 : 1)
     }
 }

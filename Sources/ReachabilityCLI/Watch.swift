@@ -9,7 +9,8 @@ struct Watch: ParsableCommand {
             Prints the current state of every target first, then one line whenever a target's \
             flags or output interface change, each flushed at once. Nothing is printed while \
             nothing changes, and the process does no work then. SIGINT or SIGTERM ends it with \
-            exit status 0.
+            exit status 0. When the watched namespace goes away (--namespace), it says so on \
+            stderr and exits 1; a resolver failure is reported on stderr and the name retried.
 
             With --json, each line is one JSON object: {"time", "target", "status", "reachable", \
             "connectionRequired", "flags", "rawFlags", "interface"}; see the README.
@@ -21,6 +22,8 @@ struct Watch: ParsableCommand {
     @Flag(help: "Print one JSON object per line.")
     var json = false
 
+    @OptionGroup var namespace: NamespaceOption
+
     /// What a running watch keeps alive (a released instance stops its notifier),
     /// held here rather than by locals around a call that never returns: the
     /// optimizer may end a local's lifetime before such a call.
@@ -31,12 +34,16 @@ struct Watch: ParsableCommand {
         // signal thread of CLIProcess takes them, once no line is being written).
         CLIProcess.signalsExitZero()
         let queue = DispatchQueue(label: "reachability.watch")
+        let environment = namespace.environment
         let watched = try (targets.isEmpty ? [nil] : targets.map(Optional.some)).map {
-            try TargetArgument.make($0, queue: queue)
+            try TargetArgument.make($0, queue: queue, environment: environment)
         }
         Self.running = watched.map(\.reachability)
         let width = watched.map(\.name.count).max() ?? 0
         for (name, reachability) in watched {
+            // The namespace gone: exit 1 with a message. A resolver failure: a message,
+            // and the watch goes on (the library tries the name again).
+            TargetArgument.exitOnErrors(reachability, resolverFailure: nil)
             try reachability.startNotifier()
             // Called at once with the state (a hostname: once resolved), then on every change.
             Self.running.append(

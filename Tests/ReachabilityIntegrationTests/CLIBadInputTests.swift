@@ -305,7 +305,24 @@ struct CLIBadInputTests {
         BadCommand("interfaces: no --timeout option", ["interfaces", "--timeout", "1"], says: "timeout"),
     ]
 
-    static let all = status + watch + wait + check + interfaces
+    /// `--namespace` on every subcommand: empty, missing, not a namespace file, a
+    /// FIFO (a blocking open would hang), a directory, 100 kB.
+    static let namespaces: [BadCommand] = ["status", "watch", "wait", "check", "interfaces"].flatMap { command in
+        [
+            BadCommand("\(command) --namespace \"\"", [command, "--namespace", ""], says: "namespace"),
+            BadCommand(
+                "\(command) --namespace (no such name)", [command, "--namespace", "rtest-no-such-namespace"],
+                says: "rtest-no-such-namespace"),
+            BadCommand(
+                "\(command) --namespace /etc/hostname", [command, "--namespace", "/etc/hostname"], says: "hostname"),
+            BadCommand("\(command) --namespace (a FIFO)", [command, "--namespace", Sandbox.fifo], says: "fifo"),
+            BadCommand(
+                "\(command) --namespace (a directory)", [command, "--namespace", Sandbox.directory], says: "namespace"),
+            BadCommand("\(command) --namespace (100 kB)", [command, "--namespace", huge], says: "namespace"),
+        ]
+    }
+
+    static let all = status + watch + wait + check + interfaces + namespaces
 
     @Test("Exit 2, a message on stderr, nothing on stdout, no signal", arguments: all)
     func refused(_ command: BadCommand) async throws {

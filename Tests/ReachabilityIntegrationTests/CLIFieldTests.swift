@@ -1,0 +1,152 @@
+import Foundation
+import Testing
+
+@testable import Reachability
+
+/// The CLI in the field (issue 13), run from the host's own namespace against a
+/// named test namespace with `--namespace`, as an operator would: namespaces that
+/// go away under `watch` and `wait`, a round-robin name under `watch`, the
+/// "did you mean" hint for a mistyped subcommand.
+@Suite("The CLI in the field: namespaces, round-robin names, typos", .enabled(if: IntegrationGate.enabled))
+struct CLIFieldTests {
+    /// A named namespace with veth0 (192.0.2.1/24, default route via 192.0.2.2) and
+    /// veth2 (198.51.100.1/24), no IPv6, and a scripted DNS server.
+    private func setUp(_ prefix: String) throws -> (TestNamespace, ScriptedDNSServer, String) {
+        let ns = try TestNamespace(named: prefix)
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        try ns.addVeth("veth2", peer: "veth3")
+        try ns.ip("addr add 198.51.100.1/24 dev veth2")
+        return (ns, try ScriptedDNSServer(in: ns), try #require(ns.name))
+    }
+
+    /// Lines of `child`'s stdout until none comes for `quiet` seconds (or `limit` lines).
+    private func lines(of child: Child, quiet: Double, limit: Int = 10_000) -> [String] {
+        var seen: [String] = []
+        while seen.count < limit, let line = child.nextLine(timeout: quiet) { seen.append(line) }
+        return seen
+    }
+
+    @Test("--namespace NAME: status, interfaces and a hostname resolved with the namespace's own resolv.conf")
+    func namespaceOption() throws {
+        let (ns, dns, name) = try setUp("rtest-clins")
+        try dns.set("svc.rtest", answers: [["198.51.100.9"]])
+        let status = try Command.run([CLI.path, "status", "svc.rtest", "--namespace", name, "--json"])
+        #expect(status.status == 0, "\(status.stderr)")
+        let object = try jsonObject(status.stdout)
+        #expect((object["interface"] as? [String: Any])?["name"] as? String == "veth2")
+        let byPath = try Command.run([CLI.path, "status", "192.0.2.9", "--namespace", ns.path])
+        #expect(byPath.status == 0 && byPath.stdout.contains("veth0"), "\(byPath)")
+        let interfaces = try Command.run([CLI.path, "interfaces", "--namespace", name, "--json"])
+        #expect(interfaces.status == 0)
+        let names = try #require(
+            try JSONSerialization.jsonObject(with: Data(interfaces.stdout.utf8)) as? [[String: Any]]
+        ).compactMap { $0["name"] as? String }
+        #expect(Set(names) == ["lo", "veth0", "veth1", "veth2", "veth3"])
+    }
+
+    @Test("watch --namespace: the namespace deleted under it → a message and exit 1, not the old state forever")
+    func watchNamespaceDeleted() throws {
+        let (ns, dns, name) = try setUp("rtest-cliwg")
+        defer { withExtendedLifetime((ns, dns)) {} }
+        let watch = try Child([CLI.path, "watch", "--json", "--namespace", name], captureOutput: true)
+        guard let line = watch.nextLine(timeout: 15) else {
+            let status = watch.wait()
+            Issue.record("no first line: exit \(status), \(watch.readAll())")
+            return
+        }
+        let first = try jsonObject(line)
+        #expect(first["reachable"] as? Bool == true)
+        try Command.check(["ip", "netns", "del", name])
+        #expect(watch.wait() == 1)
+        let (_, stderr) = watch.readAll()
+        #expect(stderr.contains("network namespace /run/netns/\(name) was deleted"), "\(stderr)")
+    }
+
+    @Test("wait --namespace and wait --connectivity --namespace: the namespace deleted → a message and exit 1")
+    func waitNamespaceDeleted() throws {
+        let (ns, dns, name) = try setUp("rtest-cliww")
+        defer { withExtendedLifetime(dns) {} }
+        try ns.ip("link set veth1 down")  // nothing is reachable: wait waits
+        let wait = try Child([CLI.path, "wait", "--timeout", "60", "--namespace", name], captureOutput: true)
+        // A silent endpoint keeps the connectivity wait waiting too.
+        let connectivity = try Child(
+            [
+                CLI.path, "wait", "--connectivity", "--timeout", "60", "--namespace", name, "--url",
+                "http://192.0.2.2:9/generate_204", "--probe-timeout", "1",
+            ], captureOutput: true)
+        try eventuallyBlocking("both waits watch the namespace") {
+            [wait.pid, connectivity.pid].allSatisfy { pid in
+                (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"))?.contains { task in
+                    (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8))?
+                        .hasPrefix("reachability-nl") == true
+                } == true
+            }
+        }
+        try Command.check(["ip", "netns", "del", name])
+        #expect(wait.wait() == 1)
+        let waitOutput = wait.readAll()
+        #expect(waitOutput.1.contains("was deleted"), "\(waitOutput)")
+        #expect(connectivity.wait() == 1)
+        let connectivityOutput = connectivity.readAll()
+        #expect(connectivityOutput.1.contains("was deleted"), "\(connectivityOutput)")
+    }
+
+    @Test("watch of a round-robin name: one line per real change, then quiet (not thousands)")
+    func watchRoundRobin() throws {
+        let (ns, dns, name) = try setUp("rtest-clirr")
+        try dns.set("rr.rtest", answers: [["192.0.2.10"], ["198.51.100.10"]])
+        let watch = try Child([CLI.path, "watch", "--json", "rr.rtest", "--namespace", name], captureOutput: true)
+        #expect(watch.nextLine(timeout: 15) != nil, "the first line")
+        let before = try dns.queries("rr.rtest")
+        try ns.ip("addr add 203.0.113.1/24 dev veth2")
+        let printed = lines(of: watch, quiet: 3)
+        #expect(printed.count <= 3, "\(printed.count) lines after one change")
+        let queries = try dns.queries("rr.rtest") - before
+        #expect(queries <= 6, "\(queries) queries after one change")
+        watch.signal(SIGTERM)
+        #expect(watch.wait() == 0)
+    }
+
+    @Test("status of a name not resolved within --timeout: the provisional route state, marked, and exit 1")
+    func statusProvisional() throws {
+        let (ns, dns, name) = try setUp("rtest-cliprov")
+        try dns.stall("slow.rtest")
+        let result = try Command.run([
+            CLI.path, "status", "slow.rtest", "--namespace", name, "--timeout", "1", "--json",
+        ])
+        #expect(result.status == 1, "\(result)")
+        let object = try jsonObject(result.stdout)
+        #expect(object["provisional"] as? Bool == true)
+        #expect(object["status"] as? String == "reachableViaWiFi", "the Internet route's state")
+        let text = try Command.run([CLI.path, "status", "slow.rtest", "--namespace", name, "--timeout", "1"])
+        #expect(text.status == 1 && text.stdout.contains("(provisional)"), "\(text)")
+        withExtendedLifetime(ns) {}
+    }
+
+    @Test("A mistyped subcommand that does not resolve gets a did-you-mean; a name that resolves does not")
+    func didYouMean() throws {
+        let (ns, _, name) = try setUp("rtest-clityp")
+        for (typo, meant) in [("wacth", "watch"), ("stauts", "status"), ("interface", "interfaces"), ("chek", "check")]
+        {
+            let result = try Command.run([CLI.path, typo, "--namespace", name, "--timeout", "5"])
+            #expect(result.status == 1, "\(typo): \(result)")
+            #expect(result.stderr.contains("did you mean `reachability \(meant)`?"), "\(typo): \(result.stderr)")
+        }
+        try ns.writeEtc("hosts", "192.0.2.7 wacth\n")
+        let real = try Command.run([CLI.path, "wacth", "--namespace", name])
+        #expect(real.status == 0, "\(real)")
+        #expect(!real.stderr.contains("did you mean"))
+        let far = try Command.run([CLI.path, "nothing-like-it", "--namespace", name, "--timeout", "5"])
+        #expect(far.status == 1 && !far.stderr.contains("did you mean"))
+    }
+}
+
+/// Polls `condition` on the calling thread until it holds; throws after `timeout` seconds.
+func eventuallyBlocking(_ what: String, timeout: Double = 30, _ condition: () -> Bool) throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while !condition() {
+        guard Date() < deadline else { throw WaitTimedOut(what: what, seen: []) }
+        usleep(5000)
+    }
+}
