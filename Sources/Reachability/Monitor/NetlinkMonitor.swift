@@ -215,7 +215,17 @@ final class NetlinkMonitor: Sendable {
             $0.statistics.eventReceiveBuffer = opened.events.receiveBufferSize
         }
         requests.withLock { $0 = RequestSocket(socket: opened.request) }
+        // The watch is in place before start() returns, and the namespace is checked
+        // once it is: a namespace deleted (or a process gone) between opening it and
+        // watching it makes start() throw, rather than going unnoticed for good.
         let watch = Watch(namespace: namespace)
+        if let loss = namespaceLoss(processExited: false) {
+            watch.close()
+            requests.withLock { $0 = nil }
+            ready.set(.failure(loss))
+            semaphore.signal()
+            return
+        }
         ready.set(.success(true))
         semaphore.signal()
         if let failure = loop(events: opened.events, table: &table, sysfs: sysfs, watch: watch) {
@@ -281,7 +291,14 @@ final class NetlinkMonitor: Sendable {
         guard !namespace.isStillAtPath else { return nil }
         let now = Syscall.openNetworkNamespace(namespace.path)
         if case .success(let fd) = now { Syscall.close(fd) }
-        let what = if case .success = now { "now names another namespace" } else { "was deleted" }
+        let what =
+            if case .success = now {
+                "now names another namespace"
+            } else if namespace.owningProcess != nil {
+                "is gone: its process exited"
+            } else {
+                "was deleted"
+            }
         return ReachabilityError(.namespace, "network namespace \(namespace.path) \(what)")
     }
 

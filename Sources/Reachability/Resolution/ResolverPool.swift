@@ -185,7 +185,11 @@ final class ResolverPool: Sendable {
         let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000) + 1_000_000
         timers.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
             let start = state.withLock { state -> Int in
-                if let pending = state.timerDue, pending <= .now { state.timerDue = nil }
+                // This timer is over, even if it fired a little before `due` by this
+                // clock (Dispatch's clock is another one): the next armTimer() arms
+                // again for what is still ahead. Comparing with `.now` would leave
+                // `timerDue` set with no timer behind it after such an early firing.
+                if state.timerDue == due { state.timerDue = nil }
                 return state.schedule.startWorkers(at: .now)
             }
             spawn(start)
