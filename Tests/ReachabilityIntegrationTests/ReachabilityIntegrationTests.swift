@@ -313,13 +313,18 @@ struct ReachabilityIntegrationTests {
         try await log.wait(forCount: 1, "the initial delivery")
         let monitor = try #require(MonitorRegistry.running(for: environment))
 
-        // Hold the reader so the burst certainly overflows the small buffer, then let it go.
-        monitor.holdReader()
+        // Hold the reader inside a pass (a client of its own that blocks when asked
+        // to), so the burst certainly overflows the small buffer, then let it go.
+        let blocker = BlockingClient()
+        try monitor.add(blocker)
+        defer { _ = monitor.remove(blocker) }
+        try ns.ip("addr add 203.0.113.1/24 dev veth2")  // a pass: the reader is held in it
+        #expect(blocker.entered.wait(timeout: .now() + 30) == .success, "the reader ran a pass")
         var burst: [String] = []
         for i in 0..<2000 { burst.append("route add 10.\(i / 250).\(i % 250).0/24 dev veth2") }
         burst.append("route del default")
         try ns.batch(burst)
-        monitor.releaseReader()
+        blocker.release()
         try await log.wait(forLast: .notReachable, "notReachable after the burst")
         #expect(monitor.statistics.overruns >= 1)
         #expect(monitor.statistics.resyncs >= 1)
@@ -435,4 +440,31 @@ struct ReachabilityIntegrationTests {
         #expect(startError.description.contains(path))
         #expect(!reachability.isNotifierRunning)
     }
+}
+
+/// A monitor client that holds the reader thread in the first pass it is called
+/// in, until `release()`: the kernel's events then queue up on the event socket.
+final class BlockingClient: MonitorClient, Sendable {
+    let entered = DispatchSemaphore(value: 0)
+    private let gate = DispatchSemaphore(value: 0)
+    private let blocked = LockedValue(false)
+
+    func lookups(for table: InterfaceTable) -> [LookupRequest] { [] }
+
+    func monitor(
+        didLookUp requests: [LookupRequest], results: [LookupResult], in table: InterfaceTable, generation: UInt64,
+        cause: PassCause
+    ) {
+        let first = blocked.withLock { blocked -> Bool in
+            defer { blocked = true }
+            return !blocked
+        }
+        guard first else { return }
+        entered.signal()
+        gate.wait()
+    }
+
+    func monitorFailed(_ error: ReachabilityError) { gate.signal() }
+
+    func release() { gate.signal() }
 }

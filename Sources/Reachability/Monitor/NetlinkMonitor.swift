@@ -47,9 +47,6 @@ final class NetlinkMonitor: Sendable {
     private let requests = LockedValue<RequestSocket?>(nil)
     private let wake: Int32
     private let thread = LockedValue<JoinableThread?>(nil)
-    /// Test hook: while set, the reader thread waits on it before draining, so a
-    /// test can make the kernel overrun the event socket deterministically.
-    private let readerGate = LockedValue<DispatchSemaphore?>(nil)
     /// Left when `start()` has finished; its outcome is in `startOutcome`.
     private let started = DispatchGroup()
     private let startOutcome = LockedValue<Result<Void, ReachabilityError>?>(nil)
@@ -148,12 +145,6 @@ final class NetlinkMonitor: Sendable {
         else { return }
         if reader.isCurrent { reader.detach() } else { reader.join() }
     }
-
-    /// Test hook: the reader stops draining events until `releaseReader()`.
-    func holdReader() { readerGate.withLock { $0 = DispatchSemaphore(value: 0) } }
-
-    /// Test hook: lets a held reader drain again.
-    func releaseReader() { readerGate.withLock { $0 }?.signal() }
 
     // MARK: Evaluation
 
@@ -323,38 +314,30 @@ final class NetlinkMonitor: Sendable {
         table = fresh
     }
 
-    /// Runs until stopped; returns the error when the namespace went away.
+    /// Runs until stopped; returns the error when the namespace went away. The
+    /// decisions are ``ReaderMachine``'s; this is the I/O around them.
     private func loop(events: NetlinkSocket, table: inout InterfaceTable, sysfs: SysfsReader, watch: Watch)
         -> ReachabilityError?
     {
         defer { watch.close() }
-        // A failed pass (lookups) or a failed resync is retried every second until it
-        // works; there is no timer at all while nothing is pending.
-        var retryPending = false
-        var resyncPending = false
-        var unrelatedStreak = 0
+        var machine = ReaderMachine()
         let descriptors = [events.fd, wake, watch.files?.fd ?? -1, watch.process ?? -1]
         while true {
-            let timeout: Int32 = retryPending || resyncPending ? 1000 : -1
             let readable: [Bool]
-            switch Syscall.poll(descriptors, timeoutMilliseconds: timeout) {
+            switch Syscall.poll(descriptors, timeoutMilliseconds: machine.pollTimeout) {
             case .success(let ready):
                 readable = ready
             case .failure:
                 // Only ENOMEM is plausible: back off, then treat it as lost events.
                 usleep(100_000)
-                resyncPending = true
+                machine.pollFailed()
                 continue
             }
             if readable[1] {
                 Syscall.drain(wake)
                 if shared.withLock({ $0.stopRequested }) { return nil }
             }
-            if let gate = readerGate.withLock({ $0 }) {
-                gate.wait()
-                readerGate.withLock { $0 = nil }
-            }
-            var pass = Pass()
+            var wakeup = ReaderWakeup()
             if readable[3] || readable[2] {
                 let touched = readable[2] ? watch.files?.drain() ?? [] : []
                 if readable[3] || touched.contains(.namespaceFile),
@@ -363,126 +346,43 @@ final class NetlinkMonitor: Sendable {
                     return loss
                 }
                 if touched.contains(.resolverConfiguration) {
-                    pass.changed = true
-                    pass.cause.resolverConfigurationChanged = true
+                    wakeup.changed = true
+                    wakeup.cause.resolverConfigurationChanged = true
                     shared.withLock { $0.statistics.resolverConfigurationChanges += 1 }
                 }
             }
-            if readable[0] { drain(events, into: &table, pass: &pass, sysfs: sysfs) }
-            if pass.received > 0 && !pass.changed && !pass.needsResync && !resyncPending {
-                unrelatedStreak += 1
-                // A run of wake-ups that brought only events changing no answer is a
-                // storm of unrelated routes: let the next ones gather for a moment, so
-                // that it costs one wake-up per batch rather than one per route. A few
-                // stray unrelated events (a link's fe80::/64 and multicast routes)
-                // never delay what follows them.
-                if unrelatedStreak >= Self.unrelatedStreakBeforePausing { usleep(Self.unrelatedBatchPause) }
-            } else {
-                unrelatedStreak = 0
-            }
-            if pass.needsResync || resyncPending {
-                resyncPending = !resync(&table, sysfs: sysfs)
-                pass.changed = true
-                pass.tableChanged = true
-                pass.cause.resynced = true
-            }
-            if pass.changed || retryPending {
-                let published = table
-                let tableChanged = pass.tableChanged
-                pass.cause.interfacesChanged = pass.cause.interfacesChanged || tableChanged
+            if readable[0] {
+                ReaderDrain.drain(
+                    events, into: &table, wakeup: &wakeup, destinations: { lookupDestinations($0) },
+                    classify: { InterfaceClassifier.classify($0, sysfs: sysfs) })
+                let foreign = events.foreignDatagrams
                 shared.withLock {
-                    if tableChanged { $0.table = published }
+                    $0.statistics.eventsReceived += wakeup.messages
+                    $0.statistics.overruns += wakeup.overruns
+                    $0.statistics.malformedMessages += wakeup.malformedDatagrams
+                    $0.statistics.relevantRouteEvents += wakeup.relevantRoutes
+                    $0.statistics.foreignDatagrams = foreign
+                }
+            }
+            let decision = machine.decide(wakeup)
+            if decision.pause { usleep(Self.unrelatedBatchPause) }
+            if decision.resync { machine.resyncFinished(succeeded: resync(&table, sysfs: sysfs)) }
+            if decision.evaluate {
+                let published = table
+                shared.withLock {
+                    if decision.tableChanged { $0.table = published }
                     $0.generation = Generation.next()
                     $0.statistics.evaluationPasses += 1
                 }
-                retryPending = !reevaluateAll(cause: pass.cause)
+                machine.evaluationFinished(succeeded: reevaluateAll(cause: decision.cause))
             }
             if shared.withLock({ $0.stopRequested }) { return nil }
         }
     }
 
     /// Microseconds to pause after a wake-up that brought only unrelated events,
-    /// once that has happened this many times in a row.
+    /// once ``ReaderMachine/unrelatedStreakBeforePausing`` had in a row.
     static let unrelatedBatchPause: UInt32 = 500
-    static let unrelatedStreakBeforePausing = 8
-
-    private struct Pass {
-        /// Messages read in this wake-up.
-        var received = 0
-        var changed = false
-        var tableChanged = false
-        var needsResync = false
-        var cause = PassCause()
-    }
-
-    /// Most datagrams handled per wake-up before evaluating; bounds the work (and
-    /// the staleness) of one pass during a storm. The rest waits in the socket.
-    static let drainLimit = 8192
-
-    private func drain(_ events: NetlinkSocket, into table: inout InterfaceTable, pass: inout Pass, sysfs: SysfsReader)
-    {
-        var messages = 0
-        // The destinations the clients look up, read once per wake-up and only if a
-        // route event came: a route whose prefix covers none of them can't change
-        // any answer, so a storm of unrelated routes costs parsing, not lookups.
-        var destinations: [IPAddress]?
-        for _ in 0..<Self.drainLimit {
-            let received: NetlinkSocket.Received
-            do throws(ReachabilityError) {
-                received = try events.receive()
-            } catch {
-                pass.needsResync = true
-                return
-            }
-            switch received {
-            case .empty:
-                break
-            case .overrun:
-                // The kernel dropped events: our picture may be wrong. Keep the socket, re-dump.
-                pass.needsResync = true
-                shared.withLock { $0.statistics.overruns += 1 }
-                continue
-            case .datagram(let bytes):
-                let parsed = NetlinkParser.parse(bytes)
-                messages += parsed.messages.count
-                for item in parsed.messages {
-                    switch item.message {
-                    case .route(let route, _):
-                        pass.cause.noteRoute(route.prefix)
-                        guard !pass.changed else { continue }
-                        let targets = destinations ?? lookupDestinations(table)
-                        destinations = targets
-                        if targets.contains(where: route.covers) {
-                            pass.changed = true
-                            shared.withLock { $0.statistics.relevantRouteEvents += 1 }
-                        }
-                    case .rule:
-                        pass.changed = true
-                        pass.cause.rulesChanged = true
-                    case .overrun:
-                        pass.needsResync = true
-                    default:
-                        if table.apply(item.message, classify: { InterfaceClassifier.classify($0, sysfs: sysfs) }) {
-                            pass.changed = true
-                            pass.tableChanged = true
-                        }
-                    }
-                }
-                if parsed.malformed != nil {
-                    pass.needsResync = true
-                    shared.withLock { $0.statistics.malformedMessages += 1 }
-                }
-                continue
-            }
-            break
-        }
-        pass.received = messages
-        let (count, foreign) = (messages, events.foreignDatagrams)
-        shared.withLock {
-            $0.statistics.eventsReceived += count
-            $0.statistics.foreignDatagrams = foreign
-        }
-    }
 
     /// Every distinct destination the clients look up now.
     private func lookupDestinations(_ table: InterfaceTable) -> [IPAddress] {

@@ -1,0 +1,224 @@
+import Testing
+
+@testable import Reachability
+
+/// The reader thread's decisions and its drain, with no kernel and no root: the
+/// machine fed wake-ups, the drain fed scripted datagrams. The real-kernel
+/// tests (forced ENOBUFS, storms) check the same behaviour end to end.
+@Suite struct ReaderMachineTests {
+    @Test("Idle: no timeout and nothing to do; a change evaluates once")
+    func idleAndChange() {
+        var machine = ReaderMachine()
+        #expect(machine.pollTimeout == -1)
+        #expect(machine.decide(ReaderWakeup()) == ReaderMachine.Decision())
+        var wakeup = ReaderWakeup()
+        wakeup.messages = 1
+        wakeup.changed = true
+        wakeup.tableChanged = true
+        let decision = machine.decide(wakeup)
+        #expect(decision.evaluate && decision.tableChanged && !decision.resync && !decision.pause)
+        #expect(decision.cause.interfacesChanged)
+        machine.evaluationFinished(succeeded: true)
+        #expect(machine.pollTimeout == -1)
+    }
+
+    @Test("Overrun: a resync, then a pass caused by it, with the table published")
+    func overrunResyncs() {
+        var machine = ReaderMachine()
+        var wakeup = ReaderWakeup()
+        wakeup.needsResync = true
+        wakeup.overruns = 1
+        let decision = machine.decide(wakeup)
+        #expect(decision.resync && decision.evaluate && decision.tableChanged)
+        #expect(decision.cause.resynced && decision.cause.interfacesChanged)
+        machine.resyncFinished(succeeded: true)
+        machine.evaluationFinished(succeeded: true)
+        #expect(machine.pollTimeout == -1)
+        #expect(machine.decide(ReaderWakeup()) == ReaderMachine.Decision(), "nothing left to do")
+    }
+
+    @Test("A failed resync is retried every second until one works, never forgotten")
+    func failedResyncRetried() {
+        var machine = ReaderMachine()
+        var wakeup = ReaderWakeup()
+        wakeup.needsResync = true
+        _ = machine.decide(wakeup)
+        machine.resyncFinished(succeeded: false)
+        machine.evaluationFinished(succeeded: true)
+        #expect(machine.pollTimeout == ReaderMachine.retryMilliseconds)
+        // The poll times out with nothing new: the resync is due anyway, and a pass after it.
+        for _ in 0..<3 {
+            let retry = machine.decide(ReaderWakeup())
+            #expect(retry.resync && retry.evaluate && retry.cause.resynced)
+            machine.resyncFinished(succeeded: false)
+            machine.evaluationFinished(succeeded: true)
+        }
+        _ = machine.decide(ReaderWakeup())
+        machine.resyncFinished(succeeded: true)
+        machine.evaluationFinished(succeeded: true)
+        #expect(machine.pollTimeout == -1)
+        #expect(!machine.decide(ReaderWakeup()).resync)
+    }
+
+    @Test("A failed pass (lookups) is retried on the next wake-up or timeout")
+    func failedPassRetried() {
+        var machine = ReaderMachine()
+        var wakeup = ReaderWakeup()
+        wakeup.changed = true
+        wakeup.messages = 1
+        _ = machine.decide(wakeup)
+        machine.evaluationFinished(succeeded: false)
+        #expect(machine.pollTimeout == ReaderMachine.retryMilliseconds)
+        let retry = machine.decide(ReaderWakeup())
+        #expect(retry.evaluate && !retry.resync && !retry.tableChanged)
+        machine.evaluationFinished(succeeded: true)
+        #expect(machine.pollTimeout == -1)
+        #expect(!machine.decide(ReaderWakeup()).evaluate)
+    }
+
+    @Test("A poll failure counts as lost events: a resync follows")
+    func pollFailure() {
+        var machine = ReaderMachine()
+        machine.pollFailed()
+        #expect(machine.pollTimeout == ReaderMachine.retryMilliseconds)
+        let decision = machine.decide(ReaderWakeup())
+        #expect(decision.resync && decision.evaluate)
+    }
+
+    @Test("A storm of unrelated events pauses from the eighth wake-up in a row; anything relevant ends the run")
+    func stormPause() {
+        var machine = ReaderMachine()
+        var unrelated = ReaderWakeup()
+        unrelated.messages = 500
+        let pauses = (0..<12).map { _ in machine.decide(unrelated).pause }
+        #expect(pauses == Array(repeating: false, count: 7) + Array(repeating: true, count: 5))
+        #expect(!machine.decide(unrelated).evaluate, "unrelated events never cause a pass")
+
+        var relevant = ReaderWakeup()
+        relevant.messages = 1
+        relevant.changed = true
+        #expect(!machine.decide(relevant).pause)
+        #expect(machine.unrelatedStreak == 0)
+        #expect(!machine.decide(unrelated).pause, "a new run starts from zero")
+
+        // A wake-up with nothing read (a timeout, the stop eventfd) neither counts nor pauses.
+        var quiet = ReaderMachine()
+        for _ in 0..<20 { #expect(!quiet.decide(ReaderWakeup()).pause) }
+    }
+}
+
+/// Scripted datagrams in place of the event socket.
+final class ScriptedEventSource: NetlinkEventSource {
+    enum Item {
+        case datagram([UInt8])
+        case overrun
+        case failure
+    }
+
+    private var items: [Item]
+    private var current: UnsafeMutableRawBufferPointer?
+    private(set) var receives = 0
+    let foreignDatagrams = 0
+
+    init(_ items: [Item]) { self.items = items }
+
+    deinit { current?.deallocate() }
+
+    func receive() throws(ReachabilityError) -> NetlinkSocket.Received {
+        receives += 1
+        current?.deallocate()
+        current = nil
+        guard !items.isEmpty else { return .empty }
+        switch items.removeFirst() {
+        case .overrun: return .overrun
+        case .failure: throw ReachabilityError(.systemCall, "recvmsg failed", errno: 9)
+        case .datagram(let bytes):
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 8)
+            buffer.copyBytes(from: bytes)
+            current = buffer
+            return .datagram(UnsafeRawBufferPointer(buffer))
+        }
+    }
+}
+
+@Suite struct ReaderDrainTests {
+    typealias B = NetlinkBuilder
+
+    /// RTM_NEWROUTE for `a.b.c.d/length` out of interface 2.
+    static func route(_ destination: [UInt8], length: UInt8) -> [UInt8] {
+        B.message(
+            type: NLMsgType.newRoute,
+            payload: B.rtmsg(family: AddressFamily.inet, destinationLength: length)
+                + B.attribute(RTA.dst, destination) + B.attribute(RTA.oif, B.raw(UInt32(2))))
+    }
+
+    static func drain(_ items: [ScriptedEventSource.Item], destinations: [IPAddress] = [])
+        -> (ReaderWakeup, InterfaceTable, asked: Int)
+    {
+        let source = ScriptedEventSource(items)
+        var table = InterfaceTable()
+        var wakeup = ReaderWakeup()
+        var asked = 0
+        ReaderDrain.drain(
+            source, into: &table, wakeup: &wakeup,
+            destinations: { _ in
+                asked += 1
+                return destinations
+            },
+            classify: { InterfaceClassifier.classify($0, sysfs: SysfsReader(root: "/nonexistent")) })
+        return (wakeup, table, asked)
+    }
+
+    @Test("Links and addresses change the table: a pass, cause interfacesChanged")
+    func linksAndAddresses() throws {
+        let bytes =
+            B.newLink(index: 2, name: "eth0") + B.newAddress(family: AddressFamily.inet, address: [192, 0, 2, 1])
+        let (wakeup, table, asked) = Self.drain([.datagram(bytes)])
+        #expect(wakeup.messages == 2 && wakeup.changed && wakeup.tableChanged && !wakeup.needsResync)
+        #expect(table[2]?.name == "eth0")
+        #expect(asked == 0, "no route event: the destinations are not asked for")
+    }
+
+    @Test("An overrun among datagrams: resync, counted, and the rest still drained")
+    func overrun() {
+        let (wakeup, table, _) = Self.drain([.overrun, .datagram(B.newLink(index: 3, name: "wlan0"))])
+        #expect(wakeup.needsResync && wakeup.overruns == 1)
+        #expect(table[3]?.name == "wlan0")
+    }
+
+    @Test("A malformed datagram asks for a resync; a failing socket too")
+    func malformedAndFailure() {
+        let truncated = Array(B.newLink(index: 2, name: "eth0").prefix(20))
+        let (malformed, _, _) = Self.drain([.datagram(truncated)])
+        #expect(malformed.needsResync && malformed.malformedDatagrams == 1)
+        let (failed, _, _) = Self.drain([.failure, .datagram(B.newLink(index: 2, name: "eth0"))])
+        #expect(failed.needsResync && failed.messages == 0, "nothing read after the failure")
+    }
+
+    @Test("Routes: one covering a looked-up destination is a pass; others only noted; destinations asked once")
+    func routes() throws {
+        let target = try IPAddress("198.51.100.7")
+        let unrelated = (0..<10).map { Self.route([10, 0, UInt8($0), 0], length: 24) }.reduce([], +)
+        let (quiet, _, asked) = Self.drain([.datagram(unrelated), .datagram(unrelated)], destinations: [target])
+        #expect(quiet.messages == 20 && !quiet.changed && quiet.relevantRoutes == 0)
+        #expect(quiet.cause.routes.count == 10, "distinct prefixes noted for the hostnames")
+        #expect(asked == 1)
+
+        let covering = Self.route([198, 51, 100, 0], length: 24)
+        let (moved, _, _) = Self.drain([.datagram(unrelated + covering)], destinations: [target])
+        #expect(moved.changed && moved.relevantRoutes == 1 && !moved.tableChanged)
+    }
+
+    @Test("At most drainLimit datagrams per wake-up: the rest waits in the socket")
+    func drainLimit() {
+        let items = Array(repeating: ScriptedEventSource.Item.overrun, count: ReaderDrain.drainLimit + 5)
+        let source = ScriptedEventSource(items)
+        var table = InterfaceTable()
+        var wakeup = ReaderWakeup()
+        ReaderDrain.drain(
+            source, into: &table, wakeup: &wakeup, destinations: { _ in [] },
+            classify: { InterfaceClassifier.classify($0, sysfs: SysfsReader(root: "/nonexistent")) })
+        #expect(source.receives == ReaderDrain.drainLimit)
+        #expect(wakeup.overruns == ReaderDrain.drainLimit)
+    }
+}
