@@ -1,5 +1,5 @@
 public import Dispatch
-import Foundation
+public import Foundation
 
 /// Can this host reach a target now, over what kind of link — and tell me the
 /// moment that changes. Apple's SCNetworkReachability / Reachability model, driven
@@ -35,15 +35,15 @@ public final class Reachability: Sendable {
     public typealias ErrorHandler = @Sendable (Reachability, ReachabilityError) -> Void
 
     /// The serial queue the library delivers on when none is given.
-    public static let defaultNotificationQueue = DispatchQueue(label: "reachability.notifications")
+    public static let defaultNotificationQueue = DeliveryQueue.default
 
-    let core: NotifierCore
+    let core: NotifierCore<Reachability>
 
     /// The namespace and sysfs tree this instance watches.
     public var environment: NetworkEnvironment { core.environment }
 
     private init(
-        spec: NotifierCore.Spec, environment: NetworkEnvironment, queue: DispatchQueue?,
+        spec: NotifierSpec, environment: NetworkEnvironment, queue: DispatchQueue?,
         postsNotifications: Bool = true,
         resolver: ResolverPool = .shared
     ) throws(ReachabilityError) {
@@ -52,7 +52,7 @@ public final class Reachability: Sendable {
         _ = try MonitorRegistry.Key(environment)
         core = NotifierCore(
             spec: spec, environment: environment, queue: queue ?? Self.defaultNotificationQueue,
-            postsNotifications: postsNotifications, resolver: resolver)
+            notification: postsNotifications ? .reachabilityChanged : nil, resolver: resolver)
         core.storage.withLock { $0.owner = self }
     }
 
@@ -373,10 +373,10 @@ public final class Reachability: Sendable {
 /// `Sendable`: it holds only the identity of the observer and a reference to
 /// the notifier's locked state.
 public final class ReachabilityObservation: Sendable, Hashable {
-    private let core: NotifierCore
+    private let core: NotifierCore<Reachability>
     private let id: UInt64
 
-    init(core: NotifierCore, id: UInt64) {
+    init(core: NotifierCore<Reachability>, id: UInt64) {
         self.core = core
         self.id = id
     }
@@ -400,4 +400,11 @@ public final class ReachabilityObservation: Sendable, Hashable {
 extension Reachability: CustomStringConvertible {
     /// `"internet: reachableViaWiFi -R ------- via eth0 (#2, wiredEthernet)"`.
     public var description: String { "\(targetDescription): \(core.state)" }
+}
+
+extension Notification.Name {
+    /// Posted on the instance's ``Reachability/notificationQueue`` with the
+    /// ``Reachability`` instance as `object`: once when the notifier starts, then
+    /// whenever its flags or output interface change.
+    public static let reachabilityChanged = Notification.Name("reachabilityChanged")
 }

@@ -128,3 +128,36 @@ enum FlagsEvaluator {
         return rank(second) > rank(first) ? second : first
     }
 }
+
+extension Target {
+    /// Combines the lookup results (one per entry of `lookups`) with the
+    /// interface table. Pure.
+    func evaluate(_ results: [LookupResult], in table: InterfaceTable) -> ReachabilityState {
+        switch self {
+        case .internet:
+            guard results.count == 2 else { return .unreachable }
+            let v4 = FlagsEvaluator.evaluate(results[0], destination: Self.internetProbeV4, in: table)
+            let v6 = FlagsEvaluator.evaluate(results[1], destination: Self.internetProbeV6, in: table)
+            return FlagsEvaluator.better(v4, v6)
+        case .address(let address):
+            guard let result = results.first else { return .unreachable }
+            return FlagsEvaluator.evaluate(result, destination: address.unmapped, in: table)
+        case .addressPair(let local, let remote):
+            // A local address this host does not own can't be a source: nothing is reachable from it.
+            guard let result = results.first, let owner = table.owner(of: local.unmapped), !owner.address.isDADFailed
+            else {
+                return .unreachable
+            }
+            return FlagsEvaluator.evaluate(result, destination: remote.unmapped, in: table)
+        case .linkLocal:
+            return FlagsEvaluator.evaluateLocalLink(in: table)
+        case .host(_, let addresses):
+            guard results.count == addresses.count else { return .unreachable }
+            var best = ReachabilityState.unreachable
+            for (address, result) in zip(addresses, results) {
+                best = FlagsEvaluator.better(best, FlagsEvaluator.evaluate(result, destination: address, in: table))
+            }
+            return best
+        }
+    }
+}

@@ -1,17 +1,5 @@
 import Glibc
 
-/// How an interface was classified: its public type, and whether it is a VPN,
-/// tunnel or PPP link (which makes routes over it "transient").
-struct InterfaceClassification: Sendable, Equatable {
-    var type: InterfaceType
-    var isVirtualPrivate: Bool
-
-    init(_ type: InterfaceType, virtualPrivate: Bool = false) {
-        self.type = type
-        self.isVirtualPrivate = virtualPrivate
-    }
-}
-
 /// Reads the few sysfs facts classification needs. Injectable so tests can
 /// present Wi-Fi and modem devices from a fake tree.
 struct SysfsReader: Sendable {

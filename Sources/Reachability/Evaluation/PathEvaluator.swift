@@ -5,7 +5,7 @@ import Foundation
 struct PathEvaluator: Sendable, Hashable {
     var requiredInterfaceType: InterfaceType?
     var prohibitedInterfaceTypes: Set<InterfaceType>
-    var options: PathMonitor.Options
+    var options: PathMonitorOptions
 
     func allows(_ interface: InterfaceState) -> Bool {
         let type = interface.classification.type

@@ -1,23 +1,3 @@
-/// One RTM_GETROUTE question: "which way would a packet to `destination` go?"
-/// With `outputInterface` and `fibMatch`, "which table entry would carry it out
-/// of that interface?" (`ip route get fibmatch DEST oif IF`): without FIB_MATCH
-/// the kernel answers an oif lookup as if the destination were on-link there.
-struct LookupRequest: Sendable, Hashable {
-    var destination: IPAddress
-    var source: IPAddress? = nil
-    var outputInterface: Int32? = nil
-    var fibMatch = false
-}
-
-/// The kernel's answer to a lookup.
-enum LookupResult: Sendable, Equatable {
-    /// The kernel answered with an error: ENETUNREACH (no route), EHOSTUNREACH
-    /// (unreachable route), EINVAL (blackhole), EACCES (prohibit), or another.
-    case noRoute(errno: Int32)
-    /// The route the kernel would use.
-    case route(RouteMessage)
-}
-
 /// What a `Reachability` instance watches.
 enum Target: Sendable, Hashable, CustomStringConvertible {
     /// The Internet (Apple's 0.0.0.0): the better of an IPv4 and an IPv6 lookup
@@ -52,37 +32,6 @@ enum Target: Sendable, Hashable, CustomStringConvertible {
             return []
         case .host(_, let addresses):
             return addresses.map { LookupRequest(destination: $0) }
-        }
-    }
-
-    /// Combines the lookup results (one per entry of `lookups`) with the
-    /// interface table. Pure.
-    func evaluate(_ results: [LookupResult], in table: InterfaceTable) -> ReachabilityState {
-        switch self {
-        case .internet:
-            guard results.count == 2 else { return .unreachable }
-            let v4 = FlagsEvaluator.evaluate(results[0], destination: Self.internetProbeV4, in: table)
-            let v6 = FlagsEvaluator.evaluate(results[1], destination: Self.internetProbeV6, in: table)
-            return FlagsEvaluator.better(v4, v6)
-        case .address(let address):
-            guard let result = results.first else { return .unreachable }
-            return FlagsEvaluator.evaluate(result, destination: address.unmapped, in: table)
-        case .addressPair(let local, let remote):
-            // A local address this host does not own can't be a source: nothing is reachable from it.
-            guard let result = results.first, let owner = table.owner(of: local.unmapped), !owner.address.isDADFailed
-            else {
-                return .unreachable
-            }
-            return FlagsEvaluator.evaluate(result, destination: remote.unmapped, in: table)
-        case .linkLocal:
-            return FlagsEvaluator.evaluateLocalLink(in: table)
-        case .host(_, let addresses):
-            guard results.count == addresses.count else { return .unreachable }
-            var best = ReachabilityState.unreachable
-            for (address, result) in zip(addresses, results) {
-                best = FlagsEvaluator.better(best, FlagsEvaluator.evaluate(result, destination: address, in: table))
-            }
-            return best
         }
     }
 

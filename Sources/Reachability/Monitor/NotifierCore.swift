@@ -1,15 +1,23 @@
 import Dispatch
 public import Foundation
 
+/// What a notifier watches: a fixed target, or a hostname resolved as it goes.
+enum NotifierSpec: Sendable, Hashable {
+    case fixed(Target)
+    case hostname(String)
+}
+
 /// The part of a `Reachability` the monitor holds: its target, its state
 /// machine, its callbacks, observers and streams, and (for a hostname) its
-/// resolution. It holds the public instance weakly, so dropping the instance
-/// stops it even while the monitor is running.
-final class NotifierCore: NotifierLifecycle {
-    enum Spec: Sendable, Hashable {
-        case fixed(Target)
-        case hostname(String)
-    }
+/// resolution. It holds its owner (the public instance) weakly, so dropping the
+/// instance stops it even while the monitor is running; it knows the owner only
+/// as what its callbacks are called with.
+final class NotifierCore<Owner: AnyObject & Sendable>: NotifierLifecycle {
+    typealias Spec = NotifierSpec
+    /// A reachable / unreachable callback, called with the owner.
+    typealias Callback = @Sendable (Owner) -> Void
+    /// An error callback, called with the owner and the error.
+    typealias ErrorCallback = @Sendable (Owner, ReachabilityError) -> Void
 
     typealias ObserverBlock = @Sendable (ReachabilityState) -> Void
 
@@ -24,11 +32,11 @@ final class NotifierCore: NotifierLifecycle {
     }
 
     struct Storage: NotifierStorage {
-        weak var owner: Reachability?
+        weak var owner: Owner?
         var machine = NotifierStateMachine()
-        var whenReachable: Reachability.NetworkReachable?
-        var whenUnreachable: Reachability.NetworkReachable?
-        var whenError: Reachability.ErrorHandler?
+        var whenReachable: Callback?
+        var whenUnreachable: Callback?
+        var whenError: ErrorCallback?
         var queue: DispatchQueue
         /// Set while registered with a monitor; whoever clears it unregisters.
         var monitor: NetlinkMonitor?
@@ -52,29 +60,30 @@ final class NotifierCore: NotifierLifecycle {
 
     /// Without a running notifier, a hostname's getters re-resolve in the
     /// background when the last answer is older than this.
-    static let resolutionMaxAge: Duration = .seconds(5)
+    static var resolutionMaxAge: Duration { .seconds(5) }
     /// The longest wait before retrying a resolver that failed.
-    static let resolverRetryLimit: Duration = .seconds(30)
+    static var resolverRetryLimit: Duration { .seconds(30) }
 
     let spec: Spec
     /// A hostname as the resolver is asked for it (IDNA-encoded); nil for other targets.
     let lookupName: String?
     let environment: NetworkEnvironment
     let storage: LockedValue<Storage>
-    /// False for the internal watcher of `waitUntilReachable`: it posts nothing.
-    let postsNotifications: Bool
+    /// Posted with the owner on each delivery; nil for the internal watcher of
+    /// `waitUntilReachable`, which posts nothing.
+    let notification: Notification.Name?
     /// The resolver for hostname targets (tests give their own).
     let resolver: ResolverPool
 
     init(
-        spec: Spec, environment: NetworkEnvironment, queue: DispatchQueue, postsNotifications: Bool = true,
+        spec: Spec, environment: NetworkEnvironment, queue: DispatchQueue, notification: Notification.Name?,
         resolver: ResolverPool = .shared
     ) {
         self.spec = spec
         if case .hostname(let name) = spec { lookupName = Hostname.lookupName(name) } else { lookupName = nil }
         self.environment = environment
         self.storage = LockedValue(Storage(queue: queue))
-        self.postsNotifications = postsNotifications
+        self.notification = notification
         self.resolver = resolver
     }
 
@@ -174,7 +183,7 @@ final class NotifierCore: NotifierLifecycle {
     func monitorFailed(_ error: ReachabilityError) {
         let ended = storage.withLock {
             storage -> (
-                owner: Reachability?, handler: Reachability.ErrorHandler?, queue: DispatchQueue,
+                owner: Owner?, handler: ErrorCallback?, queue: DispatchQueue,
                 [AsyncStream<ReachabilityState>.Continuation]
             )? in
             guard storage.monitor != nil else { return nil }
@@ -259,7 +268,7 @@ final class NotifierCore: NotifierLifecycle {
     private func resolverFailed(_ error: ReachabilityError) {
         let report = storage.withLock {
             storage -> (
-                owner: Reachability?, handler: Reachability.ErrorHandler?, queue: DispatchQueue, retry: Duration?
+                owner: Owner?, handler: ErrorCallback?, queue: DispatchQueue, retry: Duration?
             ) in
             let active = storage.machine.isRunning || storage.machine.isStarting
             guard active else { return (nil, nil, storage.queue, nil) }
@@ -307,8 +316,10 @@ final class NotifierCore: NotifierLifecycle {
 
     // MARK: Observers and streams
 
+    /// What adding an observer leads to.
+    private enum Next { case nothing, resolve, evaluate }
+
     func addObserver(_ block: @escaping ObserverBlock) -> UInt64 {
-        enum Next { case nothing, resolve, evaluate }
         let (id, next) = storage.withLock { storage -> (UInt64, Next) in
             storage.nextID += 1
             let id = storage.nextID
@@ -387,14 +398,14 @@ final class NotifierCore: NotifierLifecycle {
     /// Runs on the notification queue, with no lock held while user code runs.
     private func deliver(_ state: ReachabilityState, session: UInt64, observers: [UInt64]) {
         let pending = storage.withLock {
-            storage -> (Reachability, Reachability.NetworkReachable?, [UInt64])? in
+            storage -> (Owner, Callback?, [UInt64])? in
             guard storage.machine.accepts(session: session), let owner = storage.owner else { return nil }
             let callback = state.isReachable ? storage.whenReachable : storage.whenUnreachable
             return (owner, callback, observers)
         }
         guard let (owner, callback, observers) = pending else { return }
         callback?(owner)
-        defer { if postsNotifications { NotificationCenter.default.post(name: .reachabilityChanged, object: owner) } }
+        defer { if let notification { NotificationCenter.default.post(name: notification, object: owner) } }
         for id in observers {
             // Removal takes effect at once, even from inside an earlier callback.
             guard
@@ -407,18 +418,11 @@ final class NotifierCore: NotifierLifecycle {
     }
 }
 
-extension NotifierCore.Spec: CustomStringConvertible {
+extension NotifierSpec: CustomStringConvertible {
     var description: String {
         switch self {
         case .fixed(let target): return target.description
         case .hostname(let name): return name
         }
     }
-}
-
-extension Notification.Name {
-    /// Posted on the instance's ``Reachability/notificationQueue`` with the
-    /// ``Reachability`` instance as `object`: once when the notifier starts, then
-    /// whenever its flags or output interface change.
-    public static let reachabilityChanged = Notification.Name("reachabilityChanged")
 }

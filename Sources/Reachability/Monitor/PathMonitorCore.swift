@@ -109,7 +109,7 @@ final class PathMonitorCore: NotifierLifecycle {
             storage.lastError = error
             let streams = storage.streams.takeAll()
             if let last { for stream in streams { stream.yield(last) } }
-            return (storage.queue ?? Reachability.defaultNotificationQueue, storage.handler, last, streams)
+            return (storage.queue ?? DeliveryQueue.default, storage.handler, last, streams)
         }
         guard let (queue, handler, last, streams) = ended else { return }
         for stream in streams { stream.finish() }
@@ -119,7 +119,7 @@ final class PathMonitorCore: NotifierLifecycle {
     private func schedule(_ action: DeliveryStateMachine<NetworkPath>.Action, in storage: inout Storage) {
         guard case .deliver(let path, let session) = action else { return }
         storage.streams.yield(path)
-        (storage.queue ?? Reachability.defaultNotificationQueue).async { [self] in
+        (storage.queue ?? DeliveryQueue.default).async { [self] in
             // No lock is held while the handler runs.
             let handler = self.storage.withLock { $0.machine.accepts(session: session) ? $0.handler : nil }
             handler?(path)

@@ -1,3 +1,4 @@
+import CNetlink
 import Glibc
 
 /// A network namespace held open by descriptor: the monitor's sockets and every
@@ -72,5 +73,85 @@ final class NetworkNamespace: Sendable {
             if !name.isEmpty, !name.contains("/"), name != ".", name != ".." { return name }
         }
         return nil
+    }
+}
+
+extension JoinableThread {
+    /// Runs `body` on a short-lived thread inside the network namespace at `path`
+    /// (or directly when `path` is nil), and returns its result after joining it.
+    ///
+    /// The caller's thread never changes namespace, and neither does any thread
+    /// that may later create others: a thread that called setns(2) or unshare(2)
+    /// must never enqueue Dispatch work, since libdispatch may start a worker
+    /// thread from it, and that worker would inherit the namespace. So `body` must
+    /// not call user code or enqueue work; it returns a value instead.
+    ///
+    /// With `overlayEtc`, and `path` of the form `/run/netns/NAME`, the thread also
+    /// gets a private mount namespace with `/etc/netns/NAME/*` bind-mounted over
+    /// `/etc`, as `ip netns exec NAME` arranges (the resolver reads resolv.conf there).
+    static func inNamespace<T: Sendable>(
+        _ path: String?, overlayEtc: Bool = false, _ body: @escaping @Sendable () throws(ReachabilityError) -> T
+    ) throws(ReachabilityError) -> T {
+        guard let path else { return try body() }
+        return try inNamespace(NetworkNamespace.open(path), overlayEtc: overlayEtc, body)
+    }
+
+    /// The same, for a namespace held open by
+    /// descriptor: the thread enters exactly that namespace, whatever its path names now.
+    static func inNamespace<T: Sendable>(
+        _ namespace: NetworkNamespace?, overlayEtc: Bool = false,
+        _ body: @escaping @Sendable () throws(ReachabilityError) -> T
+    ) throws(ReachabilityError) -> T {
+        guard let namespace else { return try body() }
+        let outcome = ResultBox<T>()
+        let thread = try JoinableThread(name: "reachability-ns") {
+            switch Syscall.enterNetworkNamespace(fd: namespace.fd, path: namespace.path) {
+            case .failure(let failure):
+                outcome.set(
+                    .failure(
+                        ReachabilityError(
+                            .namespace, "cannot enter network namespace \(namespace.path)", errno: failure.errno)))
+            case .success:
+                if overlayEtc, let name = namespace.name { overlayNetnsEtc(name) }
+                do throws(ReachabilityError) { outcome.set(.success(try body())) } catch {
+                    outcome.set(.failure(error))
+                }
+            }
+        }
+        thread.join()
+        return try outcome.get()
+    }
+
+    /// Bind-mounts `/etc/netns/NAME/*` over `/etc` in a private mount namespace of
+    /// the calling thread (best effort: without them the process's /etc is used).
+    private static func overlayNetnsEtc(_ name: String) {
+        let etc = "/etc/netns/\(name)"
+        guard let directory = opendir(etc) else { return }
+        defer { closedir(directory) }
+        var files: [String] = []
+        while let entry = readdir(directory) {
+            let file = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if file != "." && file != ".." { files.append(file) }
+        }
+        guard !files.isEmpty, cnl_private_mounts() == 0 else { return }
+        for file in files {
+            _ = cnl_bind_mount("\(etc)/\(file)", "/etc/\(file)")
+        }
+    }
+}
+
+extension NetworkEnvironment {
+    /// Moves the calling thread into this environment's network namespace (nothing
+    /// for the process's own). For threads the caller owns outright, such as an
+    /// event loop that only ever makes sockets for this environment: every thread
+    /// the library itself uses stays where it is.
+    package func enterNetworkNamespaceOnCurrentThread() throws(ReachabilityError) {
+        try validate()
+        guard let path = networkNamespacePath else { return }
+        if case .failure(let failure) = Syscall.enterNetworkNamespace(path) {
+            throw ReachabilityError(.namespace, "cannot enter network namespace \(path)", errno: failure.errno)
+        }
     }
 }

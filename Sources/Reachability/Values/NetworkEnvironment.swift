@@ -41,20 +41,6 @@ public struct NetworkEnvironment: Sendable, Hashable {
 }
 
 extension NetworkEnvironment {
-    /// Moves the calling thread into this environment's network namespace (nothing
-    /// for the process's own). For threads the caller owns outright, such as an
-    /// event loop that only ever makes sockets for this environment: every thread
-    /// the library itself uses stays where it is.
-    package func enterNetworkNamespaceOnCurrentThread() throws(ReachabilityError) {
-        try validate()
-        guard let path = networkNamespacePath else { return }
-        if case .failure(let failure) = Syscall.enterNetworkNamespace(path) {
-            throw ReachabilityError(.namespace, "cannot enter network namespace \(path)", errno: failure.errno)
-        }
-    }
-}
-
-extension NetworkEnvironment {
     /// Rejects paths no system call could take as given: a NUL byte would cut the
     /// path short at the C boundary (`"/proc/1/ns/net\0x"` would open
     /// `/proc/1/ns/net`), a path over `PATH_MAX` (4096 bytes) can't be opened, and

@@ -1,0 +1,7 @@
+import Dispatch
+
+/// The serial queue the library delivers on when it is given none
+/// (`Reachability.defaultNotificationQueue`, a `PathMonitor` never started on a queue).
+enum DeliveryQueue {
+    static let `default` = DispatchQueue(label: "reachability.notifications")
+}

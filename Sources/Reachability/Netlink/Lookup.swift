@@ -1,0 +1,19 @@
+/// One RTM_GETROUTE question: "which way would a packet to `destination` go?"
+/// With `outputInterface` and `fibMatch`, "which table entry would carry it out
+/// of that interface?" (`ip route get fibmatch DEST oif IF`): without FIB_MATCH
+/// the kernel answers an oif lookup as if the destination were on-link there.
+struct LookupRequest: Sendable, Hashable {
+    var destination: IPAddress
+    var source: IPAddress? = nil
+    var outputInterface: Int32? = nil
+    var fibMatch = false
+}
+
+/// The kernel's answer to a lookup.
+enum LookupResult: Sendable, Equatable {
+    /// The kernel answered with an error: ENETUNREACH (no route), EHOSTUNREACH
+    /// (unreachable route), EINVAL (blackhole), EACCES (prohibit), or another.
+    case noRoute(errno: Int32)
+    /// The route the kernel would use.
+    case route(RouteMessage)
+}

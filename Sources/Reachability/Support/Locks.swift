@@ -1,0 +1,46 @@
+import Glibc
+
+/// Hands a result from one thread to another that joins it.
+final class ResultBox<T: Sendable>: Sendable {
+    private let value = LockedValue<Result<T, ReachabilityError>?>(nil)
+    func set(_ result: Result<T, ReachabilityError>) { value.withLock { $0 = result } }
+    func get() throws(ReachabilityError) -> T {
+        guard let result = value.withLock({ $0 }) else {
+            throw ReachabilityError(.systemCall, "the worker thread ended without a result")
+        }
+        return try result.get()
+    }
+}
+
+/// A value behind a lock, shared by reference.
+///
+/// A pthread mutex rather than `Synchronization.Mutex`: on Linux, `Mutex` locks with
+/// raw futex calls that ThreadSanitizer cannot see, so TSan reports every access it
+/// protects as a race (a correct `Mutex`-guarded counter is reported), and the
+/// suite must run clean under TSan. The lock is never held while user code runs.
+///
+/// `@unchecked Sendable`: every access to `value` holds `mutex`.
+final class LockedValue<Value: Sendable>: @unchecked Sendable {
+    // The mutex pointer first: a zero-sized `value` would otherwise share its address.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var value: Value
+
+    init(_ value: Value) {
+        mutex = .allocate(capacity: 1)
+        self.value = value
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+}
