@@ -76,12 +76,7 @@ struct CLIFieldTests {
                 "http://192.0.2.2:9/generate_204", "--probe-timeout", "1",
             ], captureOutput: true)
         try eventuallyBlocking("both waits watch the namespace") {
-            [wait.pid, connectivity.pid].allSatisfy { pid in
-                (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"))?.contains { task in
-                    (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8))?
-                        .hasPrefix("reachability-nl") == true
-                } == true
-            }
+            [wait, connectivity].allSatisfy { $0.hasThread(named: "reachability-nl") }
         }
         try Command.check(["ip", "netns", "del", name])
         // 1 once watching; 2 when it went away while the command was still starting
@@ -145,14 +140,5 @@ struct CLIFieldTests {
         #expect(!real.stderr.contains("did you mean"))
         let far = try Command.run([CLI.path, "nothing-like-it", "--namespace", name, "--timeout", "5"])
         #expect(far.status == 1 && !far.stderr.contains("did you mean"))
-    }
-}
-
-/// Polls `condition` on the calling thread until it holds; throws after `timeout` seconds.
-func eventuallyBlocking(_ what: String, timeout: Double = 30, _ condition: () -> Bool) throws {
-    let deadline = Date().addingTimeInterval(timeout)
-    while !condition() {
-        guard Date() < deadline else { throw WaitTimedOut(what: what, seen: []) }
-        usleep(5000)
     }
 }

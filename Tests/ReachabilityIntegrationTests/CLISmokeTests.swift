@@ -1,46 +1,6 @@
 import Foundation
 import Testing
 
-/// A DNS server that never answers, like `SilentDNSServer`, and says when a
-/// query arrives: the test then knows the resolver is waiting.
-private final class ReportingSilentDNSServer: @unchecked Sendable {
-    // @unchecked: set once in init; `nextQuery` is called by one test.
-    private let process: Child
-
-    init(in namespace: TestNamespace) throws {
-        try namespace.writeEtc("resolv.conf", "nameserver 127.0.0.1\noptions timeout:5 attempts:3\n")
-        let script = """
-            import socket
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            s.bind(('127.0.0.1', 53))
-            print('ready', flush=True)
-            while True:
-                s.recvfrom(4096)
-                print('query', flush=True)
-            """
-        process = try namespace.spawn(["python3", "-c", script], captureOutput: true)
-        guard process.nextLine(timeout: 30) == "ready" else {
-            process.terminate()
-            throw CommandFailed(command: "silent DNS server", status: -1, stderr: "did not start")
-        }
-    }
-
-    /// Whether a query arrives within `timeout` seconds.
-    func nextQuery(timeout: Double) -> Bool { process.nextLine(timeout: timeout) == "query" }
-
-    deinit { process.terminate() }
-}
-
-/// Polls `condition` every 5 ms until it holds or `timeout` seconds pass.
-private func poll(timeout: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while !condition() {
-        guard Date() < deadline else { return false }
-        usleep(5_000)
-    }
-    return true
-}
-
 /// One long-running command for the signal tests.
 enum LongRunning: String, Sendable, CaseIterable, CustomTestStringConvertible {
     case watch = "watch (a reachable target)"
@@ -87,13 +47,13 @@ struct CLISmokeTests {
                     #expect(first?.contains("reachableViaWiFi") == true, "the first line: \(first ?? "none")")
                 } else {
                     child = try ns.spawnCLI(["wait", "203.0.113.9", "--timeout", "600"])
-                    #expect(
-                        poll(timeout: 30) { child.hasThread(named: "reachability-nl") },
-                        "the netlink reader thread runs")
+                    try eventuallyBlocking("the netlink reader thread runs") {
+                        child.hasThread(named: "reachability-nl")
+                    }
                 }
             case .status:
                 let ns = try TestNamespace(named: "rcli-sig")
-                let dns = try ReportingSilentDNSServer(in: ns)
+                let dns = try SilentDNSServer(in: ns)
                 keep += [ns, dns]
                 child = try Child(
                     [
@@ -112,7 +72,7 @@ struct CLISmokeTests {
                 let probes = ["--url", url, "--probe-timeout", "600", "--deadline", "600"]
                 child = try ns.spawnCLI(
                     command == .check ? ["check"] + probes : ["wait", "--connectivity", "--timeout", "600"] + probes)
-                #expect(poll(timeout: 30) { server.count("/generate_204") >= 1 }, "the probe reaches the server")
+                try eventuallyBlocking("the probe reaches the server") { server.count("/generate_204") >= 1 }
             }
             child.signal(signal)
             return child.termination()

@@ -48,9 +48,10 @@ final class DNSServer: @unchecked Sendable {
 }
 
 /// A "DNS server" that reads every query and never answers: the resolver waits
-/// for its full timeout.
+/// for its full timeout. It says when a query arrives (``nextQuery(timeout:)``),
+/// so a test knows the resolver is waiting.
 final class SilentDNSServer: @unchecked Sendable {
-    // @unchecked: set once in init.
+    // @unchecked: set once in init; `nextQuery` is called by one test.
     private let process: Child
 
     init(in namespace: TestNamespace) throws {
@@ -62,13 +63,17 @@ final class SilentDNSServer: @unchecked Sendable {
             print('ready', flush=True)
             while True:
                 s.recvfrom(4096)
+                print('query', flush=True)
             """
         process = try namespace.spawn(["python3", "-c", script], captureOutput: true)
-        guard process.readLine().hasPrefix("ready") else {
+        guard process.nextLine(timeout: 30) == "ready" else {
             process.terminate()
             throw CommandFailed(command: "silent DNS server", status: -1, stderr: "did not start")
         }
     }
+
+    /// Whether a query arrives within `timeout` seconds.
+    func nextQuery(timeout: Double) -> Bool { process.nextLine(timeout: timeout) == "query" }
 
     deinit {
         process.terminate()

@@ -259,3 +259,12 @@ final class DeliveryLog: Sendable {
         try await wait(for: what) { $0.last?.status == status }
     }
 }
+
+/// Polls `condition` on the calling thread until it holds; throws after `timeout` seconds.
+func eventuallyBlocking(_ what: String, timeout: Double = 30, _ condition: () -> Bool) throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while !condition() {
+        guard Date() < deadline else { throw WaitTimedOut(what: what, seen: []) }
+        usleep(5000)
+    }
+}
