@@ -389,7 +389,10 @@ struct ConnectivityIntegrationTests {
 
     @Test("notifier: link down during a probe cancels it, notConnected at once, no late online")
     func linkDownDuringProbe() async throws {
-        let (ns, server) = try await Self.setUp(["/generate_204": .delayed(.milliseconds(1500), .respond(status: 204))])
+        // The answer is held back for 4 s: long enough that a cancelled probe's close
+        // reaches the server first even on a loaded machine (a sanitizer run on 2 cores).
+        let answerDelay = Duration.seconds(4)
+        let (ns, server) = try await Self.setUp(["/generate_204": .delayed(answerDelay, .respond(status: 204))])
         let log = ConnectivityLog(
             try Connectivity(
                 configuration: Self.configuration(
@@ -399,9 +402,9 @@ struct ConnectivityIntegrationTests {
         let down = ContinuousClock.now
         try await offPool { try ns.ip("link set veth0 down") }
         try await log.wait("notConnected") { $0.last?.verdict == .notConnected }
-        #expect(ContinuousClock.now - down < .milliseconds(1500), "before the server would have answered")
+        #expect(ContinuousClock.now - down < answerDelay, "before the server would have answered")
         // The probe was cancelled: its connection closed before the server's
-        // answer was due (1.5 s after the request), so the answer was never sent.
+        // answer was due (4 s after the request), so the answer was never sent.
         try await eventually("the server finds the client gone") { server.abandoned == 1 }
         try await Task.sleep(for: .milliseconds(500))
         #expect(log.verdicts == ["notConnected"])
@@ -463,40 +466,21 @@ struct ConnectivityIntegrationTests {
         #expect(!connectivity.isRunning)
     }
 
+    /// In a process of its own (ReachabilityStress): this one's RSS and descriptors
+    /// move with the tests running beside it.
     @Test("1,000 start/stop cycles: no growth in descriptors, threads or memory")
     func startStopCycles() async throws {
         let (ns, server) = try await Self.setUp(["/generate_204": .respond(status: 204)])
-        let connectivity = try Connectivity(
-            configuration: Self.configuration(
-                ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))]))
-        func cycles(_ count: Int) async throws {
-            for index in 0..<count {
-                try connectivity.startNotifier()
-                if index % 10 == 0 {
-                    // Now and then let a check run to the end, so that probes happen too.
-                    try await eventually("online") { connectivity.isConnected }
-                }
-                connectivity.stopNotifier()
-            }
-            try await eventually("clients shut down") { ProbeClients.shared.count == 0 }
-        }
-        try await cycles(100)  // Warm-up: caches, pools, lazily made threads.
-        try await Task.sleep(for: .milliseconds(500))
-        let descriptors = ProcessFootprint.descriptors
-        let threads = ProcessFootprint.threads
-        let resident = ProcessFootprint.residentKiB
-        try await cycles(1000)
-        try await eventually("descriptors back to \(descriptors)", timeout: .seconds(10)) {
-            ProcessFootprint.descriptors <= descriptors + 2
-        }
-        try await eventually("threads back to \(threads)", timeout: .seconds(10)) {
-            ProcessFootprint.threads <= threads + 1
-        }
-        let growth = ProcessFootprint.residentKiB - resident
-        print(
-            "start/stop × 1,000: descriptors \(descriptors) → \(ProcessFootprint.descriptors), threads \(threads) → "
-                + "\(ProcessFootprint.threads), RSS \(resident) → \(resident + growth) KiB")
-        #expect(growth < 16 * 1024, "RSS grew \(growth) KiB over 1,000 cycles")
-        #expect(server.count("/generate_204") >= 100)
+        let run = [StressBinary.path, "connectivity-cycles", ns.path, server.url("/generate_204").absoluteString]
+        let output = try await offPool { try Command.run(run) }
+        print("ReachabilityStress connectivity-cycles: \(output.stdout)", terminator: "")
+        #expect(output.status == 0, "exit \(output.status); \(output.stderr.suffix(1500))")
+        let result = try jsonObject(output.stdout.split(separator: "\n").last.map(String.init))
+        try StressFootprint.expectFlat(result)
+        let before = try #require((result["before"] as? [String: Int])?["threads"])
+        let after = try #require((result["after"] as? [String: Int])?["threads"])
+        #expect(after <= before + 1, "threads \(before) → \(after)")
+        #expect(result["online"] as? Int == 110)
+        #expect(server.count("/generate_204") >= 110)
     }
 }

@@ -275,6 +275,46 @@ struct ReachabilityIntegrationTests {
         instances.removeAll()
     }
 
+    /// A monitor is registered before its start has dumped the kernel's tables; a
+    /// one-off evaluation (a stopped instance's getter, an observer's first call)
+    /// that read its table then saw no interfaces and said notReachable. Seen as a
+    /// hostname's observer called with notReachable, then with its real state. The
+    /// window is widest in a ThreadSanitizer build, where this test failed before the fix.
+    @Test("A one-off evaluation while the namespace's monitor is starting reads the kernel's tables, not an empty one")
+    func oneOffDuringMonitorStart() async throws {
+        let ns = try TestNamespace()
+        try ns.ipv4WithDefaultRoute()
+        let environment = ns.environment
+        let starter = try Reachability(address: "192.0.2.7", environment: environment)
+        let reader = try Reachability(address: "192.0.2.9", environment: environment)
+        let done = LockedValue(false)
+        let wrong = LockedValue<[ReachabilityFlags]>([])
+        let reads = LockedValue(0)
+        let cycles = 300
+        // Threads of their own, not tasks: a spinning task would hold a thread of
+        // the cooperative pool that this test needs to go on.
+        let reading = Task {
+            try await offPool {
+                while !done.withLock({ $0 }) {
+                    let flags = reader.flags
+                    reads.withLock { $0 += 1 }
+                    if flags != [.reachable, .isDirect] { wrong.withLock { $0.append(flags) } }
+                }
+            }
+        }
+        try await offPool {
+            defer { done.withLock { $0 = true } }
+            for _ in 0..<cycles {
+                try starter.startNotifier()
+                starter.stopNotifier()
+            }
+        }
+        try await reading.value
+        #expect(!reader.isNotifierRunning)
+        #expect(reads.withLock { $0 } > cycles, "the getters ran while the monitor started and stopped")
+        #expect(wrong.withLock { $0 }.isEmpty, "\(wrong.withLock { $0 }.count) of \(reads.withLock { $0 }) reads wrong")
+    }
+
     @Test("Routes whose prefixes cover no target cause no evaluation pass; a covering one does")
     func unrelatedRoutesCostNoPass() async throws {
         let ns = try TestNamespace()

@@ -13,6 +13,10 @@
 //                                     process's own namespace (run it inside NSPATH) on NIO's
 //                                     shared event loops. Prints one JSON line per step; exits 0
 //                                     when both threw systemCall with EMFILE.
+//   ReachabilityStress connectivity-cycles NSPATH URL [CYCLES]
+//                                     Connectivity (probing URL, a 204 endpoint in NSPATH) started
+//                                     and stopped CYCLES times (1,000), every tenth run to online;
+//                                     prints the footprint before and after.
 //
 // NSPATH has veth0 (192.0.2.1/24, default via 192.0.2.2) and veth2 (no address),
 // both up with their peers, and IPv6 off.
@@ -342,6 +346,47 @@ func connectivityEMFILE(_ namespace: String, ownNamespace: Bool, free: Int) {
     exit(clean ? 0 : 1)
 }
 
+/// Start/stop cycles of one Connectivity instance: what a start makes (a path
+/// monitor client, an HTTP client with its event loop, timers) must be gone after
+/// its stop. Measured here rather than in the test process, whose RSS and
+/// descriptors move with the tests running beside it.
+func connectivityCycles(_ namespace: String, url: URL, cycles: Int) {
+    var configuration = ConnectivityConfiguration(
+        endpoints: [ConnectivityEndpoint(url: url, expectation: .status(204))],
+        environment: NetworkEnvironment(networkNamespacePath: namespace))
+    configuration.probeTimeout = .seconds(5)
+    configuration.checkDeadline = .seconds(10)
+    let connectivity: Connectivity
+    do { connectivity = try Connectivity(configuration: configuration) } catch { fail("configuration: \(error)") }
+    var online = 0
+    func run(_ count: Int) {
+        for index in 0..<count {
+            do { try connectivity.startNotifier() } catch { fail("startNotifier: \(error)") }
+            if index % 10 == 0 {
+                // Now and then a check runs to the end, so that probes happen too.
+                waitFor("online", seconds: 30) { connectivity.isConnected }
+                online += 1
+            }
+            connectivity.stopNotifier()
+        }
+    }
+    run(100)  // Warm-up: caches, pools, lazily made threads.
+    usleep(500_000)
+    let before = Footprint.now
+    run(cycles)
+    // What the stops hand to other threads (event loops shutting down) ends soon after.
+    let deadline = Date().addingTimeInterval(10)
+    var after = Footprint.now
+    while Date() < deadline, after.descriptors > before.descriptors || after.threads > before.threads + 1 {
+        usleep(50_000)
+        after = Footprint.now
+    }
+    emit([
+        "mode": "connectivity-cycles", "cycles": cycles, "online": online, "before": before.json,
+        "after": after.json,
+    ])
+}
+
 /// A hostname started while the process is out of descriptors: getaddrinfo fails
 /// (glibc says "Name or service not known" with errno EMFILE). That must be an
 /// error (whenError, EMFILE), never a notReachable delivery; once descriptors are
@@ -395,7 +440,8 @@ func resolverEMFILE() {
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
     fail(
-        "usage: ReachabilityStress storm|churn|connectivity-emfile|resolver-emfile NSPATH [CYCLES|namespace|default FREE]"
+        "usage: ReachabilityStress storm|churn|connectivity-emfile|connectivity-cycles|resolver-emfile NSPATH "
+            + "[CYCLES|namespace|default FREE|URL [CYCLES]]"
     )
 }
 switch arguments[1] {
@@ -406,6 +452,11 @@ case "connectivity-emfile":
         fail("usage: ReachabilityStress connectivity-emfile NSPATH namespace|default FREE")
     }
     connectivityEMFILE(arguments[2], ownNamespace: arguments[3] == "default", free: free)
+case "connectivity-cycles":
+    guard arguments.count >= 4, let url = URL(string: arguments[3]) else {
+        fail("usage: ReachabilityStress connectivity-cycles NSPATH URL [CYCLES]")
+    }
+    connectivityCycles(arguments[2], url: url, cycles: arguments.count > 4 ? Int(arguments[4]) ?? 1000 : 1000)
 case "resolver-emfile": resolverEMFILE()
 default: fail("unknown mode \(arguments[1])")
 }

@@ -94,10 +94,16 @@ enum MonitorRegistry {
         }
     }
 
-    /// The running monitor for `environment`, if any.
+    /// The monitor registered for `environment`, if any (it may still be starting).
     static func running(for environment: NetworkEnvironment) -> NetlinkMonitor? {
         guard let key = try? Key(environment) else { return nil }
         return monitors.withLock { $0[key] }
+    }
+
+    /// The monitor for `environment` if it has started and not stopped: what a
+    /// one-off evaluation may read (a monitor still starting has an empty table).
+    static func serving(for environment: NetworkEnvironment) -> NetlinkMonitor? {
+        running(for: environment).flatMap { $0.isServing ? $0 : nil }
     }
 
     /// How many monitors are running (tests check that targets share one).
@@ -114,7 +120,7 @@ enum OneShotEvaluator {
         environment: NetworkEnvironment,
         _ body: @escaping @Sendable (InterfaceTable, Lookup) throws(ReachabilityError) -> T
     ) throws(ReachabilityError) -> T {
-        if let monitor = MonitorRegistry.running(for: environment) {
+        if let monitor = MonitorRegistry.serving(for: environment) {
             let (table, _) = monitor.snapshot
             if let value = try? body(table, { requests throws(ReachabilityError) in try monitor.lookup(requests) }) {
                 return value

@@ -108,6 +108,14 @@ final class NetlinkMonitor: Sendable {
         }
     }
 
+    /// Whether the monitor has started (its table is the kernel's dump) and has not
+    /// been stopped: only then may a one-off evaluation read its table. A monitor
+    /// is registered before it starts, and its table is empty until the dump.
+    var isServing: Bool {
+        guard case .success = startOutcome.withLock({ $0 }) else { return false }
+        return shared.withLock { !$0.stopRequested && $0.failure == nil }
+    }
+
     /// Waits until another thread's `start()` has finished; throws its error.
     func waitUntilStarted() throws(ReachabilityError) {
         started.wait()
