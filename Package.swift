@@ -1,9 +1,8 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.0
 import PackageDescription
 
 let package = Package(
     name: "Reachability",
-    platforms: [.macOS(.v15)],
     products: [
         .library(name: "Reachability", targets: ["Reachability"]),
         .library(name: "Connectivity", targets: ["Connectivity"]),
@@ -14,8 +13,6 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.24.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
-        // Benchmarks only; malloc counting through its interposer (no jemalloc needed).
-        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
     ],
     targets: [
         .systemLibrary(
@@ -33,6 +30,7 @@ let package = Package(
                 "Reachability",
                 "CNetlink",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -59,7 +57,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ConnectivityTests",
-            dependencies: ["Connectivity"]
+            dependencies: ["Connectivity", "Reachability"]
         ),
         .testTarget(
             name: "ReachabilityIntegrationTests",
@@ -67,6 +65,7 @@ let package = Package(
             // the Connectivity tests probe real SwiftNIO HTTP servers there.
             dependencies: [
                 "Reachability", "Connectivity", "ReachabilityCLI", "CNetlink",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -79,38 +78,15 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-// In-process benchmarks (ordo-one/benchmark): `swift package --disable-sandbox benchmark`.
+// Storm and churn runs measured in a process of their own (the hardening tests start it).
+// The benchmarks (Benchmarks/Package.swift) and the fuzzer (Fuzz/Package.swift) are
+// packages of their own.
 package.targets += [
-    .executableTarget(
-        name: "ReachabilityBenchmarks",
-        dependencies: [
-            "Reachability",
-            .product(name: "Benchmark", package: "benchmark"),
-        ],
-        path: "Benchmarks/ReachabilityBenchmarks",
-        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-    ),
-    // The scale and latency probe that Benchmarks/scale.py drives (10,000 targets,
-    // kernel event → callback).
-    // libFuzzer target (built with -sanitize=fuzzer,address; see Fuzz/NetlinkFuzz).
-    .target(name: "CFuzzDriver", path: "Fuzz/CFuzzDriver"),
-    .executableTarget(
-        name: "NetlinkFuzz",
-        dependencies: ["Reachability", "CFuzzDriver"],
-        path: "Fuzz/NetlinkFuzz",
-        swiftSettings: [.unsafeFlags(["-parse-as-library"])]
-    ),
-    // Storm and churn runs measured in a process of their own (the hardening tests start it).
     .executableTarget(
         name: "ReachabilityStress",
         dependencies: ["Reachability", "Connectivity"],
         path: "Tests/ReachabilityStress"
-    ),
-    .executableTarget(
-        name: "ReachabilityScale",
-        dependencies: ["Reachability"],
-        path: "Benchmarks/ReachabilityScale"
-    ),
+    )
 ]
 
 for target in package.targets where target.type != .system {

@@ -8,8 +8,9 @@ GLib) is ../shared/peers/latency.py's: see BENCHMARKS.md.
 
     python3 Benchmarks/scale.py [--smoke] [--json FILE]
 
-It builds nothing: run `swift build -c release --product reachability --product
-ReachabilityScale` first (the script says so if the binaries are missing).
+It builds nothing: run `swift build -c release --product reachability` at the
+root and `swift build -c release --product ReachabilityScale` in Benchmarks/ (a
+package of its own) first; the script says so if a binary is missing.
 --smoke runs every figure small (seconds, not minutes) so CI keeps them working;
 its numbers are not the budgets' figures. Needs root, iproute2 and util-linux.
 """
@@ -168,13 +169,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--smoke", action="store_true", help="every figure, small (CI)")
     parser.add_argument("--json", help="write the figures to this file")
-    parser.add_argument("--build", default=os.path.join(ROOT, ".build", "release"), help="the build folder")
+    parser.add_argument("--build", default=os.path.join(ROOT, ".build", "release"),
+                        help="the root package's build folder (the reachability CLI)")
+    parser.add_argument("--benchmarks-build", default=os.path.join(ROOT, "Benchmarks", ".build", "release"),
+                        help="the Benchmarks package's build folder (ReachabilityScale)")
     args = parser.parse_args()
     binary = os.path.join(args.build, "reachability")
-    scale = os.path.join(args.build, "ReachabilityScale")
-    for path in (binary, scale):
+    scale = os.path.join(args.benchmarks_build, "ReachabilityScale")
+    for path, build in ((binary, "swift build -c release --product reachability"),
+                        (scale, "cd Benchmarks && swift build -c release --product ReachabilityScale")):
         if not os.access(path, os.X_OK):
-            raise SystemExit(f"{path} is missing: swift build -c release --product reachability --product ReachabilityScale")
+            raise SystemExit(f"{path} is missing: {build}")
     small = args.smoke
     figures = {"smoke": small}
     ns = Namespace()

@@ -4,7 +4,7 @@
 // storms, 10,000 targets) are Benchmarks/scale.py's.
 import Benchmark
 import Foundation
-import Reachability
+@_spi(Benchmarks) import Reachability
 
 /// The captured dump bytes the unit tests use (links and addresses of a real host).
 private func fixture(_ name: String) -> [UInt8] {

@@ -8,7 +8,7 @@
 // with -parse-as-library; with libFuzzer linked in, its `main` calls that.
 import CFuzzDriver
 import Foundation
-import Reachability
+@_spi(Fuzzing) import Reachability
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

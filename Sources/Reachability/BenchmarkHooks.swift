@@ -1,17 +1,18 @@
-/// Entry points into the library's internals for the package's own benchmarks
-/// (`Benchmarks/`), which are built in release mode and so can't use
-/// `@testable import`. Not public API.
-package enum BenchmarkHooks {
+/// Entry points into the library's internals for the benchmarks (`Benchmarks/`, a
+/// package of its own, built in release mode, so `@testable import` is out) and the
+/// stress runs (`Tests/ReachabilityStress`). Not API: SPI `Benchmarks`, which only
+/// `@_spi(Benchmarks) import Reachability` sees. Nothing here runs unless called.
+@_spi(Benchmarks) public enum BenchmarkHooks {
     /// Parses a buffer of netlink messages (as one datagram or dump reply holds
     /// them); returns how many messages it held.
-    package static func parseMessages(_ bytes: [UInt8]) -> Int {
+    public static func parseMessages(_ bytes: [UInt8]) -> Int {
         NetlinkParser.parse(bytes).messages.count
     }
 
     /// A prepared flags evaluation: an interface table built from `links` and
     /// `addresses` (netlink dump bytes) and a unicast route out of the first
     /// non-loopback link; the closure evaluates the flags for 8.8.8.8 once.
-    package static func flagsEvaluation(links: [UInt8], addresses: [UInt8]) -> @Sendable () -> UInt32 {
+    public static func flagsEvaluation(links: [UInt8], addresses: [UInt8]) -> @Sendable () -> UInt32 {
         var table = InterfaceTable()
         for message in NetlinkParser.parse(links).messages + NetlinkParser.parse(addresses).messages {
             _ = table.apply(message.message) { InterfaceClassifier.classify($0, sysfs: SysfsReader(root: nil)) }
@@ -27,7 +28,7 @@ package enum BenchmarkHooks {
 
     /// One RTM_NEWROUTE message for 10.x.y.z/32 out of interface 2 (52 bytes), as
     /// a storm delivers them; `count` of them back to back.
-    package static func routeMessages(count: Int) -> [UInt8] {
+    public static func routeMessages(count: Int) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(count * 52)
         func u16(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }

@@ -1,13 +1,14 @@
 /// The entry point of the package's libFuzzer target (`Fuzz/NetlinkFuzz`): arbitrary
 /// bytes through the netlink parser and on into evaluation, as the reader thread
-/// would take them. Not public API.
-package enum FuzzHooks {
+/// would take them. Not API: SPI `Fuzzing`, which only
+/// `@_spi(Fuzzing) import Reachability` sees (the fuzzer is a package of its own).
+@_spi(Fuzzing) public enum FuzzHooks {
     /// Parses `bytes` as one datagram; applies every link and address message to an
     /// interface table (classified without touching the real sysfs); then treats
     /// every route message and error as the kernel's answer to a lookup and
     /// evaluates reachability flags and a `NetworkPath` from it. Returns a value
     /// that depends on all of it, so nothing is optimised away.
-    package static func run(_ bytes: [UInt8]) -> Int {
+    public static func run(_ bytes: [UInt8]) -> Int {
         let parsed = NetlinkParser.parse(bytes)
         var table = InterfaceTable()
         var results: [LookupResult] = []

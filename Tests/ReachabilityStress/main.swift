@@ -23,7 +23,7 @@
 import Connectivity
 import Dispatch
 import Foundation
-import Reachability
+@_spi(Benchmarks) import Reachability
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("ReachabilityStress: \(message)\n".utf8))

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Reachability
+@_spi(Fuzzing) @testable import Reachability
 
 /// The fuzz target's committed corpus (captured kernel datagrams, Fuzz/capture.py)
 /// through the same path as the fuzzer: parser → interface table → flags and path.

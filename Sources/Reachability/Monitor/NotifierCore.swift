@@ -1,5 +1,5 @@
 import Dispatch
-public import Foundation
+import Foundation
 
 /// What a notifier watches: a fixed target, or a hostname resolved as it goes.
 enum NotifierSpec: Sendable, Hashable {
