@@ -291,17 +291,20 @@ struct ReachabilityIntegrationTests {
         let wrong = LockedValue<[ReachabilityFlags]>([])
         let reads = LockedValue(0)
         let cycles = 300
-        // Threads of their own, not tasks: a spinning task would hold a thread of
-        // the cooperative pool that this test needs to go on.
-        let reading = Task {
-            try await offPool {
-                while !done.withLock({ $0 }) {
-                    let flags = reader.flags
-                    reads.withLock { $0 += 1 }
-                    if flags != [.reachable, .isDirect] { wrong.withLock { $0.append(flags) } }
-                }
+        // A thread of its own, not a task: a spinning task would hold a thread of the
+        // cooperative pool that this test needs to go on.
+        let finished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            while !done.withLock({ $0 }) {
+                let flags = reader.flags
+                reads.withLock { $0 += 1 }
+                if flags != [.reachable, .isDirect] { wrong.withLock { $0.append(flags) } }
             }
+            finished.signal()
         }
+        defer { done.withLock { $0 = true } }  // also when a wait below throws
+        try await eventually("the reading thread runs") { reads.withLock { $0 } > 0 }
+        let readsBefore = reads.withLock { $0 }
         try await offPool {
             defer { done.withLock { $0 = true } }
             for _ in 0..<cycles {
@@ -309,9 +312,9 @@ struct ReachabilityIntegrationTests {
                 starter.stopNotifier()
             }
         }
-        try await reading.value
+        try await offPool { finished.wait() }
         #expect(!reader.isNotifierRunning)
-        #expect(reads.withLock { $0 } > cycles, "the getters ran while the monitor started and stopped")
+        #expect(reads.withLock { $0 } > readsBefore, "the getters ran while the monitor started and stopped")
         #expect(wrong.withLock { $0 }.isEmpty, "\(wrong.withLock { $0 }.count) of \(reads.withLock { $0 }) reads wrong")
     }
 
