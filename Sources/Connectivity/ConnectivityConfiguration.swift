@@ -284,10 +284,8 @@ public struct ConnectivityConfiguration: Sendable {
         return certificates
     }
 
-    /// `text` quoted for a message, cut at 80 characters.
-    private static func shown(_ text: String) -> String {
-        (text.count > 80 ? String(text.prefix(80)) + "…" : text).debugDescription
-    }
+    /// `text` quoted for a message (the package's one rule: ``quotedForMessage(_:)``).
+    private static func shown(_ text: String) -> String { quotedForMessage(text) }
 
     /// RFC 9110 token characters.
     private static func isToken(_ text: String) -> Bool {

@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import Reachability
 
 /// Runs one check: every endpoint probed concurrently (and the RFC 8908 API, when
 /// configured), a fast transport failure tried once more, stopping as soon as the
@@ -111,7 +112,7 @@ struct ProbeRunner: Sendable {
         let ready = self.client.ready
         let loop = client.eventLoopGroup.next()
         let deadline = NIODeadline.now() + TimeAmount(timeout)
-        let outcome = await Self.withTimeout(timeout) { () async -> AttemptOutcome in
+        let outcome = await firstResult(within: timeout) { () async -> AttemptOutcome? in
             do {
                 try await ready.get()
             } catch {
@@ -182,22 +183,6 @@ struct ProbeRunner: Sendable {
             !response.isBodyTruncated, let parsed = CaptivePortalAPIResponse(json: response.body)
         else { return .failed }
         return .answered(parsed)
-    }
-
-    /// `body`'s value, or nil when `timeout` passes first (`body` is then cancelled).
-    static func withTimeout<T: Sendable>(
-        _ timeout: Duration, _ body: @escaping @Sendable () async -> T
-    ) async -> T? {
-        await withTaskGroup(of: T?.self) { group in
-            group.addTask { await body() }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
     }
 
     /// BoringSSL's reason (`WRONG_VERSION_NUMBER`, `CERTIFICATE_VERIFY_FAILED`…)

@@ -84,20 +84,20 @@ public final class PathMonitor: Sendable, AsyncSequence {
     private static func checkResolvConf(_ path: String) throws(ReachabilityError) {
         guard !path.isEmpty, !path.utf8.contains(0) else {
             throw ReachabilityError(
-                .invalidArgument, "resolvConfPath \(IPAddress.quoted(path)) is not a file path")
+                .invalidArgument, "resolvConfPath \(quotedForMessage(path)) is not a file path")
         }
         var info = stat()
         if stat(path, &info) != 0 {
             let error = errno
             guard error == ENOENT || error == ENOTDIR else {
                 throw ReachabilityError(
-                    .invalidArgument, "resolvConfPath \(IPAddress.quoted(path)) can't be read", errno: error)
+                    .invalidArgument, "resolvConfPath \(quotedForMessage(path)) can't be read", errno: error)
             }
             return
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw ReachabilityError(
-                .invalidArgument, "resolvConfPath \(IPAddress.quoted(path)) is not a regular file")
+                .invalidArgument, "resolvConfPath \(quotedForMessage(path)) is not a regular file")
         }
     }
 

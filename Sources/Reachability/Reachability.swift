@@ -119,7 +119,7 @@ public final class Reachability: Sendable {
         guard local.unmapped.family == remote.unmapped.family else {
             throw ReachabilityError(
                 .invalidAddress,
-                "local address \(IPAddress.quoted(localAddress)) is \(local.unmapped.family) but remote address \(IPAddress.quoted(remoteAddress)) is \(remote.unmapped.family)"
+                "local address \(quotedForMessage(localAddress)) is \(local.unmapped.family) but remote address \(quotedForMessage(remoteAddress)) is \(remote.unmapped.family)"
             )
         }
         try self.init(
@@ -170,7 +170,7 @@ public final class Reachability: Sendable {
             // only the forms inet_pton accepts are addresses here.
             throw ReachabilityError(
                 .invalidAddress,
-                "\(IPAddress.quoted(name)) is an old numeric shorthand for \(address) (inet_aton); only dotted-quad IPv4 literals are accepted: write \(address)"
+                "\(quotedForMessage(name)) is an old numeric shorthand for \(address) (inet_aton); only dotted-quad IPv4 literals are accepted: write \(address)"
             )
         }
         if Hostname.looksLikeAddress(name) {
@@ -333,23 +333,13 @@ public final class Reachability: Sendable {
         }
         defer { watcher.stopNotifier() }
         let updates = watcher.updates
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for await state in updates where state.isReachable { return true }
-                return false
-            }
-            // Task.sleep traps on a deadline past Int64.max seconds from the clock's
-            // epoch: a timeout that long has no deadline at all.
-            if timeout < Self.unboundedTimeout {
-                group.addTask {
-                    try? await Task.sleep(for: timeout)
-                    return false
-                }
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
+        // Task.sleep traps on a deadline past Int64.max seconds from the clock's
+        // epoch: a timeout that long has no deadline at all.
+        let deadline = timeout < Self.unboundedTimeout ? timeout : nil
+        return await firstResult(within: deadline) {
+            for await state in updates where state.isReachable { return true }
+            return false
+        } ?? false
     }
 
     /// Timeouts from this one up wait without a deadline: a century.

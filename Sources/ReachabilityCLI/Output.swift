@@ -63,11 +63,8 @@ enum Output {
         return "\(timestamp(time))  \(padded)  \(status)  \(state.flags)  \(state.interface?.description ?? "-")"
     }
 
-    /// An argument quoted for an error message, cut at 80 characters (a 100 kB
-    /// argument makes a one-line message, not a 100 kB one).
-    static func shown(_ text: String) -> String {
-        (text.count > 80 ? String(text.prefix(80)) + "…" : text).debugDescription
-    }
+    /// `text` quoted for a message (the package's one rule: ``quotedForMessage(_:)``).
+    static func shown(_ text: String) -> String { quotedForMessage(text) }
 
     /// Writes one line to stdout at once (unbuffered). A failed write ends the
     /// command with status 1 (see ``CLIProcess``).
@@ -173,18 +170,9 @@ enum TargetArgument {
 func firstElement<Element: Sendable>(
     of updates: AsyncStream<Element>, within timeout: Duration, where matches: @escaping @Sendable (Element) -> Bool
 ) async -> Element? {
-    await withTaskGroup(of: Element?.self) { group in
-        group.addTask {
-            for await element in updates where matches(element) { return element }
-            return nil
-        }
-        group.addTask {
-            try? await Task.sleep(for: timeout)
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
+    await firstResult(within: timeout) {
+        for await element in updates where matches(element) { return element }
+        return nil
     }
 }
 

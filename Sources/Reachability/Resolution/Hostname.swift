@@ -42,7 +42,7 @@ enum Hostname {
     /// the input in the error: empty, over 253 bytes, an empty label or one over
     /// 63 bytes (after IDNA encoding), spaces or control characters.
     static func validate(_ name: String) throws(ReachabilityError) -> String {
-        let quoted = IPAddress.quoted(name)
+        let quoted = quotedForMessage(name)
         guard !name.isEmpty else {
             throw ReachabilityError(.invalidHostname, "\"\" is not a hostname: the string is empty")
         }

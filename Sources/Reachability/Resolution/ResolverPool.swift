@@ -229,20 +229,20 @@ final class ResolverPool: Sendable {
             // errno set: that is no answer about the name.
             if Self.resourceErrors.contains(error) {
                 throw ReachabilityError(
-                    .systemCall, "cannot resolve \(IPAddress.quoted(name)): getaddrinfo", errno: error)
+                    .systemCall, "cannot resolve \(quotedForMessage(name)): getaddrinfo", errno: error)
             }
             switch rc {
             case EAI_NONAME, EAI_AGAIN, EAI_FAIL, Self.eaiNoData, Self.eaiAddressFamily:
                 return .failed(code: rc)
             case EAI_SYSTEM:
                 throw ReachabilityError(
-                    .systemCall, "cannot resolve \(IPAddress.quoted(name)): getaddrinfo", errno: error)
+                    .systemCall, "cannot resolve \(quotedForMessage(name)): getaddrinfo", errno: error)
             case EAI_MEMORY:
                 throw ReachabilityError(
-                    .systemCall, "cannot resolve \(IPAddress.quoted(name)): getaddrinfo", errno: ENOMEM)
+                    .systemCall, "cannot resolve \(quotedForMessage(name)): getaddrinfo", errno: ENOMEM)
             default:
                 let reason = gai_strerror(rc).map { String(cString: $0) } ?? "error \(rc)"
-                throw ReachabilityError(.systemCall, "cannot resolve \(IPAddress.quoted(name)): getaddrinfo: \(reason)")
+                throw ReachabilityError(.systemCall, "cannot resolve \(quotedForMessage(name)): getaddrinfo: \(reason)")
             }
         }
         defer { freeaddrinfo(list) }
@@ -271,7 +271,7 @@ final class ResolverPool: Sendable {
 extension ReachabilityError {
     /// This error as the reason `name` could not be resolved.
     func resolving(_ name: String) -> ReachabilityError {
-        ReachabilityError(code, "cannot resolve \(IPAddress.quoted(name)): \(message)", errno: errno)
+        ReachabilityError(code, "cannot resolve \(quotedForMessage(name)): \(message)", errno: errno)
     }
 }
 

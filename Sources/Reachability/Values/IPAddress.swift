@@ -32,7 +32,8 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
             throw ReachabilityError(.invalidAddress, "\"\" is not an IP address: the string is empty")
         }
         guard string.utf8.count <= 64, !string.utf8.contains(0) else {
-            throw ReachabilityError(.invalidAddress, "\(Self.quoted(string)) is not an IPv4 or IPv6 address literal")
+            throw ReachabilityError(
+                .invalidAddress, "\(quotedForMessage(string)) is not an IPv4 or IPv6 address literal")
         }
         if let v4 = Self.parse(string, family: AF_INET, size: 4) {
             self.init(validBytes: v4, scopeID: 0)
@@ -46,11 +47,12 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
             // looking the zone up.
             if Self.parse(String(literal), family: AF_INET, size: 4) != nil {
                 throw ReachabilityError(
-                    .invalidAddress, "\(Self.quoted(string)) has a zone, but only link-local IPv6 addresses take one")
+                    .invalidAddress,
+                    "\(quotedForMessage(string)) has a zone, but only link-local IPv6 addresses take one")
             }
             let zone = String(string[string.index(after: percent)...])
             guard !zone.isEmpty else {
-                throw ReachabilityError(.invalidAddress, "\(Self.quoted(string)) has an empty zone after '%'")
+                throw ReachabilityError(.invalidAddress, "\(quotedForMessage(string)) has an empty zone after '%'")
             }
             if let number = UInt32(zone), number > 0 {
                 scope = number
@@ -58,7 +60,8 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
                 scope = if_nametoindex(zone)
                 guard scope != 0 else {
                     throw ReachabilityError(
-                        .invalidAddress, "\(Self.quoted(string)) names zone \"\(zone)\", which is no interface here")
+                        .invalidAddress,
+                        "\(quotedForMessage(string)) names zone \"\(zone)\", which is no interface here")
                 }
             }
         }
@@ -67,13 +70,14 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
                 string.contains(where: { $0.isLetter && !$0.isHexDigit }) && !string.contains(":")
                 ? " (a hostname? use Reachability(hostname:) for names)" : ""
             throw ReachabilityError(
-                .invalidAddress, "\(Self.quoted(string)) is not an IPv4 or IPv6 address literal\(hint)")
+                .invalidAddress, "\(quotedForMessage(string)) is not an IPv4 or IPv6 address literal\(hint)")
         }
         if scope != 0 {
             let candidate = IPAddress(validBytes: v6, scopeID: 0)
             guard candidate.isLinkLocal || candidate.isMulticastLinkLocal else {
                 throw ReachabilityError(
-                    .invalidAddress, "\(Self.quoted(string)) has a zone, but only link-local IPv6 addresses take one")
+                    .invalidAddress,
+                    "\(quotedForMessage(string)) has a zone, but only link-local IPv6 addresses take one")
             }
         }
         self.init(validBytes: v6, scopeID: scope)
@@ -177,18 +181,5 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         var out = [UInt8](repeating: 0, count: size)
         let ok = out.withUnsafeMutableBytes { inet_pton(family, string, $0.baseAddress) }
         return ok == 1 ? out : nil
-    }
-
-    static func quoted(_ string: String) -> String {
-        let shown = string.utf8.count > 80 ? String(string.prefix(80)) + "…" : string
-        var escaped = ""
-        for scalar in shown.unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7F {
-                escaped += "\\u{\(String(scalar.value, radix: 16))}"
-            } else {
-                escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return "\"\(escaped)\""
     }
 }

@@ -48,10 +48,10 @@ extension NetworkEnvironment {
     /// network namespace is checked when it is opened.
     package func validate() throws(ReachabilityError) {
         if let path = networkNamespacePath, let problem = Self.problem(with: path) {
-            throw ReachabilityError(.namespace, "network namespace path \(IPAddress.quoted(path)) \(problem)")
+            throw ReachabilityError(.namespace, "network namespace path \(quotedForMessage(path)) \(problem)")
         }
         if let root = sysfsRoot, let problem = root.isEmpty ? "is empty" : Self.problem(with: root) {
-            throw ReachabilityError(.invalidArgument, "sysfs root \(IPAddress.quoted(root)) \(problem)")
+            throw ReachabilityError(.invalidArgument, "sysfs root \(quotedForMessage(root)) \(problem)")
         }
     }
 
