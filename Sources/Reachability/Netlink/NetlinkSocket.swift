@@ -109,6 +109,23 @@ final class NetlinkSocket {
         }
     }
 
+    /// The next datagram of a reply (a dump's or the lookups'), waiting up to
+    /// ``replyTimeoutMilliseconds``; nil when the wake-up found nothing after all.
+    /// A reply that never comes, or one the socket dropped, is an error: the
+    /// request can't be completed (the caller's caller resyncs or retries).
+    private func nextReply(
+        timedOut: @autoclosure () -> String, overrun: @autoclosure () -> String
+    ) throws(ReachabilityError) -> UnsafeRawBufferPointer? {
+        guard try waitReadable(timeoutMilliseconds: Self.replyTimeoutMilliseconds) else {
+            throw ReachabilityError(.timedOut, timedOut())
+        }
+        switch try receive() {
+        case .datagram(let bytes): return bytes
+        case .empty: return nil
+        case .overrun: throw ReachabilityError(.systemCall, overrun(), errno: Errno.noBufs)
+        }
+    }
+
     /// Waits until a datagram is queued; false at the deadline.
     func waitReadable(timeoutMilliseconds: Int32) throws(ReachabilityError) -> Bool {
         switch Syscall.poll([fd], timeoutMilliseconds: timeoutMilliseconds) {
@@ -161,16 +178,11 @@ final class NetlinkSocket {
         var messages: [NetlinkMessage] = []
         var interrupted = false
         while true {
-            guard try waitReadable(timeoutMilliseconds: Self.replyTimeoutMilliseconds) else {
-                throw ReachabilityError(.timedOut, "the kernel did not finish the rtnetlink dump (type \(type))")
-            }
-            let datagram: UnsafeRawBufferPointer
-            switch try receive() {
-            case .datagram(let bytes): datagram = bytes
-            case .empty: continue
-            case .overrun:
-                throw ReachabilityError(.systemCall, "the rtnetlink dump overran the socket", errno: Errno.noBufs)
-            }
+            guard
+                let datagram = try nextReply(
+                    timedOut: "the kernel did not finish the rtnetlink dump (type \(type))",
+                    overrun: "the rtnetlink dump overran the socket")
+            else { continue }
             let parsed = NetlinkParser.parse(datagram)
             for item in parsed.messages where item.sequence == seq {
                 if item.flags & NLMsgFlag.dumpInterrupted != 0 { interrupted = true }
@@ -212,16 +224,11 @@ final class NetlinkSocket {
             try batch.withUnsafeBytes { raw in Result { () throws(ReachabilityError) in try send(raw) } }.get()
             var pending = end - start
             while pending > 0 {
-                guard try waitReadable(timeoutMilliseconds: Self.replyTimeoutMilliseconds) else {
-                    throw ReachabilityError(.timedOut, "the kernel did not answer \(pending) route lookups")
-                }
-                let datagram: UnsafeRawBufferPointer
-                switch try receive() {
-                case .datagram(let bytes): datagram = bytes
-                case .empty: continue
-                case .overrun:
-                    throw ReachabilityError(.systemCall, "route lookup answers overran the socket", errno: Errno.noBufs)
-                }
+                guard
+                    let datagram = try nextReply(
+                        timedOut: "the kernel did not answer \(pending) route lookups",
+                        overrun: "route lookup answers overran the socket")
+                else { continue }
                 let parsed = NetlinkParser.parse(datagram)
                 for item in parsed.messages {
                     let offset = Int(item.sequence &- first)
