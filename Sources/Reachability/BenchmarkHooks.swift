@@ -15,7 +15,7 @@
     public static func flagsEvaluation(links: [UInt8], addresses: [UInt8]) -> @Sendable () -> UInt32 {
         var table = InterfaceTable()
         for message in NetlinkParser.parse(links).messages + NetlinkParser.parse(addresses).messages {
-            _ = table.apply(message.message) { InterfaceClassifier.classify($0, sysfs: SysfsReader(root: nil)) }
+            _ = table.apply(message.message) { InterfaceClassifier.classify($0, sysfs: NoInterfaceFacts()) }
         }
         let index = table.interfaces.values.filter { !$0.isLoopback }.map(\.index).min() ?? 1
         let route = RouteMessage(

@@ -12,7 +12,7 @@
         let parsed = NetlinkParser.parse(bytes)
         var table = InterfaceTable()
         var results: [LookupResult] = []
-        let sysfs = SysfsReader(root: nil)
+        let sysfs = NoInterfaceFacts()
         var changes = 0
         for message in parsed.messages {
             switch message.message {

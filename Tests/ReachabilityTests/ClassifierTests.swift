@@ -53,6 +53,25 @@ import Testing
                 == InterfaceClassification(.wiredEthernet))
     }
 
+    /// Facts answered from memory: classification asks, it reads nothing itself.
+    struct RecordedFacts: InterfaceFacts {
+        var deviceTypes: [String: String] = [:]
+        var wireless: Set<String> = []
+        func deviceType(of name: String) -> String? { deviceTypes[name] }
+        func isWireless(_ name: String) -> Bool { wireless.contains(name) }
+    }
+
+    @Test("Classification takes its sysfs facts injected: from memory, with no file read")
+    func injectedFacts() {
+        let facts = RecordedFacts(deviceTypes: ["usb0": "wwan", "bnep0": "bluetooth"], wireless: ["wlan9"])
+        #expect(InterfaceClassifier.classify(Self.link("usb0"), sysfs: facts) == InterfaceClassification(.cellular))
+        #expect(InterfaceClassifier.classify(Self.link("wlan9"), sysfs: facts) == InterfaceClassification(.wifi))
+        #expect(InterfaceClassifier.classify(Self.link("bnep0"), sysfs: facts) == InterfaceClassification(.other))
+        #expect(
+            InterfaceClassifier.classify(Self.link("wlan9"), sysfs: NoInterfaceFacts())
+                == InterfaceClassification(.wiredEthernet))
+    }
+
     // MARK: - Cellular
 
     @Test(arguments: [ARPHRD.ether, ARPHRD.rawIP, ARPHRD.none])

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 @testable import Reachability
@@ -149,5 +150,36 @@ import Testing
         #expect(DNSConfiguration(resolvConf: stub, resolvedUpstream: upstream).isConfigured)
         #expect(!DNSConfiguration(resolvConf: stub, resolvedUpstream: upstreamEmpty).isConfigured)
         #expect(DNSConfiguration.nameservers(in: plain) == ["192.0.2.53"])
+        // A FIFO or a directory where resolv.conf should be is "not configured",
+        // at once: reading must not block an evaluation.
+        let fifo = "\(dir)/fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(!DNSConfiguration(resolvConf: fifo).isConfigured)
+        #expect(!DNSConfiguration(resolvConf: dir).isConfigured)
+    }
+
+    @Test("The nameserver rule is pure: it reads no file and asks for the upstream list only behind the stub")
+    func nameserverRule() {
+        var asked = 0
+        let upstream: () -> String? = {
+            asked += 1
+            return "nameserver 192.0.2.1\n"
+        }
+        #expect(NameserverRule.isConfigured(resolvConf: "nameserver 192.0.2.53\n", resolvedUpstream: upstream))
+        #expect(asked == 0)
+        #expect(!NameserverRule.isConfigured(resolvConf: nil, resolvedUpstream: upstream))
+        #expect(
+            !NameserverRule.isConfigured(resolvConf: "nameserver\n#nameserver 1.2.3.4\n", resolvedUpstream: upstream))
+        #expect(asked == 0)
+        #expect(NameserverRule.isConfigured(resolvConf: "nameserver 127.0.0.53\n", resolvedUpstream: upstream))
+        #expect(asked == 1)
+        #expect(!NameserverRule.isConfigured(resolvConf: "nameserver 127.0.0.54\n", resolvedUpstream: { nil }))
+        #expect(
+            !NameserverRule.isConfigured(
+                resolvConf: "nameserver 127.0.0.53\n", resolvedUpstream: { "nameserver 127.0.0.53\n" }))
+        #expect(
+            NameserverRule.nameservers(in: "nameserver  192.0.2.7 \r\nnameserver 2001:db8::1") == [
+                "192.0.2.7", "2001:db8::1",
+            ])
     }
 }

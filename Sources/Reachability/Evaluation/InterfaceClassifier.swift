@@ -1,42 +1,18 @@
-import Glibc
+/// The few facts classification needs beyond netlink: udev's DEVTYPE and whether
+/// the device is wireless. Classification only asks; the monitor supplies them
+/// (``SysfsReader`` reads `/sys` or a fake tree), tests and the fuzzer answer from
+/// memory, so evaluation itself reads no file.
+protocol InterfaceFacts: Sendable {
+    /// The udev DEVTYPE of the interface named `name` (`wlan`, `wwan`, …), if any.
+    func deviceType(of name: String) -> String?
+    /// Whether the interface named `name` is a wireless device.
+    func isWireless(_ name: String) -> Bool
+}
 
-/// Reads the few sysfs facts classification needs. Injectable so tests can
-/// present Wi-Fi and modem devices from a fake tree.
-struct SysfsReader: Sendable {
-    /// `/sys` or a fake root with the same layout (`class/net/IF/uevent`, …); nil reads nothing.
-    var root: String?
-
-    /// The udev DEVTYPE of the interface, from `class/net/IF/uevent`.
-    func deviceType(of name: String) -> String? {
-        guard let root, Self.isSafeName(name) else { return nil }
-        guard let contents = Self.read("\(root)/class/net/\(name)/uevent") else { return nil }
-        for line in contents.split(whereSeparator: \.isNewline) where line.hasPrefix("DEVTYPE=") {
-            return String(line.dropFirst("DEVTYPE=".count))
-        }
-        return nil
-    }
-
-    /// True when `class/net/IF/phy80211` or `class/net/IF/wireless` exists.
-    func isWireless(_ name: String) -> Bool {
-        guard let root, Self.isSafeName(name) else { return false }
-        return access("\(root)/class/net/\(name)/phy80211", F_OK) == 0
-            || access("\(root)/class/net/\(name)/wireless", F_OK) == 0
-    }
-
-    /// Interface names never contain '/', and "." / ".." are not interfaces.
-    private static func isSafeName(_ name: String) -> Bool {
-        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.utf8.contains(0)
-    }
-
-    private static func read(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[0..<count], as: UTF8.self)
-    }
+/// No facts: classification from netlink and names alone.
+struct NoInterfaceFacts: InterfaceFacts {
+    func deviceType(of name: String) -> String? { nil }
+    func isWireless(_ name: String) -> Bool { false }
 }
 
 /// Classifies interfaces: netlink first, sysfs second, names last.
@@ -66,7 +42,7 @@ enum InterfaceClassifier {
     ]
     static let cellularNamePrefixes = ["rmnet", "ccmni", "wwan"]
 
-    static func classify(_ link: LinkMessage, sysfs: SysfsReader) -> InterfaceClassification {
+    static func classify(_ link: LinkMessage, sysfs: some InterfaceFacts) -> InterfaceClassification {
         if link.flags & IFF.loopback != 0 || link.hardwareType == ARPHRD.loopback {
             return InterfaceClassification(.loopback)
         }

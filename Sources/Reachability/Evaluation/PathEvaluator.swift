@@ -1,5 +1,3 @@
-import Foundation
-
 /// Builds a `NetworkPath` from the interface table and the kernel's answers.
 /// Pure: the reader thread and one-off evaluations call it with what they looked up.
 struct PathEvaluator: Sendable, Hashable {
@@ -149,23 +147,23 @@ struct PathEvaluator: Sendable, Hashable {
     }
 }
 
-/// Whether nameservers are configured: `nameserver` lines in resolv.conf; when
-/// that names only systemd-resolved's stub (127.0.0.53/54), its upstream list.
-struct DNSConfiguration: Sendable, Hashable {
-    var resolvConf: String
-    var resolvedUpstream: String = "/run/systemd/resolve/resolv.conf"
+/// Whether nameservers are configured, from the text of resolv.conf: its
+/// `nameserver` lines; when they name only systemd-resolved's stub (127.0.0.53/54),
+/// the upstream list resolved keeps. Pure: the caller reads the files
+/// (``DNSConfiguration``), and the upstream text is asked for only when needed.
+enum NameserverRule {
+    static let resolvedStubs: Set<String> = ["127.0.0.53", "127.0.0.54"]
 
-    var isConfigured: Bool {
-        let servers = Self.nameservers(in: resolvConf)
+    static func isConfigured(resolvConf: String?, resolvedUpstream: () -> String?) -> Bool {
+        let servers = nameservers(in: resolvConf ?? "")
         guard !servers.isEmpty else { return false }
-        let stubs: Set<String> = ["127.0.0.53", "127.0.0.54"]
-        guard servers.allSatisfy(stubs.contains) else { return true }
-        return !Self.nameservers(in: resolvedUpstream).filter { !stubs.contains($0) }.isEmpty
+        guard servers.allSatisfy(resolvedStubs.contains) else { return true }
+        return !nameservers(in: resolvedUpstream() ?? "").filter { !resolvedStubs.contains($0) }.isEmpty
     }
 
-    static func nameservers(in path: String) -> [String] {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
-        return text.split(whereSeparator: \.isNewline).compactMap { line in
+    /// The addresses of the `nameserver` lines of a resolv.conf text.
+    static func nameservers(in text: String) -> [String] {
+        text.split(whereSeparator: \.isNewline).compactMap { line in
             let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
             guard words.count >= 2, words[0] == "nameserver" else { return nil }
             return String(words[1])

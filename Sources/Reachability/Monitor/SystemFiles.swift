@@ -1,0 +1,76 @@
+import Glibc
+
+// The files the monitor reads for evaluation, which itself reads none: sysfs for
+// interface classification, resolv.conf for `NetworkPath.supportsDNS`.
+
+/// Reads the sysfs facts classification asks for (``InterfaceFacts``) from `/sys`
+/// or a fake tree with the same layout (`class/net/IF/uevent`, …).
+struct SysfsReader: InterfaceFacts {
+    /// The sysfs root; nil reads nothing.
+    var root: String?
+
+    /// The udev DEVTYPE of the interface, from `class/net/IF/uevent`.
+    func deviceType(of name: String) -> String? {
+        guard let root, Self.isSafeName(name) else { return nil }
+        guard let contents = readSmallFile("\(root)/class/net/\(name)/uevent", limit: 4096) else { return nil }
+        for line in contents.split(whereSeparator: \.isNewline) where line.hasPrefix("DEVTYPE=") {
+            return String(line.dropFirst("DEVTYPE=".count))
+        }
+        return nil
+    }
+
+    /// True when `class/net/IF/phy80211` or `class/net/IF/wireless` exists.
+    func isWireless(_ name: String) -> Bool {
+        guard let root, Self.isSafeName(name) else { return false }
+        return access("\(root)/class/net/\(name)/phy80211", F_OK) == 0
+            || access("\(root)/class/net/\(name)/wireless", F_OK) == 0
+    }
+
+    /// Interface names never contain '/', and "." / ".." are not interfaces.
+    private static func isSafeName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.utf8.contains(0)
+    }
+}
+
+/// Whether nameservers are configured (``NameserverRule``), read from `resolvConf`
+/// and, when that names only systemd-resolved's stub, from `resolvedUpstream`.
+struct DNSConfiguration: Sendable, Hashable {
+    var resolvConf: String
+    var resolvedUpstream: String = "/run/systemd/resolve/resolv.conf"
+
+    var isConfigured: Bool {
+        NameserverRule.isConfigured(
+            resolvConf: readSmallFile(resolvConf, limit: Self.sizeLimit),
+            resolvedUpstream: { readSmallFile(resolvedUpstream, limit: Self.sizeLimit) })
+    }
+
+    /// The `nameserver` addresses in the file at `path` (none when it can't be read).
+    static func nameservers(in path: String) -> [String] {
+        NameserverRule.nameservers(in: readSmallFile(path, limit: sizeLimit) ?? "")
+    }
+
+    /// resolv.conf is a few hundred bytes; glibc reads no more than this either
+    /// way, and a FIFO or a huge file must not stall or bloat an evaluation.
+    static let sizeLimit = 1 << 20
+}
+
+/// Up to `limit` bytes of the regular file at `path` as UTF-8 (invalid bytes
+/// replaced); nil when it can't be opened or read, or is not a regular file (a
+/// FIFO would block).
+private func readSmallFile(_ path: String, limit: Int) -> String? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var info = stat()
+    guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while bytes.count < limit {
+        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, min($0.count, limit - bytes.count)) }
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { break }
+        bytes += chunk[0..<count]
+    }
+    guard !bytes.isEmpty else { return nil }
+    return String(decoding: bytes, as: UTF8.self)
+}
