@@ -4,7 +4,7 @@
 // storms, 10,000 targets) are Benchmarks/scale.py's.
 import Benchmark
 import Foundation
-@_spi(Benchmarks) import Reachability
+import Reachability
 
 /// The captured dump bytes the unit tests use (links and addresses of a real host).
 private func fixture(_ name: String) -> [UInt8] {
@@ -48,7 +48,7 @@ let benchmarks: @Sendable () -> Void = {
 
     let links = fixture("links.bin")
     let addresses = fixture("addresses.bin")
-    let evaluate = BenchmarkHooks.flagsEvaluation(links: links, addresses: addresses)
+    let evaluate = Messages.flagsEvaluation(links: links, addresses: addresses)
     Benchmark("flags evaluation (one route answer)", configuration: .init(scalingFactor: .kilo)) { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(evaluate())
@@ -57,15 +57,15 @@ let benchmarks: @Sendable () -> Void = {
 
     // Parsing throughput: 1,000 RTM_NEWROUTE messages (52 bytes each) per iteration,
     // as a storm delivers them; and the captured link and address dumps.
-    let routes = BenchmarkHooks.routeMessages(count: 1000)
+    let routes = Messages.routes(count: 1000)
     Benchmark("parse 1,000 route messages") { benchmark in
         for _ in benchmark.scaledIterations {
-            blackHole(BenchmarkHooks.parseMessages(routes))
+            blackHole(Messages.count(in: routes))
         }
     }
     Benchmark("parse a link dump and an address dump") { benchmark in
         for _ in benchmark.scaledIterations {
-            blackHole(BenchmarkHooks.parseMessages(links) + BenchmarkHooks.parseMessages(addresses))
+            blackHole(Messages.count(in: links) + Messages.count(in: addresses))
         }
     }
 

@@ -1,5 +1,5 @@
 // libFuzzer target: arbitrary bytes → the netlink parser → an interface table →
-// reachability flags and a NetworkPath (FuzzHooks.run). Build and run:
+// reachability flags and a NetworkPath (Pipeline.run). Build and run:
 //   swift build --product NetlinkFuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
 //       -Xswiftc -use-ld=lld --scratch-path .build-fuzz
 //   .build-fuzz/debug/NetlinkFuzz -max_total_time=60 Fuzz/corpus
@@ -8,12 +8,11 @@
 // with -parse-as-library; with libFuzzer linked in, its `main` calls that.
 import CFuzzDriver
 import Foundation
-@_spi(Fuzzing) import Reachability
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let data, size > 0 else { return 0 }
-    _ = FuzzHooks.run(Array(UnsafeBufferPointer(start: data, count: size)))
+    _ = Pipeline.run(Array(UnsafeBufferPointer(start: data, count: size)))
     return 0
 }
 
@@ -32,7 +31,7 @@ func replay(_ paths: [String]) -> CInt {
             : [path]
         for file in files {
             guard let bytes = FileManager.default.contents(atPath: file) else { continue }
-            _ = FuzzHooks.run([UInt8](bytes))
+            _ = Pipeline.run([UInt8](bytes))
             count += 1
         }
     }

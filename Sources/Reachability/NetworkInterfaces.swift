@@ -52,7 +52,7 @@ public enum NetworkInterfaces {
             let interfaces = table.interfaces.values.sorted { $0.index < $1.index }
             var requests: [LookupRequest] = []
             for interface in interfaces {
-                for probe in [Target.internetProbeV4, Target.internetProbeV6] {
+                for probe in [IPAddress.internetProbeV4, IPAddress.internetProbeV6] {
                     requests.append(LookupRequest(destination: probe, outputInterface: interface.index, fibMatch: true))
                 }
             }

@@ -69,7 +69,7 @@ struct Wait: AsyncParsableCommand {
         if ipv4 || ipv6 {
             // A global address only the default route covers (no packet is sent to it).
             reachability = try Reachability(
-                address: ipv4 ? "8.8.8.8" : "2001:4860:4860::8888", environment: environment)
+                address: ipv4 ? IPAddress.internetProbeV4 : IPAddress.internetProbeV6, environment: environment)
         } else {
             reachability = try TargetArgument.make(target, environment: environment).reachability
         }

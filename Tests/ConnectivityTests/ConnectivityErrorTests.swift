@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 @testable import Connectivity
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// ConnectivityError's codes and messages (issue 13): configuration errors read as
 /// before; a check that can't run says why, with the errno.

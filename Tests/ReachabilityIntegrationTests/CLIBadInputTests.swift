@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// One malformed command line, named for the test report (a 100 kB argument
 /// would otherwise be printed whole).

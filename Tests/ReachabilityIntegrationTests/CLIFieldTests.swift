@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// The CLI in the field (issue 13), run from the host's own namespace against a
 /// named test namespace with `--namespace`, as an operator would: namespaces that

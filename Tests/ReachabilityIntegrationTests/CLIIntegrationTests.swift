@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 @testable import ReachabilityCLI
 
 /// The `reachability` binary under test: `REACHABILITY_CLI` when set (e.g. the

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// The built `ReachabilityStress` binary, next to the test bundle in the build folder.
 enum StressBinary {

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// Hostname targets against a real DNS server (dnsmasq) inside a named test
 /// namespace, resolved by the real system resolver through /etc/netns/NAME.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// Records every path a PathMonitor delivers and lets a test wait for one.
 final class PathLog: Sendable {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// Against the real kernel, each test in a network namespace of its own (so they
 /// can run in parallel). See DESIGN §9.

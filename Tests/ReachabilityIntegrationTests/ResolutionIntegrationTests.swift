@@ -2,7 +2,7 @@ import Connectivity
 import Foundation
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// Records what a block observer is called with.
 final class ObserverLog: Sendable {

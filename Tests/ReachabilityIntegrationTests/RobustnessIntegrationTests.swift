@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// Regressions found in review: namespaces leaking into Dispatch threads, forged
 /// rtnetlink messages, zoned link-local pairs, hidden notifications, lock re-entry.

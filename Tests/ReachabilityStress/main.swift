@@ -23,7 +23,7 @@
 import Connectivity
 import Dispatch
 import Foundation
-@_spi(Benchmarks) import Reachability
+import Reachability
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("ReachabilityStress: \(message)\n".utf8))
@@ -144,7 +144,7 @@ func storm(_ namespace: String) {
     ipBatch(namespace, hostRoutes("add", 10_000) + hostRoutes("del", 10_000) + ["route add 198.51.100.0/24 dev veth2"])
     waitFor("the warm-up to settle") { settled([viaGateway, viaGateway, direct, direct]) }
     let before = Footprint.now
-    let eventsBefore = BenchmarkHooks.monitorCounters(for: environment)?.events ?? 0
+    let eventsBefore = MonitorRegistry.counters(for: environment)?.events ?? 0
 
     // The storm: 50,000 adds (10.0.0.5 moves onto veth2), 50,000 deletes (it moves
     // back), then the marker and the default route go.
@@ -154,7 +154,7 @@ func storm(_ namespace: String) {
     waitFor("the final state after the storm") { settled([[], [], [], direct]) }
     let seconds = Date().timeIntervalSince(started)
     let after = Footprint.now
-    let counters = BenchmarkHooks.monitorCounters(for: environment)
+    let counters = MonitorRegistry.counters(for: environment)
     emit([
         "mode": "storm", "seconds": seconds, "finalFlagsRight": true, "deliveries": deliveries.value,
         "eventsReceived": (counters?.events ?? 0) - eventsBefore, "overruns": counters?.overruns ?? -1,
@@ -172,7 +172,7 @@ func churn(_ namespace: String, cycles: Int) {
     } catch { fail("cannot start the path monitor: \(error)") }
     func available() -> Set<String> { Set(monitor.currentPath.availableInterfaces.map(\.name)) }
     waitFor("veth0 available") { available() == ["veth0"] }
-    let baseline = BenchmarkHooks.tableSizes(for: environment)
+    let baseline = MonitorRegistry.tableSizes(for: environment)
 
     let round = 100
     var before = Footprint.now
@@ -197,7 +197,7 @@ func churn(_ namespace: String, cycles: Int) {
     }
     // The published table too: back to the namespace's own interfaces.
     waitFor("the table back to its size") {
-        BenchmarkHooks.tableSizes(for: environment).map { $0 == baseline! } ?? false
+        MonitorRegistry.tableSizes(for: environment).map { $0 == baseline! } ?? false
     }
     let after = Footprint.now
     emit([

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// A named input for a parameterized test: the name is what the test report
 /// shows (a 1 MB argument would otherwise be printed whole).

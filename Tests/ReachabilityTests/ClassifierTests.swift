@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// `InterfaceClassifier.classify` (DESIGN §3) against a fake sysfs tree.
 @Suite struct ClassifierTests {

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// One test per row of the DESIGN §2 table, on synthetic interface tables and
 /// synthetic kernel answers. Evaluation is pure, so nothing here touches the kernel.

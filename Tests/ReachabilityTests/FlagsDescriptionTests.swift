@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// `ReachabilityFlags` bit values, letter string and names (DESIGN §2).
 @Suite struct FlagsDescriptionTests {

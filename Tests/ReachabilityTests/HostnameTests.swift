@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// Hostname validation limits and the hostname target's evaluation.
 @Suite struct HostnameTests {

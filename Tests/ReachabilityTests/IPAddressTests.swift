@@ -1,7 +1,7 @@
 import Glibc
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// Strict parsing of address literals: valid forms round-trip, everything else
 /// throws `.invalidAddress` with a message that names the input.

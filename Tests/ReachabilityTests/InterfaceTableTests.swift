@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// `InterfaceTable.apply(_:classify:)`: what it stores, and when it reports a change.
 @Suite struct InterfaceTableTests {

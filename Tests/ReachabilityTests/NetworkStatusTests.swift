@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// `NetworkStatus(flags:)` against Apple's `networkStatusForFlags:`, restated here
 /// independently of the implementation.

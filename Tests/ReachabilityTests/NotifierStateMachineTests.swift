@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// The pure notification state machine (DESIGN §5), driven by tables of steps.
 @Suite struct NotifierStateMachineTests {

@@ -1,7 +1,7 @@
 import Glibc
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// The parser must never crash, whatever the bytes. Each corpus is parsed in a
 /// child process (an exit test), so that a crash fails one test, names the input

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// `NetlinkParser` on datagrams captured from a real kernel (see
 /// `Support/capture_fixtures.py`), and on malformed input, which must be reported,

@@ -2,12 +2,12 @@ import Foundation
 import Glibc
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// The pure path evaluation: ordering, filters, reasons, gateways, families, DNS.
 @Suite struct PathEvaluatorTests {
-    static let v4 = Target.internetProbeV4
-    static let v6 = Target.internetProbeV6
+    static let v4 = IPAddress.internetProbeV4
+    static let v6 = IPAddress.internetProbeV6
 
     /// eth0 (#2, wired), wlan0 (#3, Wi-Fi), wwan0 (#4, cellular), each with an IPv4 address.
     static func table() throws -> InterfaceTable {

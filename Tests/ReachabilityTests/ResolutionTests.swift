@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// The pure parts of hostname resolution: the schedule (coalescing, interval,
 /// priority, stalls), which network changes are relevant to a name, IDNA and

@@ -1,6 +1,6 @@
 /// Turns the kernel's routing answer and the interface table into flags: the
 /// table of DESIGN §2. Pure: no I/O, no clock, no state.
-enum FlagsEvaluator {
+@_spi(Testing) public enum FlagsEvaluator {
     /// Which addresses on the output interface make it usable for a target.
     enum AddressRequirement: Equatable {
         /// An address of this family. For a global IPv6 target a link-local or
@@ -32,7 +32,8 @@ enum FlagsEvaluator {
     }
 
     /// Flags for one destination from one lookup.
-    static func evaluate(_ result: LookupResult, destination: IPAddress, in table: InterfaceTable) -> ReachabilityState
+    public static func evaluate(_ result: LookupResult, destination: IPAddress, in table: InterfaceTable)
+        -> ReachabilityState
     {
         guard case .route(let route) = result else { return .unreachable }
         let interface = route.outputInterface.flatMap { table[$0] }
@@ -110,7 +111,7 @@ enum FlagsEvaluator {
 
     /// The local link: usable when some non-loopback interface could talk to a
     /// neighbour now, i.e. it is up with carrier and has a usable address.
-    static func evaluateLocalLink(in table: InterfaceTable) -> ReachabilityState {
+    public static func evaluateLocalLink(in table: InterfaceTable) -> ReachabilityState {
         var best = ReachabilityState.unreachable
         for interface in table.interfaces.values.sorted(by: { $0.index < $1.index }) where !interface.isLoopback {
             let readiness = readiness(of: interface, requirement: .any, preferredSource: nil, in: table)
@@ -136,8 +137,8 @@ extension Target {
         switch self {
         case .internet:
             guard results.count == 2 else { return .unreachable }
-            let v4 = FlagsEvaluator.evaluate(results[0], destination: Self.internetProbeV4, in: table)
-            let v6 = FlagsEvaluator.evaluate(results[1], destination: Self.internetProbeV6, in: table)
+            let v4 = FlagsEvaluator.evaluate(results[0], destination: IPAddress.internetProbeV4, in: table)
+            let v6 = FlagsEvaluator.evaluate(results[1], destination: IPAddress.internetProbeV6, in: table)
             return FlagsEvaluator.better(v4, v6)
         case .address(let address):
             guard let result = results.first else { return .unreachable }

@@ -2,7 +2,7 @@
 /// the device is wireless. Classification only asks; the monitor supplies them
 /// (``SysfsReader`` reads `/sys` or a fake tree), tests and the fuzzer answer from
 /// memory, so evaluation itself reads no file.
-protocol InterfaceFacts: Sendable {
+@_spi(Testing) public protocol InterfaceFacts: Sendable {
     /// The udev DEVTYPE of the interface named `name` (`wlan`, `wwan`, …), if any.
     func deviceType(of name: String) -> String?
     /// Whether the interface named `name` is a wireless device.
@@ -10,9 +10,10 @@ protocol InterfaceFacts: Sendable {
 }
 
 /// No facts: classification from netlink and names alone.
-struct NoInterfaceFacts: InterfaceFacts {
-    func deviceType(of name: String) -> String? { nil }
-    func isWireless(_ name: String) -> Bool { false }
+@_spi(Testing) public struct NoInterfaceFacts: InterfaceFacts {
+    public init() {}
+    public func deviceType(of name: String) -> String? { nil }
+    public func isWireless(_ name: String) -> Bool { false }
 }
 
 /// Classifies interfaces: netlink first, sysfs second, names last.
@@ -30,7 +31,7 @@ struct NoInterfaceFacts: InterfaceFacts {
 /// 5. ARPHRD_PPP, ARPHRD_NONE, ARPHRD_RAWIP → other (cellular if step 3 or 6 says so).
 /// 6. names rmnet*, ccmni*, wwan* → cellular.
 /// 7. ARPHRD_ETHER with no kind and no DEVTYPE → wiredEthernet.
-enum InterfaceClassifier {
+@_spi(Testing) public enum InterfaceClassifier {
     static let vpnKinds: Set<String> = [
         "wireguard", "tun", "tap", "gre", "gretap", "ip6gre", "ip6gretap", "ipip", "ip6tnl", "sit", "vti", "vti6",
         "erspan", "ip6erspan", "fou", "openvpn", "ovpn", "xfrm", "ipsec", "l2tp", "ppp", "wg", "vxlan", "geneve",
@@ -42,7 +43,7 @@ enum InterfaceClassifier {
     ]
     static let cellularNamePrefixes = ["rmnet", "ccmni", "wwan"]
 
-    static func classify(_ link: LinkMessage, sysfs: some InterfaceFacts) -> InterfaceClassification {
+    public static func classify(_ link: LinkMessage, sysfs: some InterfaceFacts) -> InterfaceClassification {
         if link.flags & IFF.loopback != 0 || link.hardwareType == ARPHRD.loopback {
             return InterfaceClassification(.loopback)
         }

@@ -1,9 +1,17 @@
 /// Builds a `NetworkPath` from the interface table and the kernel's answers.
 /// Pure: the reader thread and one-off evaluations call it with what they looked up.
-struct PathEvaluator: Sendable, Hashable {
+@_spi(Testing) public struct PathEvaluator: Sendable, Hashable {
     var requiredInterfaceType: InterfaceType?
     var prohibitedInterfaceTypes: Set<InterfaceType>
     var options: PathMonitorOptions
+
+    public init(
+        requiredInterfaceType: InterfaceType?, prohibitedInterfaceTypes: Set<InterfaceType>, options: PathMonitorOptions
+    ) {
+        self.requiredInterfaceType = requiredInterfaceType
+        self.prohibitedInterfaceTypes = prohibitedInterfaceTypes
+        self.options = options
+    }
 
     func allows(_ interface: InterfaceState) -> Bool {
         let type = interface.classification.type
@@ -14,12 +22,13 @@ struct PathEvaluator: Sendable, Hashable {
     /// The lookups a path needs: the kernel's Internet choice for each family, and
     /// each up interface's own route out (fibmatch with oif, which names the table
     /// entry and its gateway and metric, or fails).
-    func lookups(for table: InterfaceTable) -> [LookupRequest] {
+    public func lookups(for table: InterfaceTable) -> [LookupRequest] {
         var requests = [
-            LookupRequest(destination: Target.internetProbeV4), LookupRequest(destination: Target.internetProbeV6),
+            LookupRequest(destination: IPAddress.internetProbeV4),
+            LookupRequest(destination: IPAddress.internetProbeV6),
         ]
         for interface in candidates(in: table) {
-            for probe in [Target.internetProbeV4, Target.internetProbeV6] {
+            for probe in [IPAddress.internetProbeV4, IPAddress.internetProbeV6] {
                 requests.append(LookupRequest(destination: probe, outputInterface: interface.index, fibMatch: true))
             }
         }
@@ -52,7 +61,7 @@ struct PathEvaluator: Sendable, Hashable {
         }
     }
 
-    func evaluate(
+    public func evaluate(
         requests: [LookupRequest], results: [LookupResult], in table: InterfaceTable, dnsConfigured: Bool
     ) -> NetworkPath {
         var answers: [LookupRequest: LookupResult] = [:]
@@ -62,7 +71,7 @@ struct PathEvaluator: Sendable, Hashable {
         let allowed = offers.filter { allows($0.interface) }
 
         // Where the kernel sends Internet traffic now: that interface leads.
-        let internet = [Target.internetProbeV4, Target.internetProbeV6].map { probe in
+        let internet = [IPAddress.internetProbeV4, IPAddress.internetProbeV6].map { probe in
             answers[LookupRequest(destination: probe)].map {
                 FlagsEvaluator.evaluate($0, destination: probe, in: table)
             }
@@ -130,7 +139,7 @@ struct PathEvaluator: Sendable, Hashable {
         -> Offer
     {
         var byFamily: [(IPAddress.Family, RouteMessage, ReachabilityState)] = []
-        for probe in [Target.internetProbeV4, Target.internetProbeV6] {
+        for probe in [IPAddress.internetProbeV4, IPAddress.internetProbeV6] {
             let request = LookupRequest(destination: probe, outputInterface: interface.index, fibMatch: true)
             guard case .route(let route)? = answers[request], route.type == RTN.unicast else { continue }
             let readiness = FlagsEvaluator.readiness(

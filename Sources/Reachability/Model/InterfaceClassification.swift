@@ -1,6 +1,6 @@
 /// How an interface was classified: its public type, and whether it is a VPN,
 /// tunnel or PPP link (which makes routes over it "transient").
-struct InterfaceClassification: Sendable, Equatable {
+@_spi(Testing) public struct InterfaceClassification: Sendable, Equatable {
     var type: InterfaceType
     var isVirtualPrivate: Bool
 

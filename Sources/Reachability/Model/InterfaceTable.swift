@@ -1,7 +1,7 @@
 /// What the monitor knows about one interface: its link state, its addresses,
 /// and how it was classified.
-struct InterfaceState: Sendable, Equatable {
-    var index: Int32
+@_spi(Testing) public struct InterfaceState: Sendable, Equatable {
+    public internal(set) var index: Int32
     var name: String
     var flags: UInt32
     var hardwareType: UInt16
@@ -11,7 +11,7 @@ struct InterfaceState: Sendable, Equatable {
 
     var isUp: Bool { flags & IFF.up != 0 }
     var hasCarrier: Bool { flags & IFF.lowerUp != 0 }
-    var isLoopback: Bool { flags & IFF.loopback != 0 }
+    public var isLoopback: Bool { flags & IFF.loopback != 0 }
 
     var publicInterface: NetworkInterface {
         NetworkInterface(name: name, index: Int(index), type: classification.type)
@@ -34,12 +34,12 @@ struct InterfaceAddress: Sendable, Hashable {
 /// The link and address state of one network namespace, built from an rtnetlink
 /// dump and kept current by events. A value type: the monitor hands copies to
 /// evaluation, which is pure.
-struct InterfaceTable: Sendable, Equatable {
-    private(set) var interfaces: [Int32: InterfaceState] = [:]
+@_spi(Testing) public struct InterfaceTable: Sendable, Equatable {
+    public private(set) var interfaces: [Int32: InterfaceState] = [:]
     /// Addresses by interface index (only of links in `interfaces`).
     private(set) var addresses: [Int32: [InterfaceAddress]] = [:]
 
-    init() {}
+    public init() {}
 
     subscript(index: Int32) -> InterfaceState? { interfaces[index] }
 
@@ -57,7 +57,7 @@ struct InterfaceTable: Sendable, Equatable {
     /// Applies one message. Returns true when anything the evaluation reads changed.
     /// `classify` is called only for links that are new or renamed or changed kind.
     @discardableResult
-    mutating func apply(_ message: NetlinkMessage, classify: (LinkMessage) -> InterfaceClassification) -> Bool {
+    public mutating func apply(_ message: NetlinkMessage, classify: (LinkMessage) -> InterfaceClassification) -> Bool {
         switch message {
         case .newLink(let link):
             let old = interfaces[link.index]

@@ -13,17 +13,14 @@ enum Target: Sendable, Hashable, CustomStringConvertible {
     /// no answer, or not resolved yet). Flags are the best over the addresses.
     case host(name: String, addresses: [IPAddress])
 
-    /// Global unicast addresses whose lookups stand for "the Internet". Nothing is
-    /// ever sent to them: the kernel is only asked which way a packet would go.
-    static let internetProbeV4 = IPAddress(validBytes: [8, 8, 8, 8], scopeID: 0)
-    static let internetProbeV6 = IPAddress(
-        validBytes: [0x20, 0x01, 0x48, 0x60, 0x48, 0x60, 0, 0, 0, 0, 0, 0, 0, 0, 0x88, 0x88], scopeID: 0)
-
     /// The lookups this target needs, in the order `evaluate` expects their results.
     var lookups: [LookupRequest] {
         switch self {
         case .internet:
-            return [LookupRequest(destination: Self.internetProbeV4), LookupRequest(destination: Self.internetProbeV6)]
+            return [
+                LookupRequest(destination: IPAddress.internetProbeV4),
+                LookupRequest(destination: IPAddress.internetProbeV6),
+            ]
         case .address(let address):
             return [LookupRequest(destination: address.unmapped)]
         case .addressPair(let local, let remote):

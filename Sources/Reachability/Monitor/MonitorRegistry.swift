@@ -1,7 +1,7 @@
 /// One monitor per watched namespace, shared by every client in the process:
 /// started by the first client, stopped after the last one leaves. Ten thousand
 /// targets share one event socket.
-enum MonitorRegistry {
+package enum MonitorRegistry {
     /// What makes two environments share a monitor.
     struct Key: Hashable, Sendable {
         var namespace: FileIdentity?
@@ -112,6 +112,26 @@ enum MonitorRegistry {
 
 /// Evaluates once, without a notifier: through the running monitor of the
 /// namespace when there is one, else with a short-lived request socket.
+extension MonitorRegistry {
+    /// The counters of the monitor running for `environment` (nil when none runs):
+    /// overruns, resyncs, events received, evaluation passes. Package access: for
+    /// the stress runs, which run in a process of their own (Tests/ReachabilityStress).
+    package static func counters(
+        for environment: NetworkEnvironment
+    ) -> (overruns: Int, resyncs: Int, events: Int, passes: Int)? {
+        guard let statistics = running(for: environment)?.statistics else { return nil }
+        return (statistics.overruns, statistics.resyncs, statistics.eventsReceived, statistics.evaluationPasses)
+    }
+
+    /// Interfaces and interface-address lists in the published table of the monitor
+    /// running for `environment` (what must shrink back when interfaces go away).
+    package static func tableSizes(for environment: NetworkEnvironment) -> (interfaces: Int, addressLists: Int)? {
+        guard let monitor = running(for: environment) else { return nil }
+        let (table, _) = monitor.snapshot
+        return (table.interfaces.count, table.addresses.count)
+    }
+}
+
 enum OneShotEvaluator {
     typealias Lookup = (_ requests: [LookupRequest]) throws(ReachabilityError) -> [LookupResult]
 

@@ -2,15 +2,15 @@
 /// With `outputInterface` and `fibMatch`, "which table entry would carry it out
 /// of that interface?" (`ip route get fibmatch DEST oif IF`): without FIB_MATCH
 /// the kernel answers an oif lookup as if the destination were on-link there.
-struct LookupRequest: Sendable, Hashable {
-    var destination: IPAddress
+@_spi(Testing) public struct LookupRequest: Sendable, Hashable {
+    public internal(set) var destination: IPAddress
     var source: IPAddress? = nil
     var outputInterface: Int32? = nil
     var fibMatch = false
 }
 
 /// The kernel's answer to a lookup.
-enum LookupResult: Sendable, Equatable {
+@_spi(Testing) public enum LookupResult: Sendable, Equatable {
     /// The kernel answered with an error: ENETUNREACH (no route), EHOSTUNREACH
     /// (unreachable route), EINVAL (blackhole), EACCES (prohibit), or another.
     case noRoute(errno: Int32)

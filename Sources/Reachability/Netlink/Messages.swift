@@ -1,7 +1,7 @@
 import CNetlink
 
 /// A link as rtnetlink describes it (RTM_NEWLINK / RTM_DELLINK, family AF_UNSPEC).
-struct LinkMessage: Sendable, Equatable {
+@_spi(Testing) public struct LinkMessage: Sendable, Equatable {
     var index: Int32
     var name: String?
     var flags: UInt32
@@ -11,7 +11,7 @@ struct LinkMessage: Sendable, Equatable {
 }
 
 /// An interface address (RTM_NEWADDR / RTM_DELADDR).
-struct AddressMessage: Sendable, Equatable {
+@_spi(Testing) public struct AddressMessage: Sendable, Equatable {
     var index: Int32
     var address: IPAddress
     var prefixLength: UInt8
@@ -20,13 +20,13 @@ struct AddressMessage: Sendable, Equatable {
 }
 
 /// A route (RTM_NEWROUTE / RTM_DELROUTE, and the answer to an RTM_GETROUTE lookup).
-struct RouteMessage: Sendable, Equatable {
+@_spi(Testing) public struct RouteMessage: Sendable, Equatable {
     var family: UInt8
     var type: UInt8
     var table: UInt32
     var destinationLength: UInt8
     /// RTA_DST: the prefix (nil for a default route, or in a lookup's answer without it).
-    var destination: IPAddress? = nil
+    public internal(set) var destination: IPAddress? = nil
     var outputInterface: Int32?
     var hasGateway: Bool
     var preferredSource: IPAddress?
@@ -80,7 +80,7 @@ struct RoutePrefix: Sendable, Hashable {
 }
 
 /// One parsed netlink message.
-enum NetlinkMessage: Sendable, Equatable {
+@_spi(Testing) public enum NetlinkMessage: Sendable, Equatable {
     case newLink(LinkMessage)
     case deletedLink(LinkMessage)
     case newAddress(AddressMessage)
@@ -96,10 +96,10 @@ enum NetlinkMessage: Sendable, Equatable {
 }
 
 /// A message with the header fields the socket layer matches on.
-struct ParsedMessage: Sendable, Equatable {
+@_spi(Testing) public struct ParsedMessage: Sendable, Equatable {
     var sequence: UInt32
     var flags: UInt16
-    var message: NetlinkMessage
+    public internal(set) var message: NetlinkMessage
 }
 
 /// Why a buffer could not be parsed completely.
@@ -113,9 +113,9 @@ struct MalformedMessage: Error, Sendable, Equatable, CustomStringConvertible {
 /// libmnl's `mnl_nlmsg_ok`, `mnl_attr_ok` and `mnl_attr_validate`) before it is
 /// read; unknown attribute types are skipped; a malformed message stops parsing
 /// and is reported, with the messages before it, so the caller can resync.
-enum NetlinkParser {
-    struct Result: Sendable {
-        var messages: [ParsedMessage] = []
+@_spi(Testing) public enum NetlinkParser {
+    public struct Result: Sendable {
+        public internal(set) var messages: [ParsedMessage] = []
         var malformed: MalformedMessage?
     }
 
@@ -134,7 +134,7 @@ enum NetlinkParser {
         }
     }
 
-    static func parse(_ bytes: [UInt8]) -> Result {
+    public static func parse(_ bytes: [UInt8]) -> Result {
         bytes.withUnsafeBytes { parse($0) }
     }
 

@@ -183,3 +183,13 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         return ok == 1 ? out : nil
     }
 }
+
+extension IPAddress {
+    /// Global unicast addresses whose lookups stand for "the Internet" (8.8.8.8 and
+    /// 2001:4860:4860::8888). Nothing is ever sent to them: the kernel is only asked
+    /// which way a packet would go. The one definition, for the library and the CLI.
+    package static let internetProbeV4 = IPAddress(validBytes: [8, 8, 8, 8], scopeID: 0)
+    /// The IPv6 counterpart of ``internetProbeV4``.
+    package static let internetProbeV6 = IPAddress(
+        validBytes: [0x20, 0x01, 0x48, 0x60, 0x48, 0x60, 0, 0, 0, 0, 0, 0, 0, 0, 0x88, 0x88], scopeID: 0)
+}

@@ -25,8 +25,10 @@ public struct NetworkEnvironment: Sendable, Hashable {
     /// The sysfs root used for classification (`DEVTYPE`, `phy80211`), or `nil`
     /// to skip sysfs.
     public var sysfsRoot: String?
-    /// The netlink event socket's receive buffer in bytes (at least 1 MiB by default).
-    var eventReceiveBuffer: Int = 4 << 20
+    /// The netlink event socket's receive buffer in bytes (4 MiB; the kernel may
+    /// grant less). Not API: SPI `Testing`, for tests that make a storm overrun a
+    /// tiny buffer (the kernel's minimum).
+    @_spi(Testing) public var eventReceiveBuffer: Int = 4 << 20
 
     /// Watches the namespace in `networkNamespacePath` (nil: the process's own),
     /// reading sysfs from `sysfsRoot`, which defaults to `/sys` for the process's

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// Whether integration tests must run: in CI they fail (never skip) when a
 /// namespace cannot be made.

@@ -1,4 +1,4 @@
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// Inputs for the parser's crash tests. Deterministic: the parent process and
 /// the child that parses them regenerate the same buffers from the same seeds.

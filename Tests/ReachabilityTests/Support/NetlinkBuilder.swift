@@ -1,4 +1,4 @@
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// Builds raw rtnetlink bytes (host byte order, as the kernel sends them) for
 /// parser tests that need a message the kernel would never send.

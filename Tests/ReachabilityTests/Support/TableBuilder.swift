@@ -1,4 +1,4 @@
-@testable import Reachability
+@_spi(Testing) @testable import Reachability
 
 /// Link flags of a typical interface in each state.
 enum LinkFlags {
