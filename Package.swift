@@ -49,22 +49,25 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // What the test targets share: the named parameterized-test input and the
+        // bad-input file fixtures.
+        .target(name: "TestSupport", dependencies: [], path: "Tests/TestSupport"),
         .testTarget(
             name: "ReachabilityTests",
-            dependencies: ["Reachability"],
+            dependencies: ["Reachability", "TestSupport"],
             exclude: ["Support/capture_fixtures.py"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "ConnectivityTests",
-            dependencies: ["Connectivity", "Reachability"]
+            dependencies: ["Connectivity", "Reachability", "TestSupport"]
         ),
         .testTarget(
             name: "ReachabilityIntegrationTests",
             // The CLI tests run the built `reachability` binary inside test namespaces;
             // the Connectivity tests probe real SwiftNIO HTTP servers there.
             dependencies: [
-                "Reachability", "Connectivity", "ReachabilityCLI", "CNetlink",
+                "Reachability", "Connectivity", "ReachabilityCLI", "CNetlink", "TestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,57 +1,18 @@
 import Foundation
-import Glibc
 import Reachability
+import TestSupport
 import Testing
 
 @testable import Connectivity
 
-/// A named input for a parameterized test: the report shows the name, not a
-/// 100 kB value.
-struct Input<Value: Sendable>: Sendable, CustomTestStringConvertible {
-    var name: String
-    var value: Value
-    /// A fragment the error message must contain, when one is meaningful.
-    var says: String?
-
-    init(_ name: String, _ value: Value, says: String? = nil) {
-        self.name = name
-        self.value = value
-        self.says = says
-    }
-
-    var testDescription: String { name }
-}
-
 /// One change to a good configuration.
 typealias Change = @Sendable (inout ConnectivityConfiguration) -> Void
 
-/// Files the trust-roots cases need, made once per test process in one fixed
-/// temporary directory (reused by later runs, so nothing piles up).
+/// Files the trust-roots cases need, made once per test process: a FIFO and a
+/// file that is not PEM (see `ScratchFiles`), and next to them a real certificate.
 private enum Files {
-    static let directory: String = {
-        let path = NSTemporaryDirectory() + "connectivity-bad-input-tests"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }()
-
-    /// A FIFO: opening it for reading without O_NONBLOCK would block forever.
-    static let fifo: String = {
-        let path = directory + "/fifo.pem"
-        _ = mkfifo(path, 0o600)
-        return path
-    }()
-
-    static let garbage: String = {
-        let path = directory + "/garbage.pem"
-        try? Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }).write(to: URL(fileURLWithPath: path))
-        return path
-    }()
-
-    static let certificate: String = {
-        let path = directory + "/root.pem"
-        try? Data(pem.utf8).write(to: URL(fileURLWithPath: path))
-        return path
-    }()
+    static let scratch = ScratchFiles(directoryName: "connectivity-bad-input-tests")
+    static let certificate = scratch.write("root.pem", pem.utf8)
 
     /// A self-signed P-256 certificate (CN=bad-input-test).
     static let pem = """
@@ -208,9 +169,9 @@ private enum Files {
             "trust roots: /dev/zero (never ends)", { $0.trustedRootCertificatesPath = "/dev/zero" },
             says: "regular file"),
         Input("trust roots: a directory", { $0.trustedRootCertificatesPath = "/" }, says: "regular file"),
-        Input("trust roots: a FIFO", { $0.trustedRootCertificatesPath = Files.fifo }, says: "regular file"),
+        Input("trust roots: a FIFO", { $0.trustedRootCertificatesPath = Files.scratch.fifo }, says: "regular file"),
         Input(
-            "trust roots: not PEM", { $0.trustedRootCertificatesPath = Files.garbage }, says: "not a PEM file"),
+            "trust roots: not PEM", { $0.trustedRootCertificatesPath = Files.scratch.garbage }, says: "not a PEM file"),
         Input(
             "trust roots: NUL after a real file", { $0.trustedRootCertificatesPath = Files.certificate + "\u{0}x" },
             says: "trustedRootCertificatesPath"),

@@ -1,23 +1,16 @@
 import Foundation
+import TestSupport
 import Testing
 
 @_spi(Testing) @testable import Reachability
 
 /// One malformed command line, named for the test report (a 100 kB argument
-/// would otherwise be printed whole).
-struct BadCommand: Sendable, CustomTestStringConvertible {
-    var name: String
-    var arguments: [String]
-    /// A fragment stderr must contain, when one is meaningful (the option's name).
-    var says: String?
+/// would otherwise be printed whole): the value is the arguments, and `says` a
+/// fragment stderr must contain, when one is meaningful (the option's name).
+typealias BadCommand = Input<[String]>
 
-    init(_ name: String, _ arguments: [String], says: String? = nil) {
-        self.name = name
-        self.arguments = arguments
-        self.says = says
-    }
-
-    var testDescription: String { name }
+extension BadCommand {
+    var arguments: [String] { value }
 }
 
 /// Where the bad-input cases run: one namespace with only loopback, which no case
@@ -26,25 +19,8 @@ struct BadCommand: Sendable, CustomTestStringConvertible {
 private enum Sandbox {
     static let namespace: TestNamespace? = try? TestNamespace()
 
-    static let directory: String = {
-        let path = NSTemporaryDirectory() + "reachability-cli-bad-input-tests"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }()
-
-    /// A FIFO with no writer: a blocking open of it never returns.
-    static let fifo: String = {
-        let path = directory + "/fifo.pem"
-        _ = mkfifo(path, 0o600)
-        return path
-    }()
-
-    /// A regular file that is not PEM.
-    static let garbage: String = {
-        let path = directory + "/garbage.pem"
-        try? Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }).write(to: URL(fileURLWithPath: path))
-        return path
-    }()
+    /// A directory, a FIFO with no writer and a file that is not PEM.
+    static let files = ScratchFiles(directoryName: "reachability-cli-bad-input-tests")
 
     /// Runs the CLI in the namespace; a run that outlives `limit` seconds is killed
     /// (SIGKILL: status 137), so a hang shows up as a failed case, not a stuck suite.
@@ -265,8 +241,8 @@ struct CLIBadInputTests {
     static let checkCAFiles: [BadCommand] = [
         ("empty path", "", "not a file path"), ("missing file", "/nonexistent.pem", "can't be opened"),
         ("/dev/null", "/dev/null", "regular file"), ("/dev/zero", "/dev/zero", "regular file"),
-        ("a directory", "/", "regular file"), ("not PEM", Sandbox.garbage, "not a PEM file"),
-        ("a FIFO", Sandbox.fifo, "regular file"), ("100 kB path", "/" + huge, "can't be opened"),
+        ("a directory", "/", "regular file"), ("not PEM", Sandbox.files.garbage, "not a PEM file"),
+        ("a FIFO", Sandbox.files.fifo, "regular file"), ("100 kB path", "/" + huge, "can't be opened"),
     ].map { name, value, says in
         BadCommand("check --ca-file \(name)", ["check", "--url", url, "--ca-file", value], says: says)
     }
@@ -315,9 +291,10 @@ struct CLIBadInputTests {
                 says: "rtest-no-such-namespace"),
             BadCommand(
                 "\(command) --namespace /etc/hostname", [command, "--namespace", "/etc/hostname"], says: "hostname"),
-            BadCommand("\(command) --namespace (a FIFO)", [command, "--namespace", Sandbox.fifo], says: "fifo"),
+            BadCommand("\(command) --namespace (a FIFO)", [command, "--namespace", Sandbox.files.fifo], says: "fifo"),
             BadCommand(
-                "\(command) --namespace (a directory)", [command, "--namespace", Sandbox.directory], says: "namespace"),
+                "\(command) --namespace (a directory)", [command, "--namespace", Sandbox.files.directory],
+                says: "namespace"),
             BadCommand("\(command) --namespace (100 kB)", [command, "--namespace", huge], says: "namespace"),
         ]
     }
@@ -372,37 +349,32 @@ struct CLIBadInputTests {
 /// must just answer at once. Runs against the kernel in a namespace of its own.
 @Suite("waitUntilReachable with out-of-range timeouts", .enabled(if: IntegrationGate.enabled))
 struct WaitTimeoutBadInputTests {
-    struct Timeout: Sendable, CustomTestStringConvertible {
-        var name: String
-        var duration: Duration
-        var testDescription: String { name }
-    }
+    typealias Timeout = Input<Duration>
 
     static let endless: [Timeout] = [
-        Timeout(name: "Int64.max seconds", duration: .seconds(Int64.max)),
+        Timeout("Int64.max seconds", .seconds(Int64.max)),
         Timeout(
-            name: "the largest Duration",
-            duration: Duration(secondsComponent: .max, attosecondsComponent: 999_999_999_999_999_999)),
-        Timeout(name: "a century", duration: .seconds(100 * 365 * 86_400)),
-        Timeout(name: "a millennium", duration: .seconds(1000 * 365 * 86_400)),
+            "the largest Duration", Duration(secondsComponent: .max, attosecondsComponent: 999_999_999_999_999_999)),
+        Timeout("a century", .seconds(100 * 365 * 86_400)),
+        Timeout("a millennium", .seconds(1000 * 365 * 86_400)),
     ]
 
     static let past: [Timeout] = [
-        Timeout(name: "zero", duration: .zero),
-        Timeout(name: "-1 ns", duration: .nanoseconds(-1)),
-        Timeout(name: "Int64.min seconds", duration: .seconds(Int64.min)),
+        Timeout("zero", .zero),
+        Timeout("-1 ns", .nanoseconds(-1)),
+        Timeout("Int64.min seconds", .seconds(Int64.min)),
         Timeout(
-            name: "the most negative Duration",
-            duration: Duration(secondsComponent: .min, attosecondsComponent: -999_999_999_999_999_999)),
+            "the most negative Duration",
+            Duration(secondsComponent: .min, attosecondsComponent: -999_999_999_999_999_999)),
     ]
 
     @Test("A reachable target with an endless timeout: true, no trap", .timeLimit(.minutes(2)), arguments: endless)
     func endlessTimeout(_ timeout: Timeout) async throws {
         let ns = try await offPool { try TestNamespace() }
         let loopback = try Reachability(address: "127.0.0.1", environment: ns.environment)
-        #expect(await loopback.waitUntilReachable(timeout: timeout.duration))
+        #expect(await loopback.waitUntilReachable(timeout: timeout.value))
         let viaCompletion = await withCheckedContinuation { continuation in
-            loopback.waitUntilReachable(timeout: timeout.duration) { continuation.resume(returning: $0) }
+            loopback.waitUntilReachable(timeout: timeout.value) { continuation.resume(returning: $0) }
         }
         #expect(viaCompletion)
     }
@@ -411,6 +383,6 @@ struct WaitTimeoutBadInputTests {
     func pastTimeout(_ timeout: Timeout) async throws {
         let ns = try await offPool { try TestNamespace() }
         let nowhere = try Reachability(address: "192.0.2.1", environment: ns.environment)
-        #expect(await nowhere.waitUntilReachable(timeout: timeout.duration) == false)
+        #expect(await nowhere.waitUntilReachable(timeout: timeout.value) == false)
     }
 }

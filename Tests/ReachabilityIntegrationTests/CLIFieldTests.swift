@@ -15,8 +15,7 @@ struct CLIFieldTests {
         let ns = try TestNamespace(named: prefix)
         try ns.disableIPv6()
         try ns.ipv4WithDefaultRoute()
-        try ns.addVeth("veth2", peer: "veth3")
-        try ns.ip("addr add 198.51.100.1/24 dev veth2")
+        try ns.addVeth("veth2", peer: "veth3", address: "198.51.100.1/24")
         return (ns, try ScriptedDNSServer(in: ns), try #require(ns.name))
     }
 

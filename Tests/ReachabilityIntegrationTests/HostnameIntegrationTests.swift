@@ -12,10 +12,7 @@ struct HostnameIntegrationTests {
     private func setUp(_ hosts: [String: String]) throws -> (TestNamespace, DNSServer) {
         let ns = try TestNamespace(named: "rtest-dns")
         try ns.disableIPv6()
-        try ns.addVeth("veth0", peer: "veth1")
-        try ns.ip("addr add 192.0.2.1/24 dev veth0")
-        try ns.addVeth("veth2", peer: "veth3")
-        try ns.ip("addr add 198.51.100.1/24 dev veth2")
+        try ns.twoLinks()
         return (ns, try DNSServer(in: ns, hosts: hosts))
     }
 
@@ -24,8 +21,7 @@ struct HostnameIntegrationTests {
         let (ns, dns) = try setUp(["svc.rtest": "192.0.2.77"])
         let reachability = try Reachability(hostname: "svc.rtest", environment: ns.environment)
         #expect(reachability.targetDescription == "svc.rtest")
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let log = try DeliveryLog.started(reachability)
         try await log.wait(forCount: 1, "the first delivery, after the first resolution")
         // The first delivery waits for DNS: it is the resolved answer, never a premature "unreachable".
         #expect(
@@ -51,8 +47,7 @@ struct HostnameIntegrationTests {
     func nxdomain() async throws {
         let (ns, _) = try setUp(["svc.rtest": "192.0.2.77"])
         let reachability = try Reachability(hostname: "missing.rtest", environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let log = try DeliveryLog.started(reachability)
         try await log.wait(forCount: 1, "the first delivery")
         #expect(log.entries == [Delivery(status: .notReachable, flags: [], interface: nil)])
         guard case .failed = try #require(reachability.core.currentResolution) else {
@@ -62,8 +57,7 @@ struct HostnameIntegrationTests {
         // A network change re-resolves (still NXDOMAIN): nothing new to deliver. A second,
         // address-based instance marks when the change has been processed.
         let marker = try Reachability(address: "192.0.2.77", environment: ns.environment)
-        let markerLog = DeliveryLog(marker)
-        try marker.startNotifier()
+        let markerLog = try DeliveryLog.started(marker)
         try await markerLog.wait(forCount: 1, "the marker's first delivery")
         try ns.ip("link set veth1 down")
         try await markerLog.wait(forLast: .notReachable, "the marker sees the change")
@@ -89,8 +83,7 @@ struct HostnameIntegrationTests {
         try ns.ipv4WithDefaultRoute()
         let server = try SilentDNSServer(in: ns)
         let reachability = try Reachability(hostname: "slow.rtest", environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let log = try DeliveryLog.started(reachability)
         // The resolution is still in flight (the server never answers, and the resolver's
         // timeout is 5 s × 3 attempts), yet the getters answer now: provisionally, from
         // the route the Internet target takes (the default route via veth0).
@@ -136,12 +129,7 @@ struct HostnameIntegrationTests {
 struct ObserverIntegrationTests {
     @Test("A block observer is called at once, then on every change; removal works from inside the callback")
     func blockObservers() async throws {
-        let ns = try TestNamespace()
-        try ns.disableIPv6()
-        try ns.ipv4WithDefaultRoute()
-        let reachability = try Reachability(environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let (ns, reachability, log) = try TestNamespace.watchingInternet(ipv4Only: true)
         try await log.wait(forCount: 1, "the initial delivery")
 
         // 100 observers, each must see every change exactly once.
@@ -193,11 +181,9 @@ struct ObserverIntegrationTests {
         let ns = try TestNamespace()
         try ns.disableIPv6()
         try ns.ipv4WithDefaultRoute()
-        try ns.addVeth("veth2", peer: "veth3")
-        try ns.ip("addr add 198.51.100.1/24 dev veth2")
+        try ns.addVeth("veth2", peer: "veth3", address: "198.51.100.1/24")
         let reachability = try Reachability(environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let log = try DeliveryLog.started(reachability)
         let updates = reachability.updates
         try await log.wait(forCount: 1, "the initial delivery")
 
@@ -239,9 +225,7 @@ struct ObserverIntegrationTests {
     func waiting() async throws {
         let ns = try TestNamespace()
         try ns.disableIPv6()
-        try ns.addVeth("veth0", peer: "veth1")
-        try ns.ip("addr add 192.0.2.1/24 dev veth0")
-        try ns.ip("route add default via 192.0.2.2 dev veth0")
+        try ns.ipv4WithDefaultRoute()
         try ns.ip("link set veth1 down")  // No carrier: not reachable yet.
         let reachability = try Reachability(environment: ns.environment)
         #expect(reachability.currentReachabilityStatus == .notReachable)
@@ -272,8 +256,7 @@ struct ObserverIntegrationTests {
     func tenThousandTargets() async throws {
         let ns = try TestNamespace()
         try ns.disableIPv6()
-        try ns.addVeth("veth0", peer: "veth1")
-        try ns.ip("addr add 10.0.0.1/16 dev veth0")
+        try ns.addVeth("veth0", peer: "veth1", address: "10.0.0.1/16")
         let environment = ns.environment
         let before = try NetlinkSockets.count(inNamespace: ns.path)
         let unreachable = Atomic<Int>(0)

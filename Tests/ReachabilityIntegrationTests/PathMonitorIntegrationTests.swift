@@ -15,6 +15,15 @@ final class PathLog: Sendable {
         monitor.pathUpdateHandler = { [weak self] path in self?.state.withLock { $0.append(path) } }
     }
 
+    /// A log of `monitor`'s paths, then the monitor started on a queue labelled
+    /// `label`; returns once the first path is in.
+    static func started(_ monitor: PathMonitor, queue label: String) async throws -> PathLog {
+        let log = PathLog(monitor)
+        try monitor.start(queue: DispatchQueue(label: label))
+        try await log.wait(for: "the first path") { !$0.isEmpty }
+        return log
+    }
+
     var paths: [NetworkPath] { state.withLock { $0 } }
 
     func wait(for what: String, _ predicate: @escaping @Sendable ([NetworkPath]) -> Bool) async throws {
@@ -44,16 +53,12 @@ struct PathMonitorIntegrationTests {
     func preferenceOrder() async throws {
         let ns = try TestNamespace()
         try ns.disableIPv6()
-        try ns.addVeth("eth1", peer: "peer1")
-        try ns.addVeth("eth2", peer: "peer2")
-        try ns.ip("addr add 192.0.2.1/24 dev eth1")
-        try ns.ip("addr add 198.51.100.1/24 dev eth2")
+        try ns.addVeth("eth1", peer: "peer1", address: "192.0.2.1/24")
+        try ns.addVeth("eth2", peer: "peer2", address: "198.51.100.1/24")
         try ns.ip("route add default via 198.51.100.2 dev eth2 metric 200")
         try ns.ip("route add default via 192.0.2.2 dev eth1 metric 100")
         let monitor = try PathMonitor(environment: ns.environment)
-        let log = PathLog(monitor)
-        try monitor.start(queue: DispatchQueue(label: "test.path"))
-        try await log.wait(for: "the first path") { !$0.isEmpty }
+        let log = try await PathLog.started(monitor, queue: "test.path")
         let first = try #require(log.paths.first)
         #expect(first.status == .satisfied)
         #expect(first.availableInterfaces.map(\.name) == ["eth1", "eth2"])
@@ -74,10 +79,8 @@ struct PathMonitorIntegrationTests {
     func requiredWiFi() async throws {
         let ns = try TestNamespace()
         try ns.disableIPv6()
-        try ns.addVeth("wlan0", peer: "ap0")
-        try ns.addVeth("eth0", peer: "sw0")
-        try ns.ip("addr add 192.0.2.1/24 dev wlan0")
-        try ns.ip("addr add 198.51.100.1/24 dev eth0")
+        try ns.addVeth("wlan0", peer: "ap0", address: "192.0.2.1/24")
+        try ns.addVeth("eth0", peer: "sw0", address: "198.51.100.1/24")
         try ns.ip("route add default via 192.0.2.2 dev wlan0 metric 600")
         try ns.ip("route add default via 198.51.100.2 dev eth0 metric 100")
         let sysfs = try fakeSysfs(["wlan0": "wlan"])
@@ -86,9 +89,7 @@ struct PathMonitorIntegrationTests {
 
         let wifiOnly = try PathMonitor(requiredInterfaceType: .wifi, environment: environment)
         let all = try PathMonitor(environment: environment)
-        let log = PathLog(wifiOnly)
-        try wifiOnly.start(queue: DispatchQueue(label: "test.wifi"))
-        try await log.wait(for: "the first path") { !$0.isEmpty }
+        let log = try await PathLog.started(wifiOnly, queue: "test.wifi")
         #expect(log.paths.first?.status == .satisfied)
         #expect(log.paths.first?.availableInterfaces.map(\.name) == ["wlan0"])
         #expect(log.paths.first?.availableInterfaces.map(\.type) == [.wifi])
@@ -110,9 +111,7 @@ struct PathMonitorIntegrationTests {
     func prohibitedCellular() async throws {
         let ns = try TestNamespace()
         try ns.disableIPv6()
-        try ns.addVeth("wwan0", peer: "tower0")
-        try ns.ip("addr add 192.0.2.1/24 dev wwan0")
-        try ns.ip("route add default via 192.0.2.2 dev wwan0")
+        try ns.ipv4WithDefaultRoute("wwan0", peer: "tower0")
         let sysfs = try fakeSysfs(["wwan0": "wwan"])
         defer { try? FileManager.default.removeItem(atPath: sysfs) }
         let environment = NetworkEnvironment(networkNamespacePath: ns.path, sysfsRoot: sysfs)
@@ -126,9 +125,7 @@ struct PathMonitorIntegrationTests {
         #expect(try Reachability(environment: environment).flags == [.reachable, .isWWAN, .transientConnection])
 
         let noCellular = try PathMonitor(prohibitedInterfaceTypes: [.cellular], environment: environment)
-        let log = PathLog(noCellular)
-        try noCellular.start(queue: DispatchQueue(label: "test.cell"))
-        try await log.wait(for: "the first path") { !$0.isEmpty }
+        let log = try await PathLog.started(noCellular, queue: "test.cell")
         #expect(log.paths.first == NetworkPath(status: .unsatisfied, unsatisfiedReason: .cellularDenied))
 
         // Overrides: the modem marked inexpensive and constrained.
@@ -140,14 +137,9 @@ struct PathMonitorIntegrationTests {
     @Test("Only tentative IPv6: requiresConnection, then satisfied when DAD ends")
     func tentativeIPv6() async throws {
         let ns = try TestNamespace()
-        try ns.addVeth("eth0", peer: "peer0")
-        try ns.run(["sysctl", "-qw", "net.ipv6.conf.eth0.dad_transmits=3"])
-        try ns.ip("-6 addr add 2001:db8::1/64 dev eth0")
-        try ns.ip("-6 route add default via 2001:db8::2 dev eth0")
+        try ns.ipv6WithSlowDAD("eth0", peer: "peer0")
         let monitor = try PathMonitor(environment: ns.environment)
-        let log = PathLog(monitor)
-        try monitor.start(queue: DispatchQueue(label: "test.dad"))
-        try await log.wait(for: "the first path") { !$0.isEmpty }
+        let log = try await PathLog.started(monitor, queue: "test.dad")
         #expect(log.paths.first?.status == .requiresConnection)
         try await log.wait(for: "satisfied after DAD") { $0.last?.status == .satisfied }
         let last = try #require(log.paths.last)
@@ -158,9 +150,7 @@ struct PathMonitorIntegrationTests {
     @Test("IPv4-only vs dual-stack; gateways; supportsDNS follows resolv.conf")
     func familiesGatewaysDNS() async throws {
         let ns = try TestNamespace()
-        try ns.addVeth("eth0", peer: "peer0")
-        try ns.ip("addr add 192.0.2.1/24 dev eth0")
-        try ns.ip("route add default via 192.0.2.2 dev eth0")
+        try ns.ipv4WithDefaultRoute("eth0", peer: "peer0")
         let withDNS = NSTemporaryDirectory() + "rtest-resolv-\(UUID().uuidString)"
         let withoutDNS = withDNS + "-empty"
         let stubOnly = withDNS + "-stub"
@@ -185,9 +175,7 @@ struct PathMonitorIntegrationTests {
             try PathMonitor(environment: ns.environment, options: .init(resolvConfPath: stubOnly))
                 .currentPath.supportsDNS == resolvedHasServers)
 
-        let log = PathLog(monitor)
-        try monitor.start(queue: DispatchQueue(label: "test.fam"))
-        try await log.wait(for: "the first path") { !$0.isEmpty }
+        let log = try await PathLog.started(monitor, queue: "test.fam")
         try ns.ip("-6 addr add 2001:db8::1/64 dev eth0 nodad")
         try ns.ip("-6 route add default via 2001:db8::2 dev eth0")
         try await log.wait(for: "dual-stack") { $0.last?.supportsIPv6 == true }

@@ -19,8 +19,7 @@ struct ReachabilityIntegrationTests {
         #expect(reachability.interface?.name == "veth0")
         #expect(!reachability.connectionRequired)
 
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let log = try DeliveryLog.started(reachability)
         try await log.wait(forCount: 1, "the initial delivery")
         #expect(log.entries == [Delivery(status: .reachableViaWiFi, flags: [.reachable], interface: "veth0")])
         #expect(reachability.currentReachabilityStatus == .reachableViaWiFi)
@@ -31,8 +30,7 @@ struct ReachabilityIntegrationTests {
     @Test("No default route: the Internet is not reachable")
     func noDefaultRoute() throws {
         let ns = try TestNamespace()
-        try ns.addVeth("veth0", peer: "veth1")
-        try ns.ip("addr add 192.0.2.1/24 dev veth0")
+        try ns.addVeth("veth0", peer: "veth1", address: "192.0.2.1/24")
         let reachability = try Reachability(environment: ns.environment)
         #expect(reachability.currentReachabilityStatus == .notReachable)
         #expect(reachability.flags == [])
@@ -41,12 +39,7 @@ struct ReachabilityIntegrationTests {
 
     @Test("IPv4 only: link down on the default-route interface, then up with the route back")
     func linkDownUp() async throws {
-        let ns = try TestNamespace()
-        try ns.disableIPv6()
-        try ns.ipv4WithDefaultRoute()
-        let reachability = try Reachability(environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let (ns, _, log) = try TestNamespace.watchingInternet(ipv4Only: true)
         try await log.wait(forLast: .reachableViaWiFi, "reachable at start")
 
         // Link down removes the IPv4 routes without RTM_DELROUTE: the link event must trigger re-evaluation.
@@ -62,12 +55,7 @@ struct ReachabilityIntegrationTests {
 
     @Test("IPv4 only: carrier loss (peer down, routes stay) and back")
     func carrierLoss() async throws {
-        let ns = try TestNamespace()
-        try ns.disableIPv6()
-        try ns.ipv4WithDefaultRoute()
-        let reachability = try Reachability(environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let (ns, _, log) = try TestNamespace.watchingInternet(ipv4Only: true)
         try await log.wait(forLast: .reachableViaWiFi, "reachable at start")
 
         try ns.ip("link set veth1 down")
@@ -86,11 +74,9 @@ struct ReachabilityIntegrationTests {
     func defaultRouteChanges() async throws {
         let ns = try TestNamespace()
         try ns.ipv4WithDefaultRoute()
-        try ns.addVeth("veth2", peer: "veth3")
-        try ns.ip("addr add 198.51.100.1/24 dev veth2")
+        try ns.addVeth("veth2", peer: "veth3", address: "198.51.100.1/24")
         let reachability = try Reachability(environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let log = try DeliveryLog.started(reachability)
         try await log.wait(forLast: .reachableViaWiFi, "reachable at start")
 
         try ns.ip("route del default")
@@ -108,16 +94,12 @@ struct ReachabilityIntegrationTests {
     @Test("IPv6 only: reachable over IPv6; during DAD reachable + connectionRequired + transientConnection")
     func ipv6OnlyWithDAD() async throws {
         let ns = try TestNamespace()
-        try ns.addVeth("veth0", peer: "veth1")
-        // Slow DAD down so the tentative phase is certain to be seen.
-        try ns.run(["sysctl", "-qw", "net.ipv6.conf.veth0.dad_transmits=3"])
-        try ns.ip("-6 addr add 2001:db8::1/64 dev veth0")
-        try ns.ip("-6 route add default via 2001:db8::2 dev veth0")
+        // DAD slowed down, so the tentative phase is certain to be seen.
+        try ns.ipv6WithSlowDAD("veth0", peer: "veth1")
         #expect(try ns.ip("-6 addr show dev veth0").contains("tentative"))
 
         let reachability = try Reachability(environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let log = try DeliveryLog.started(reachability)
         try await log.wait(forCount: 1, "the initial delivery")
         #expect(
             log.entries.first
@@ -176,12 +158,10 @@ struct ReachabilityIntegrationTests {
     @Test("A target routed only through an ip rule into another table follows the rule")
     func policyRule() async throws {
         let ns = try TestNamespace()
-        try ns.addVeth("veth0", peer: "veth1")
-        try ns.ip("addr add 192.0.2.1/24 dev veth0")
+        try ns.addVeth("veth0", peer: "veth1", address: "192.0.2.1/24")
         try ns.ip("route add 198.51.100.0/24 via 192.0.2.3 dev veth0 table 100")
         let reachability = try Reachability(address: "198.51.100.7", environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let log = try DeliveryLog.started(reachability)
         try await log.wait(forLast: .notReachable, "notReachable without the rule")
 
         try ns.ip("rule add to 198.51.100.0/24 lookup 100")
@@ -194,11 +174,7 @@ struct ReachabilityIntegrationTests {
 
     @Test("The monitored interface is deleted: notReachable, no crash, and the monitor keeps working")
     func interfaceDeleted() async throws {
-        let ns = try TestNamespace()
-        try ns.ipv4WithDefaultRoute()
-        let reachability = try Reachability(environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let (ns, _, log) = try TestNamespace.watchingInternet()
         try await log.wait(forLast: .reachableViaWiFi, "reachable at start")
 
         try ns.ip("link del veth0")
@@ -212,11 +188,7 @@ struct ReachabilityIntegrationTests {
 
     @Test("Re-adding an identical route many times delivers nothing")
     func identicalRouteNoDelivery() async throws {
-        let ns = try TestNamespace()
-        try ns.ipv4WithDefaultRoute()
-        let reachability = try Reachability(environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let (ns, _, log) = try TestNamespace.watchingInternet()
         try await log.wait(forCount: 1, "the initial delivery")
 
         try ns.batch(Array(repeating: "route replace default via 192.0.2.2 dev veth0", count: 200))
@@ -229,11 +201,7 @@ struct ReachabilityIntegrationTests {
 
     @Test("Stop + start delivers the current state again; nothing is delivered while stopped")
     func stopStart() async throws {
-        let ns = try TestNamespace()
-        try ns.ipv4WithDefaultRoute()
-        let reachability = try Reachability(environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let (ns, reachability, log) = try TestNamespace.watchingInternet()
         try await log.wait(forCount: 1, "the first start's delivery")
         #expect(reachability.isNotifierRunning)
         reachability.stopNotifier()
@@ -326,8 +294,7 @@ struct ReachabilityIntegrationTests {
         try ns.ipv4WithDefaultRoute()
         try ns.addVeth("veth2", peer: "veth3")
         let reachability = try Reachability(address: "198.51.100.7", environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let log = try DeliveryLog.started(reachability)
         try await log.wait(forCount: 1, "the initial delivery")
         let monitor = try #require(MonitorRegistry.running(for: ns.environment))
         let (passes, resyncs) = (monitor.statistics.evaluationPasses, monitor.statistics.resyncs)
@@ -353,8 +320,7 @@ struct ReachabilityIntegrationTests {
         var environment = ns.environment
         environment.eventReceiveBuffer = 4096  // Tiny: a burst overruns it.
         let reachability = try Reachability(environment: environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let log = try DeliveryLog.started(reachability)
         try await log.wait(forCount: 1, "the initial delivery")
         let monitor = try #require(MonitorRegistry.running(for: environment))
 
@@ -382,11 +348,9 @@ struct ReachabilityIntegrationTests {
     @Test("Link-local target follows the local link")
     func linkLocal() async throws {
         let ns = try TestNamespace()
-        try ns.addVeth("veth0", peer: "veth1")
-        try ns.ip("addr add 192.0.2.1/24 dev veth0")
+        try ns.addVeth("veth0", peer: "veth1", address: "192.0.2.1/24")
         let reachability = try Reachability.forLinkLocal(environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let log = try DeliveryLog.started(reachability)
         try await log.wait(for: "reachable + isDirect on the link") {
             $0.last?.flags.isSuperset(of: [.reachable, .isDirect]) == true
                 && $0.last?.flags.contains(.connectionRequired) == false
@@ -408,8 +372,7 @@ struct ReachabilityIntegrationTests {
         #expect(try ns.ip("link show veth0").contains("state DORMANT"))
 
         let reachability = try Reachability(environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let log = try DeliveryLog.started(reachability)
         try await log.wait(forCount: 1, "the initial delivery")
         #expect(
             log.entries.first
@@ -440,8 +403,7 @@ struct ReachabilityIntegrationTests {
         let reachability = try Reachability(environment: ns.environment)
         #expect(reachability.interface?.name == "tun0")
         #expect(reachability.interfaceType == .other)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let log = try DeliveryLog.started(reachability)
         try await log.wait(forCount: 1, "the initial delivery")
         #expect(
             log.entries.first

@@ -48,10 +48,7 @@ struct ResolutionIntegrationTests {
     ) throws -> (TestNamespace, ScriptedDNSServer) {
         let ns = try TestNamespace(named: prefix)
         try ns.disableIPv6()
-        try ns.addVeth("veth0", peer: "veth1")
-        try ns.ip("addr add 192.0.2.1/24 dev veth0")
-        try ns.addVeth("veth2", peer: "veth3")
-        try ns.ip("addr add 198.51.100.1/24 dev veth2")
+        try ns.twoLinks()
         return (ns, try ScriptedDNSServer(in: ns, resolvOptions: resolvOptions))
     }
 
@@ -61,8 +58,7 @@ struct ResolutionIntegrationTests {
         // Each answer reaches the name over another interface, so each resolution changes the state.
         try dns.set("rr.rtest", answers: [["192.0.2.10"], ["198.51.100.10"]])
         let reachability = try Reachability(hostname: "rr.rtest", environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let log = try DeliveryLog.started(reachability)
         try await log.wait(forCount: 1, "the first delivery")
         let before = try dns.queries("rr.rtest")
 
@@ -83,8 +79,7 @@ struct ResolutionIntegrationTests {
         let (ns, dns) = try setUp("rtest-rate")
         try dns.set("steady.rtest", answers: [["192.0.2.10"]])
         let reachability = try Reachability(hostname: "steady.rtest", environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let log = try DeliveryLog.started(reachability)
         try await log.wait(forCount: 1, "the first delivery")
         let before = try dns.queries("steady.rtest")
         let started = ContinuousClock.now
@@ -110,8 +105,7 @@ struct ResolutionIntegrationTests {
         let (ns, dns) = try setUp("rtest-conf")
         try dns.set("moved.rtest", answers: [["198.51.100.10"]])
         let reachability = try Reachability(hostname: "moved.rtest", environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let log = try DeliveryLog.started(reachability)
         try await log.wait(forCount: 1, "the first delivery")
         #expect(log.entries.last?.interface == "veth2")
 
@@ -132,8 +126,7 @@ struct ResolutionIntegrationTests {
         // A route that covers none of its addresses changes nothing for the name (a
         // second target makes the monitor run a pass for that route).
         let marker = try Reachability(address: "10.9.1.1", environment: ns.environment)
-        let markerLog = DeliveryLog(marker)
-        try marker.startNotifier()
+        let markerLog = try DeliveryLog.started(marker)
         try await markerLog.wait(forCount: 1, "the marker's first delivery")
         try await Task.sleep(for: .milliseconds(1100))  // past the per-name interval
         let before = try dns.queries("moved.rtest")
@@ -251,8 +244,7 @@ struct ResolutionIntegrationTests {
         try Command.check(["ip", "netns", "add", name])
         try Command.check(["ip", "-n", name, "link", "set", "lo", "up"])
         let fresh = try Reachability(address: "127.0.0.1", environment: ns.environment)
-        let freshLog = DeliveryLog(fresh)
-        try fresh.startNotifier()
+        let freshLog = try DeliveryLog.started(fresh)
         try await freshLog.wait(forCount: 1, "the new namespace's first delivery")
         #expect(freshLog.entries.first?.flags.contains(.isLocalAddress) == true)
         // Starting the old instance again works too, in the new namespace.
@@ -328,8 +320,7 @@ struct ResolutionIntegrationTests {
         let name = try #require(ns.name)
         try dns.set("drift.rtest", answers: [["192.0.2.10"]])
         let reachability = try Reachability(hostname: "drift.rtest", environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let log = try DeliveryLog.started(reachability)
         try await log.wait(forCount: 1, "the first delivery")
         #expect(reachability.resolvedAddresses == [try IPAddress("192.0.2.10")])
         // A process that keeps a way into the original namespace.
@@ -363,8 +354,7 @@ struct ResolutionIntegrationTests {
         try ns.ip("route add default via 192.0.2.2 dev veth0")
         let address = try Reachability(address: "192.0.2.77", environment: ns.environment)
         let addressObserver = ObserverLog(address)
-        let addressLog = DeliveryLog(address)
-        try address.startNotifier()
+        let addressLog = try DeliveryLog.started(address)
         try await addressLog.wait(forCount: 1, "the start's delivery")
         addressObserver.settle()
         #expect(addressObserver.entries.count == 1, "\(addressObserver.entries)")
@@ -373,8 +363,7 @@ struct ResolutionIntegrationTests {
         try dns.set("obs.rtest", answers: [["198.51.100.10"]], delay: 0.3)
         let host = try Reachability(hostname: "obs.rtest", environment: ns.environment)
         let hostObserver = ObserverLog(host)
-        let hostLog = DeliveryLog(host)
-        try host.startNotifier()
+        let hostLog = try DeliveryLog.started(host)
         try await hostLog.wait(forCount: 1, "the start's delivery")
         hostObserver.settle()
         #expect(hostObserver.entries.count == 1, "\(hostObserver.entries)")
@@ -395,8 +384,7 @@ struct ResolutionIntegrationTests {
         try ns.ip("route add default via 192.0.2.2 dev veth0")
         try dns.set("later.rtest", answers: [["198.51.100.10"]], delay: 0.4)
         let reachability = try Reachability(hostname: "later.rtest", environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let log = try DeliveryLog.started(reachability)
         let early = reachability.state
         #expect(early.isProvisional)
         #expect(early.isReachable, "the Internet's route is there: optimistic, like Apple's")
@@ -463,8 +451,7 @@ struct ResolutionIntegrationTests {
         try dns.set("xn--bcher-kva.rtest", answers: [["192.0.2.20"]])
         let reachability = try Reachability(hostname: "bücher.rtest", environment: ns.environment)
         #expect(reachability.targetDescription == "bücher.rtest")
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let log = try DeliveryLog.started(reachability)
         try await log.wait(forCount: 1, "the first delivery")
         #expect(reachability.resolvedAddresses == [try IPAddress("192.0.2.20")])
         #expect(log.entries.first?.interface == "veth0")

@@ -59,12 +59,7 @@ struct RobustnessIntegrationTests {
 
     @Test("A forged rtnetlink message from root inside the namespace is dropped, not believed")
     func forgedMessage() async throws {
-        let ns = try TestNamespace()
-        try ns.disableIPv6()
-        try ns.ipv4WithDefaultRoute()
-        let reachability = try Reachability(environment: ns.environment)
-        let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        let (ns, _, log) = try TestNamespace.watchingInternet(ipv4Only: true)
         try await log.wait(forCount: 1, "the initial delivery")
         let monitor = try #require(MonitorRegistry.running(for: ns.environment))
 

@@ -1,25 +1,9 @@
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 @_spi(Testing) @testable import Reachability
-
-/// A named input for a parameterized test: the name is what the test report
-/// shows (a 1 MB argument would otherwise be printed whole).
-struct Input<Value: Sendable>: Sendable, CustomTestStringConvertible {
-    var name: String
-    var value: Value
-    /// A fragment the error message must contain, when one is meaningful.
-    var says: String?
-
-    init(_ name: String, _ value: Value, says: String? = nil) {
-        self.name = name
-        self.value = value
-        self.says = says
-    }
-
-    var testDescription: String { name }
-}
 
 /// Big inputs, made once.
 private enum Huge {

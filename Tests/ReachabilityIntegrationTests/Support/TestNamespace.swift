@@ -120,12 +120,14 @@ final class TestNamespace: @unchecked Sendable {
         try Child(["nsenter", "--net=\(path)", "--"] + command, captureOutput: captureOutput)
     }
 
-    /// A veth pair, both ends in this namespace and up. The peer end carries no
-    /// address, so gateways on the subnet resolve on-link through `name`.
-    func addVeth(_ name: String, peer: String) throws {
+    /// A veth pair, both ends in this namespace and up, with `address` (a prefix:
+    /// `192.0.2.1/24`) on `name` when one is given. The peer end carries no address,
+    /// so gateways on the subnet resolve on-link through `name`.
+    func addVeth(_ name: String, peer: String, address: String? = nil) throws {
         try ip("link add \(name) type veth peer name \(peer)")
         try ip("link set \(peer) up")
         try ip("link set \(name) up")
+        if let address { try ip("addr add \(address) dev \(name)") }
     }
 
     /// Turns IPv6 off in the namespace, so that only IPv4 events exist (link down
@@ -137,9 +139,37 @@ final class TestNamespace: @unchecked Sendable {
 
     /// The common IPv4 setup: `veth0` with 192.0.2.1/24 and a default route via 192.0.2.2.
     func ipv4WithDefaultRoute(_ name: String = "veth0", peer: String = "veth1") throws {
-        try addVeth(name, peer: peer)
-        try ip("addr add 192.0.2.1/24 dev \(name)")
+        try addVeth(name, peer: peer, address: "192.0.2.1/24")
         try ip("route add default via 192.0.2.2 dev \(name)")
+    }
+
+    /// The two-link setup: `veth0` with 192.0.2.1/24 and `veth2` with 198.51.100.1/24,
+    /// both on-link and up, and no default route.
+    func twoLinks() throws {
+        try addVeth("veth0", peer: "veth1", address: "192.0.2.1/24")
+        try addVeth("veth2", peer: "veth3", address: "198.51.100.1/24")
+    }
+
+    /// The common IPv6 setup: `name` with 2001:db8::1/64 and a default route via
+    /// 2001:db8::2, its duplicate address detection slowed down (3 probes) so that
+    /// the address's tentative phase is certain to be seen.
+    func ipv6WithSlowDAD(_ name: String, peer: String) throws {
+        try addVeth(name, peer: peer)
+        try run(["sysctl", "-qw", "net.ipv6.conf.\(name).dad_transmits=3"])
+        try ip("-6 addr add 2001:db8::1/64 dev \(name)")
+        try ip("-6 route add default via 2001:db8::2 dev \(name)")
+    }
+
+    /// The start most notifier tests share: a namespace of their own with the common
+    /// IPv4 setup (IPv6 turned off first when `ipv4Only`), and the Internet target in
+    /// it, its deliveries logged and its notifier started. The caller waits for the
+    /// first delivery as the test needs.
+    static func watchingInternet(ipv4Only: Bool = false) throws -> (TestNamespace, Reachability, DeliveryLog) {
+        let ns = try TestNamespace()
+        if ipv4Only { try ns.disableIPv6() }
+        try ns.ipv4WithDefaultRoute()
+        let reachability = try Reachability(environment: ns.environment)
+        return (ns, reachability, try DeliveryLog.started(reachability))
     }
 }
 
@@ -203,6 +233,14 @@ final class DeliveryLog: Sendable {
 
     deinit {
         if let token = observer.withLock({ $0 }) { NotificationCenter.default.removeObserver(token.value) }
+    }
+
+    /// A log of `reachability`'s deliveries, then its notifier started: the log sees
+    /// the first delivery.
+    static func started(_ reachability: Reachability) throws -> DeliveryLog {
+        let log = DeliveryLog(reachability)
+        try reachability.startNotifier()
+        return log
     }
 
     var entries: [Delivery] { state.withLock { $0.entries } }

@@ -1,0 +1,18 @@
+public import Testing
+
+/// A named input for a parameterized test: the test report shows the name, not
+/// the value (a 1 MB argument would otherwise be printed whole).
+public struct Input<Value: Sendable>: Sendable, CustomTestStringConvertible {
+    public var name: String
+    public var value: Value
+    /// A fragment the error message must contain, when one is meaningful.
+    public var says: String?
+
+    public init(_ name: String, _ value: Value, says: String? = nil) {
+        self.name = name
+        self.value = value
+        self.says = says
+    }
+
+    public var testDescription: String { name }
+}
