@@ -104,7 +104,7 @@ public final class PathMonitor: Sendable, AsyncSequence {
     /// Called on the start queue with the first path, then with every change.
     public var pathUpdateHandler: (@Sendable (NetworkPath) -> Void)? {
         get { core.storage.withLock { $0.handler } }
-        set { core.setHandler(newValue) }
+        set { core.storage.replace(\.handler, with: newValue) }
     }
 
     /// The queue given to ``start(queue:)``, while started.

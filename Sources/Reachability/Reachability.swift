@@ -238,14 +238,14 @@ public final class Reachability: Sendable {
     /// state, and whenever the state changes and is reachable.
     public var whenReachable: NetworkReachable? {
         get { core.storage.withLock { $0.whenReachable } }
-        set { core.replace(\.whenReachable, with: newValue) }
+        set { core.storage.replace(\.whenReachable, with: newValue) }
     }
 
     /// Called on ``notificationQueue`` when the notifier starts in an unreachable
     /// state, and whenever the state changes and is not reachable.
     public var whenUnreachable: NetworkReachable? {
         get { core.storage.withLock { $0.whenUnreachable } }
-        set { core.replace(\.whenUnreachable, with: newValue) }
+        set { core.storage.replace(\.whenUnreachable, with: newValue) }
     }
 
     /// Called on ``notificationQueue`` with an error the notifier can't resolve by
@@ -259,7 +259,7 @@ public final class Reachability: Sendable {
     ///   state stays as it was and the name is tried again (after 1 s, doubling to 30 s).
     public var whenError: ErrorHandler? {
         get { core.storage.withLock { $0.whenError } }
-        set { core.replace(\.whenError, with: newValue) }
+        set { core.storage.replace(\.whenError, with: newValue) }
     }
 
     /// The serial queue callbacks and notifications run on. Changing it affects

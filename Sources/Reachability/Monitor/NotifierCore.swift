@@ -359,15 +359,6 @@ final class NotifierCore<Owner: AnyObject & Sendable>: NotifierLifecycle {
         withExtendedLifetime(removed) {}
     }
 
-    /// Replaces a stored value under the lock and releases the old one after it.
-    func replace<Value: Sendable>(_ keyPath: WritableKeyPath<Storage, Value>, with value: Value) {
-        let old = storage.withLock { storage -> Value in
-            defer { storage[keyPath: keyPath] = value }
-            return storage[keyPath: keyPath]
-        }
-        withExtendedLifetime(old) {}
-    }
-
     // MARK: Delivery
 
     private func schedule(_ action: NotifierStateMachine.Action, in storage: inout Storage) {

@@ -45,16 +45,6 @@ final class PathMonitorCore: NotifierLifecycle {
 
     var isRunning: Bool { storage.withLock { $0.machine.isRunning } }
 
-    /// Sets the handler; the old one is released after unlocking (it may own the
-    /// last reference to the monitor, whose deinit takes this lock).
-    func setHandler(_ handler: (@Sendable (NetworkPath) -> Void)?) {
-        let old = storage.withLock { storage in
-            defer { storage.handler = handler }
-            return storage.handler
-        }
-        withExtendedLifetime(old) {}
-    }
-
     func start(queue: DispatchQueue) throws(ReachabilityError) {
         guard
             let (token, monitor) = try beginStart(prepare: {
