@@ -456,12 +456,11 @@ final class BlockingClient: MonitorClient, Sendable {
     private let gate = DispatchSemaphore(value: 0)
     private let blocked = LockedValue(false)
 
-    func lookups(for table: InterfaceTable) -> [LookupRequest] { [] }
+    func plan(for table: InterfaceTable) -> MonitorPlan {
+        MonitorPlan(requests: []) { [self] _, _, _ in holdFirstPass() }
+    }
 
-    func monitor(
-        didLookUp requests: [LookupRequest], results: [LookupResult], in table: InterfaceTable, generation: UInt64,
-        cause: PassCause
-    ) {
+    private func holdFirstPass() {
         let first = blocked.withLock { blocked -> Bool in
             defer { blocked = true }
             return !blocked

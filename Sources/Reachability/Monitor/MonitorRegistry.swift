@@ -133,8 +133,6 @@ extension MonitorRegistry {
 }
 
 enum OneShotEvaluator {
-    typealias Lookup = (_ requests: [LookupRequest]) throws(ReachabilityError) -> [LookupResult]
-
     /// Runs `body` with an interface table and a way to ask the kernel.
     static func run<T: Sendable>(
         environment: NetworkEnvironment,
@@ -158,11 +156,13 @@ enum OneShotEvaluator {
         }
     }
 
-    static func evaluate(_ target: Target, environment: NetworkEnvironment) throws(ReachabilityError)
-        -> ReachabilityState
+    /// Evaluates `evaluation` now, on the namespace's serving monitor or a socket
+    /// of its own (the same path as the monitor's passes).
+    static func evaluate<E: Evaluation>(_ evaluation: E, environment: NetworkEnvironment) throws(ReachabilityError)
+        -> E.State
     {
         try run(environment: environment) { table, lookup throws(ReachabilityError) in
-            target.evaluate(try lookup(target.lookups), in: table)
+            try evaluation.evaluate(in: table, lookup: lookup)
         }
     }
 }

@@ -4,19 +4,33 @@ import Synchronization
 
 /// Something the monitor re-evaluates after every relevant kernel event.
 protocol MonitorClient: AnyObject, Sendable {
-    /// The route lookups this client needs, given the current interface table.
-    func lookups(for table: InterfaceTable) -> [LookupRequest]
-
-    /// The kernel's answers to `requests` (what `lookups(for: table)` returned),
-    /// in the same order. Called on the monitor's reader thread; `generation`
-    /// orders evaluations, `cause` says what changed. Must not call user code or block.
-    func monitor(
-        didLookUp requests: [LookupRequest], results: [LookupResult], in table: InterfaceTable, generation: UInt64,
-        cause: PassCause)
+    /// This pass's plan over `table`: the lookups, and what to do with their
+    /// answers. Asked once per pass, on the reader thread.
+    func plan(for table: InterfaceTable) -> MonitorPlan
 
     /// The monitor stopped for good: its namespace went away. The client has been
     /// dropped; it should stop and tell its user (on its own queue, not here).
     func monitorFailed(_ error: ReachabilityError)
+}
+
+extension NetlinkMonitor.Shared {
+    mutating func invalidatePlans() {
+        plannedDestinations = nil
+        planVersion &+= 1
+    }
+
+    /// Keeps planned destinations unless plans changed since they were made.
+    mutating func keep(_ destinations: [IPAddress], plannedAt version: UInt64) {
+        if version == planVersion { plannedDestinations = destinations }
+    }
+}
+
+/// A client's plan for one pass: its lookups, and what it does with their answers
+/// (in the same order), the pass's generation (which orders evaluations) and what
+/// changed. `finish` runs on the reader thread: it must not call user code or block.
+struct MonitorPlan {
+    var requests: [LookupRequest]
+    var finish: (_ results: [LookupResult], _ generation: UInt64, _ cause: PassCause) -> Void
 }
 
 /// The process-wide monitor of one network namespace: one event socket joined
@@ -31,6 +45,12 @@ final class NetlinkMonitor: Sendable {
         /// Each client with how many registrations it holds (a start superseded by
         /// stop + start unregisters its own registration, not the newer one).
         var clients: [ObjectIdentifier: (client: any MonitorClient, registrations: Int)] = [:]
+        /// The destinations of the clients' latest plans (nil: plan again). What
+        /// makes a route event relevant.
+        var plannedDestinations: [IPAddress]?
+        /// Bumped whenever plans may have changed (a client joined or left, or its
+        /// lookups changed): plans made before a bump are not kept.
+        var planVersion: UInt64 = 0
         /// Bumped each time the table or the routing state changes.
         var generation: UInt64 = 0
         var stopRequested = false
@@ -73,6 +93,7 @@ final class NetlinkMonitor: Sendable {
         let failure = shared.withLock { shared -> ReachabilityError? in
             guard shared.failure == nil else { return shared.failure }
             shared.clients[ObjectIdentifier(client), default: (client, 0)].registrations += 1
+            shared.invalidatePlans()
             return nil
         }
         if let failure { throw failure }
@@ -88,6 +109,7 @@ final class NetlinkMonitor: Sendable {
             if let entry = $0.clients[key] {
                 $0.clients[key] = entry.registrations > 1 ? (entry.client, entry.registrations - 1) : nil
             }
+            $0.invalidatePlans()
             return $0.clients.count
         }
     }
@@ -156,11 +178,11 @@ final class NetlinkMonitor: Sendable {
 
     // MARK: Evaluation
 
-    /// Evaluates `target` now: the published table plus fresh kernel lookups.
-    func evaluate(_ target: Target) throws(ReachabilityError) -> (ReachabilityState, UInt64) {
+    /// Evaluates `evaluation` now: the published table plus fresh kernel lookups,
+    /// with the table's generation.
+    func evaluate<E: Evaluation>(_ evaluation: E) throws(ReachabilityError) -> (E.State, UInt64) {
         let (table, generation) = snapshot
-        let results = try lookup(target.lookups)
-        return (target.evaluate(results, in: table), generation)
+        return (try evaluation.evaluate(in: table, lookup: lookup), generation)
     }
 
     /// The published interface table and its generation.
@@ -392,14 +414,27 @@ final class NetlinkMonitor: Sendable {
     /// once ``ReaderMachine/unrelatedStreakBeforePausing`` had in a row.
     static let unrelatedBatchPause: UInt32 = 500
 
-    /// Every distinct destination the clients look up now.
+    /// Every distinct destination the clients looked up in the last pass: what
+    /// makes a route event relevant. Planned again when a client joins or leaves or
+    /// says its lookups changed (``lookupsChanged()``), not asked for per event.
     private func lookupDestinations(_ table: InterfaceTable) -> [IPAddress] {
-        let clients = shared.withLock { $0.clients.values.map(\.client) }
-        var seen = Set<IPAddress>()
-        for client in clients {
-            for request in client.lookups(for: table) { seen.insert(request.destination) }
+        let (planned, clients, version) = shared.withLock {
+            ($0.plannedDestinations, $0.clients.values.map(\.client), $0.planVersion)
         }
-        return Array(seen)
+        if let planned { return planned }
+        let destinations = Self.destinations(of: clients.map { $0.plan(for: table) })
+        shared.withLock { $0.keep(destinations, plannedAt: version) }
+        return destinations
+    }
+
+    private static func destinations(of plans: [MonitorPlan]) -> [IPAddress] {
+        Array(Set(plans.lazy.flatMap(\.requests).map(\.destination)))
+    }
+
+    /// A client's lookups changed outside a pass (a hostname resolved to new
+    /// addresses): route relevance is planned again.
+    func lookupsChanged() {
+        shared.withLock { $0.invalidatePlans() }
     }
 
     /// Replaces the table with a fresh dump. Returns false when the dump failed
@@ -425,15 +460,18 @@ final class NetlinkMonitor: Sendable {
     /// Looks up every client's target (pipelined, identical lookups shared) and
     /// hands each its new state. Returns false when the lookups failed.
     private func reevaluateAll(cause: PassCause) -> Bool {
-        let (clients, table, generation) = shared.withLock {
-            ($0.clients.values.map(\.client), $0.table, $0.generation)
+        let (clients, table, generation, version) = shared.withLock {
+            ($0.clients.values.map(\.client), $0.table, $0.generation, $0.planVersion)
         }
         guard !clients.isEmpty else { return true }
         var unique: [LookupRequest: Int] = [:]
         var ordered: [LookupRequest] = []
-        let requests = clients.map { $0.lookups(for: table) }
-        let plans = requests.map { list in
-            list.map { request in
+        // Each client plans once per pass; the plans also say which route events
+        // matter until the next pass.
+        let passPlans = clients.map { $0.plan(for: table) }
+        shared.withLock { $0.keep(Self.destinations(of: passPlans), plannedAt: version) }
+        let slots = passPlans.map { plan in
+            plan.requests.map { request in
                 if let slot = unique[request] { return slot }
                 unique[request] = ordered.count
                 ordered.append(request)
@@ -447,10 +485,8 @@ final class NetlinkMonitor: Sendable {
             shared.withLock { $0.statistics.failedPasses += 1 }
             return false
         }
-        for ((client, asked), plan) in zip(zip(clients, requests), plans) {
-            client.monitor(
-                didLookUp: asked, results: plan.map { results[$0] }, in: table, generation: generation,
-                cause: cause)
+        for (plan, slots) in zip(passPlans, slots) {
+            plan.finish(slots.map { results[$0] }, generation, cause)
         }
         return true
     }

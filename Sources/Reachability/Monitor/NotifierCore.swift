@@ -7,12 +7,12 @@ enum NotifierSpec: Sendable, Hashable {
     case hostname(String)
 }
 
-/// The part of a `Reachability` the monitor holds: its target, its state
-/// machine, its callbacks, observers and streams, and (for a hostname) its
-/// resolution. It holds its owner (the public instance) weakly, so dropping the
+/// The part of a `Reachability` the monitor holds: a ``Subscription`` over its
+/// ``Target`` (for a hostname, with the addresses of its latest resolution), its
+/// callbacks, observers and streams, and the hostname's resolution. It holds its owner (the public instance) weakly, so dropping the
 /// instance stops it even while the monitor is running; it knows the owner only
 /// as what its callbacks are called with.
-final class NotifierCore<Owner: AnyObject & Sendable>: NotifierLifecycle {
+final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
     typealias Spec = NotifierSpec
     /// A reachable / unreachable callback, called with the owner.
     typealias Callback = @Sendable (Owner) -> Void
@@ -31,7 +31,7 @@ final class NotifierCore<Owner: AnyObject & Sendable>: NotifierLifecycle {
         var awaitingFirstState = false
     }
 
-    struct Storage: NotifierStorage {
+    struct Storage: SubscriptionStorage {
         weak var owner: Owner?
         var machine = NotifierStateMachine()
         var whenReachable: Callback?
@@ -99,27 +99,29 @@ final class NotifierCore<Owner: AnyObject & Sendable>: NotifierLifecycle {
 
     private var isHostname: Bool { lookupName != nil }
 
+    func currentEvaluation() -> Target { target }
+
+    /// Lookups planned for addresses that a newer resolution replaced are stale.
+    func isCurrent(_ evaluation: Target, in storage: Storage) -> Bool { evaluation == target(in: storage) }
+
     /// The state the getters report: cached while running, else evaluated afresh.
     /// Never waits on DNS: a hostname uses its latest resolution (refreshed in the
     /// background when missing or old), and before its first one answers
     /// provisionally from the Internet target's route.
     var state: ReachabilityState {
-        let (cached, target, resolvedAt) = storage.withLock {
-            storage -> (ReachabilityState?, Target, ContinuousClock.Instant?) in
-            (storage.machine.current, self.target(in: storage), storage.resolvedAt)
-        }
+        let (cached, resolvedAt) = storage.withLock { ($0.machine.current, $0.resolvedAt) }
         if let cached { return cached }
         if isHostname {
             if resolvedAt.map({ ContinuousClock.now - $0 > Self.resolutionMaxAge }) ?? true { requestResolution() }
             if resolvedAt == nil { return provisionalState() }
         }
-        return (try? OneShotEvaluator.evaluate(target, environment: environment)) ?? .unreachable
+        return currentOrFreshState ?? .unreachable
     }
 
     /// Before a hostname's first resolution: the state of the route its traffic
     /// would most likely take, the Internet's, marked provisional.
     private func provisionalState() -> ReachabilityState {
-        var state = (try? OneShotEvaluator.evaluate(.internet, environment: environment)) ?? .unreachable
+        var state = (try? OneShotEvaluator.evaluate(Target.internet, environment: environment)) ?? .unreachable
         state.isProvisional = true
         return state
     }
@@ -137,47 +139,19 @@ final class NotifierCore<Owner: AnyObject & Sendable>: NotifierLifecycle {
         // host never produces "reachable, then unreachable".
         let waitForResolution = isHostname && storage.withLock { $0.resolution == nil }
         guard !waitForResolution else { return }
-        do throws(ReachabilityError) {
-            let (state, generation) = try monitor.evaluate(target)
-            complete(start: token, with: state, generation: generation)
-        } catch {
-            abandonStart(token)
-            throw error
-        }
-    }
-
-    /// Starts the session `token` began, unless it was stopped meanwhile.
-    private func complete(start token: UInt64, with state: ReachabilityState, generation: UInt64) {
-        storage.withLock { storage in
-            guard let action = storage.machine.start(with: state, generation: generation, token: token) else { return }
-            schedule(action, in: &storage)
-        }
+        try completeStart(token, on: monitor)
     }
 
     func stop() { stopNotifying() }
 
     // MARK: Monitor callbacks
 
-    func lookups(for table: InterfaceTable) -> [LookupRequest] { target.lookups }
-
-    func monitor(
-        didLookUp requests: [LookupRequest], results: [LookupResult], in table: InterfaceTable, generation: UInt64,
-        cause: PassCause
-    ) {
-        let addresses = storage.withLock { storage -> [IPAddress] in
-            // Lookups planned for addresses that a newer resolution replaced are stale.
-            let target = target(in: storage)
-            if requests == target.lookups,
-                let action = storage.machine.observe(target.evaluate(results, in: table), generation: generation)
-            {
-                // Scheduled under the lock so deliveries keep their order; no user code runs here.
-                schedule(action, in: &storage)
-            }
-            return storage.resolution?.addresses ?? []
-        }
+    func passFinished(cause: PassCause) {
+        guard isHostname else { return }
+        let addresses = storage.withLock { $0.resolution?.addresses ?? [] }
         // The network changed in a way that may change what the name resolves to
         // (never because the name's own answer changed the state: that would loop).
-        if isHostname && cause.isRelevant(toHostAt: addresses) { requestResolution() }
+        if cause.isRelevant(toHostAt: addresses) { requestResolution() }
     }
 
     func monitorFailed(_ error: ReachabilityError) {
@@ -244,10 +218,12 @@ final class NotifierCore<Owner: AnyObject & Sendable>: NotifierLifecycle {
                 changed, storage.machine.pendingStartToken, storage.monitor, storage.machine.isRunning, awaiting
             )
         }
+        // New addresses: the monitor plans which route events matter again.
+        if changed { monitor?.lookupsChanged() }
         if let monitor, let pending {
-            let evaluated = try? monitor.evaluate(target)
-            complete(start: pending, with: evaluated?.0 ?? .unreachable, generation: evaluated?.1 ?? 0)
-        } else if let monitor, running, changed, let (state, generation) = try? monitor.evaluate(target) {
+            let evaluated = try? monitor.evaluate(currentEvaluation())
+            completeStart(pending, with: evaluated?.0 ?? .unreachable, generation: evaluated?.1 ?? 0)
+        } else if let monitor, running, changed, let (state, generation) = try? monitor.evaluate(currentEvaluation()) {
             storage.withLock { storage in
                 guard let action = storage.machine.observe(state, generation: generation) else { return }
                 schedule(action, in: &storage)
@@ -361,7 +337,7 @@ final class NotifierCore<Owner: AnyObject & Sendable>: NotifierLifecycle {
 
     // MARK: Delivery
 
-    private func schedule(_ action: NotifierStateMachine.Action, in storage: inout Storage) {
+    func schedule(_ action: NotifierStateMachine.Action, in storage: inout Storage) {
         guard case .deliver(let state, let session) = action else { return }
         // Streams keep only the newest state; yielding runs no user code.
         storage.streams.yield(state)

@@ -1,10 +1,10 @@
 import Dispatch
 import Foundation
 
-/// The part of a `PathMonitor` the netlink monitor holds: its evaluator, state
-/// machine, handler and streams.
-final class PathMonitorCore: NotifierLifecycle {
-    struct Storage: NotifierStorage {
+/// The part of a `PathMonitor` the netlink monitor holds: a ``Subscription`` over
+/// a ``PathEvaluation``, delivering to one handler and the streams.
+final class PathMonitorCore: Subscription {
+    struct Storage: SubscriptionStorage {
         var machine = DeliveryStateMachine<NetworkPath>()
         var handler: (@Sendable (NetworkPath) -> Void)?
         var queue: DispatchQueue?
@@ -32,15 +32,12 @@ final class PathMonitorCore: NotifierLifecycle {
     }
 
     /// The path the getter reports: cached while running, else evaluated afresh.
-    var currentPath: NetworkPath {
-        if let cached = storage.withLock({ $0.machine.current }) { return cached }
-        let (evaluator, dns) = (evaluator, dns)
-        let path = try? OneShotEvaluator.run(environment: environment) { table, lookup throws(ReachabilityError) in
-            let requests = evaluator.lookups(for: table)
-            return evaluator.evaluate(
-                requests: requests, results: try lookup(requests), in: table, dnsConfigured: dns.isConfigured)
-        }
-        return path ?? .unsatisfied
+    var currentPath: NetworkPath { currentOrFreshState ?? .unsatisfied }
+
+    /// The evaluator with the resolver configuration read now (file I/O: never
+    /// under the lock).
+    func currentEvaluation() -> PathEvaluation {
+        PathEvaluation(evaluator: evaluator, dnsConfigured: dns.isConfigured)
     }
 
     var isRunning: Bool { storage.withLock { $0.machine.isRunning } }
@@ -52,38 +49,10 @@ final class PathMonitorCore: NotifierLifecycle {
                 $0.lastError = nil
             })
         else { return }
-        do throws(ReachabilityError) {
-            let (table, generation) = monitor.snapshot
-            let requests = evaluator.lookups(for: table)
-            let path = evaluator.evaluate(
-                requests: requests, results: try monitor.lookup(requests), in: table, dnsConfigured: dns.isConfigured)
-            storage.withLock { storage in
-                guard let action = storage.machine.start(with: path, generation: generation, token: token) else {
-                    return
-                }
-                schedule(action, in: &storage)
-            }
-        } catch {
-            abandonStart(token)
-            throw error
-        }
+        try completeStart(token, on: monitor)
     }
 
     func cancel() { stopNotifying() }
-
-    func lookups(for table: InterfaceTable) -> [LookupRequest] { evaluator.lookups(for: table) }
-
-    func monitor(
-        didLookUp requests: [LookupRequest], results: [LookupResult], in table: InterfaceTable, generation: UInt64,
-        cause: PassCause
-    ) {
-        // Reading resolv.conf is file I/O: done before taking the lock.
-        let path = evaluator.evaluate(requests: requests, results: results, in: table, dnsConfigured: dns.isConfigured)
-        storage.withLock { storage in
-            guard let action = storage.machine.observe(path, generation: generation) else { return }
-            schedule(action, in: &storage)
-        }
-    }
 
     /// The namespace went away: a last unsatisfied path (unless that is what was
     /// last delivered), then the monitor stops as if cancelled.
@@ -106,7 +75,7 @@ final class PathMonitorCore: NotifierLifecycle {
         if let last, let handler { queue.async { handler(last) } }
     }
 
-    private func schedule(_ action: DeliveryStateMachine<NetworkPath>.Action, in storage: inout Storage) {
+    func schedule(_ action: DeliveryStateMachine<NetworkPath>.Action, in storage: inout Storage) {
         guard case .deliver(let path, let session) = action else { return }
         storage.streams.yield(path)
         (storage.queue ?? DeliveryQueue.default).async { [self] in

@@ -1,0 +1,177 @@
+/// What a subscription keeps under its lock that the shared part needs.
+protocol SubscriptionStorage {
+    associatedtype State: Sendable & Equatable
+    var machine: DeliveryStateMachine<State> { get set }
+    /// Set while registered with a monitor; whoever clears it unregisters.
+    var monitor: NetlinkMonitor? { get set }
+    var streams: StreamRegistry<State> { get set }
+    /// Called under the lock when the subscription stops.
+    mutating func didStop()
+}
+
+extension SubscriptionStorage {
+    mutating func didStop() {}
+}
+
+/// One subscription to a namespace's monitor over a pure ``Evaluation``: what a
+/// `Reachability` (``NotifierCore``) and a `PathMonitor` (``PathMonitorCore``)
+/// share. The shared part registers with the monitor, starts and stops, plans each
+/// pass once (the lookups of one snapshot of the evaluation, and its state from
+/// the answers), evaluates the start and the synchronous getters through the same
+/// ``Evaluation/evaluate(in:lookup:)``, and feeds the async sequences. A conforming
+/// core says how to take the snapshot and how to deliver.
+protocol Subscription: MonitorClient {
+    associatedtype Storage: SubscriptionStorage & Sendable
+    associatedtype Evaluated: Evaluation where Evaluated.State == Storage.State
+    var storage: LockedValue<Storage> { get }
+    var environment: NetworkEnvironment { get }
+
+    /// The evaluation as of now. Called without the lock held (it may read files,
+    /// or take the lock itself).
+    func currentEvaluation() -> Evaluated
+
+    /// Whether a pass planned with `evaluation` still stands (a hostname's target
+    /// that a newer resolution replaced does not). Called under the lock.
+    func isCurrent(_ evaluation: Evaluated, in storage: Storage) -> Bool
+
+    /// Schedules a delivery the state machine decided. Called under the lock, so
+    /// deliveries keep their order; runs no user code.
+    func schedule(_ action: DeliveryStateMachine<Storage.State>.Action, in storage: inout Storage)
+
+    /// After a pass's state was taken, outside the lock (a hostname may re-resolve).
+    func passFinished(cause: PassCause)
+}
+
+extension Subscription {
+    typealias State = Storage.State
+
+    func isCurrent(_ evaluation: Evaluated, in storage: Storage) -> Bool { true }
+
+    func passFinished(cause: PassCause) {}
+
+    // MARK: The monitor's side
+
+    func plan(for table: InterfaceTable) -> MonitorPlan {
+        let evaluation = currentEvaluation()
+        let requests = evaluation.lookups(for: table)
+        return MonitorPlan(requests: requests) { [self] results, generation, cause in
+            let state = evaluation.state(from: results, for: requests, in: table)
+            storage.withLock { storage in
+                guard isCurrent(evaluation, in: storage),
+                    let action = storage.machine.observe(state, generation: generation)
+                else { return }
+                schedule(action, in: &storage)
+            }
+            passFinished(cause: cause)
+        }
+    }
+
+    // MARK: Evaluation
+
+    /// The state the getters report: the running subscription's, else evaluated
+    /// afresh (nil when that fails).
+    var currentOrFreshState: State? {
+        if let cached = storage.withLock({ $0.machine.current }) { return cached }
+        return try? OneShotEvaluator.evaluate(currentEvaluation(), environment: environment)
+    }
+
+    /// Completes the start `token` began with a first evaluation on `monitor`;
+    /// throws (and abandons the start) when the lookups fail.
+    func completeStart(_ token: UInt64, on monitor: NetlinkMonitor) throws(ReachabilityError) {
+        do throws(ReachabilityError) {
+            let (state, generation) = try monitor.evaluate(currentEvaluation())
+            completeStart(token, with: state, generation: generation)
+        } catch {
+            abandonStart(token)
+            throw error
+        }
+    }
+
+    /// Starts the session `token` began with `state`, unless it was stopped meanwhile.
+    func completeStart(_ token: UInt64, with state: State, generation: UInt64) {
+        storage.withLock { storage in
+            guard let action = storage.machine.start(with: state, generation: generation, token: token) else { return }
+            schedule(action, in: &storage)
+        }
+    }
+
+    // MARK: Start and stop
+
+    /// Begins a start (`prepare` runs under the lock when it does) and registers
+    /// with the namespace's monitor. Nil when already running or starting, or when
+    /// a stop superseded this start meanwhile. Throws when the monitor can't start.
+    func beginStart(prepare: (inout Storage) -> Void = { _ in }) throws(ReachabilityError)
+        -> (token: UInt64, monitor: NetlinkMonitor)?
+    {
+        let token = storage.withLock { storage -> UInt64? in
+            guard !storage.machine.isRunning, !storage.machine.isStarting else { return nil }
+            prepare(&storage)
+            return storage.machine.begin()
+        }
+        guard let token else { return nil }
+        let monitor: NetlinkMonitor
+        do throws(ReachabilityError) {
+            monitor = try MonitorRegistry.register(self, environment: environment)
+        } catch {
+            storage.withLock { if $0.machine.isStarting(token) { $0.machine.stop() } }
+            throw error
+        }
+        let superseded = storage.withLock { storage -> Bool in
+            guard storage.machine.isStarting(token) else { return true }
+            storage.monitor = monitor
+            return false
+        }
+        if superseded {
+            MonitorRegistry.unregister(self, from: monitor)
+            return nil
+        }
+        // The namespace may have gone away between registering and here, before the
+        // monitor could tell this client: don't start on a monitor that has stopped.
+        if let failure = monitor.failure {
+            abandonStart(token)
+            throw failure
+        }
+        return (token, monitor)
+    }
+
+    /// Ends a start whose first evaluation failed; unregisters if it was still current.
+    func abandonStart(_ token: UInt64) {
+        let monitor = storage.withLock { storage -> NetlinkMonitor? in
+            guard storage.machine.isStarting(token) else { return nil }
+            storage.machine.stop()
+            defer { storage.monitor = nil }
+            return storage.monitor
+        }
+        if let monitor { MonitorRegistry.unregister(self, from: monitor) }
+    }
+
+    /// Stops: queued deliveries are dropped, sequences finish, and the core leaves
+    /// the monitor (which stops after its last client).
+    func stopNotifying() {
+        let (monitor, streams) = storage.withLock { storage in
+            storage.machine.stop()
+            storage.didStop()
+            let streams = storage.streams.takeAll()
+            defer { storage.monitor = nil }
+            return (storage.monitor, streams)
+        }
+        // Outside the lock: finishing runs onTermination handlers, which take it.
+        for stream in streams { stream.finish() }
+        if let monitor { MonitorRegistry.unregister(self, from: monitor) }
+    }
+
+    /// A new sequence: the current value first when running, then every delivery;
+    /// only the newest is kept for a slow consumer.
+    func makeStream() -> AsyncStream<State> {
+        let (stream, continuation) = AsyncStream.makeStream(of: State.self, bufferingPolicy: .bufferingNewest(1))
+        let id = storage.withLock { storage in
+            if let current = storage.machine.current { continuation.yield(current) }
+            return storage.streams.add(continuation)
+        }
+        continuation.onTermination = { [weak self] _ in
+            let removed = self?.storage.withLock { $0.streams.remove(id) }
+            withExtendedLifetime(removed) {}
+        }
+        return stream
+    }
+}
