@@ -312,6 +312,41 @@ struct ReachabilityIntegrationTests {
         #expect(monitor.statistics.relevantRouteEvents == 1)
     }
 
+    @Test("Each client is asked for its plan once per pass, not again for every route event")
+    func onePlanPerPass() async throws {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        try ns.addVeth("veth2", peer: "veth3")
+        let reachability = try Reachability(address: "198.51.100.7", environment: ns.environment)
+        let log = try DeliveryLog.started(reachability)
+        try await log.wait(forCount: 1, "the initial delivery")
+        let monitor = try #require(MonitorRegistry.running(for: ns.environment))
+        let counter = CountingClient(destination: try IPAddress("198.51.100.9"))
+        try monitor.add(counter)
+        defer { _ = monitor.remove(counter) }
+        let passesBefore = monitor.statistics.evaluationPasses
+        let (plansBefore, finishedBefore) = counter.counts
+        // Unrelated route events in many wake-ups, then ten that cover the counter's
+        // destination (each a pass).
+        try ns.batch((0..<2000).map { "route add 10.\($0 / 250).\($0 % 250).0/24 dev veth2" })
+        for i in 0..<10 {
+            let passes = monitor.statistics.evaluationPasses
+            try ns.ip("route \(i % 2 == 0 ? "add" : "del") 198.51.100.9/32 dev veth2")
+            try await eventually("pass \(i + 1)") { monitor.statistics.evaluationPasses > passes }
+        }
+        try await eventually("the last pass finished") {
+            counter.counts.finished - finishedBefore == monitor.statistics.evaluationPasses - passesBefore
+        }
+        let passes = monitor.statistics.evaluationPasses - passesBefore
+        let (plans, finished) = (counter.counts.plans - plansBefore, counter.counts.finished - finishedBefore)
+        #expect(passes >= 10)
+        #expect(finished == passes)
+        // One plan per pass, plus at most one to learn the destinations after it joined.
+        #expect(plans <= passes + 1, "\(plans) plans for \(passes) passes")
+        #expect(monitor.statistics.eventsReceived >= 2000)
+    }
+
     @Test("Forced ENOBUFS: the monitor resyncs, counts it, and the final state is right")
     func overrunResync() async throws {
         let ns = try TestNamespace()
@@ -447,6 +482,26 @@ struct ReachabilityIntegrationTests {
         #expect(startError.description.contains(path))
         #expect(!reachability.isNotifierRunning)
     }
+}
+
+/// A monitor client that looks up one destination and counts how often the monitor
+/// asks for its plan and finishes a pass with it.
+final class CountingClient: MonitorClient, Sendable {
+    private let destination: IPAddress
+    private let tally = LockedValue((plans: 0, finished: 0))
+
+    init(destination: IPAddress) { self.destination = destination }
+
+    var counts: (plans: Int, finished: Int) { tally.withLock { $0 } }
+
+    func plan(for table: InterfaceTable) -> MonitorPlan {
+        tally.withLock { $0.plans += 1 }
+        return MonitorPlan(requests: [LookupRequest(destination: destination)]) { [tally] _, _, _ in
+            tally.withLock { $0.finished += 1 }
+        }
+    }
+
+    func monitorFailed(_ error: ReachabilityError) {}
 }
 
 /// A monitor client that holds the reader thread in the first pass it is called

@@ -142,6 +142,29 @@ struct ResolutionIntegrationTests {
         }
     }
 
+    @Test("After a name resolves to new addresses, a route covering only the new ones is a change for it")
+    func routesFollowNewAddresses() async throws {
+        let (ns, dns) = try setUp("rtest-renum")
+        try dns.set("renumbered.rtest", answers: [["198.51.100.10"]])
+        let reachability = try Reachability(hostname: "renumbered.rtest", environment: ns.environment)
+        let log = try DeliveryLog.started(reachability)
+        try await log.wait(forCount: 1, "the first delivery")
+        #expect(log.entries.last?.interface == "veth2")
+
+        // The name moves to an address no route reaches (the hosts file's change is
+        // seen, a pass runs, and the resolution it asks for answers after that pass).
+        try ns.writeEtc("hosts", "203.0.113.5 renumbered.rtest\n")
+        try await log.wait(forLast: .notReachable, "not reachable at its new address")
+        #expect(reachability.resolvedAddresses == [try IPAddress("203.0.113.5")])
+
+        // A route that covers the new address and not the old one: the monitor must
+        // count it as relevant (it plans again after the resolution), and deliver.
+        try ns.ip("route add 203.0.113.0/24 dev veth2")
+        try await log.wait(for: "reachable over the new route") {
+            $0.last?.interface == "veth2" && $0.last?.status != .notReachable
+        }
+    }
+
     @Test(
         "Defect 5: 40 names whose server never answers do not delay localhost or a quick name, nor their re-resolution")
     func stalledNamesDoNotStarve() async throws {
