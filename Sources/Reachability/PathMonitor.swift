@@ -117,6 +117,15 @@ public final class PathMonitor: Sendable, AsyncSequence {
         try core.start(queue: queue)
     }
 
+    /// Starts watching and hands the current path, then every change, straight to
+    /// `subscriber` with no queue in between: in order, on the thread that evaluated
+    /// the path (the shared monitor's reader thread after the first). For the
+    /// package's own subscribers (`Connectivity`), which must not block or call back
+    /// into this monitor from it. ``paths`` sequences are fed as well.
+    package func start(directly subscriber: @escaping @Sendable (NetworkPath) -> Void) throws(ReachabilityError) {
+        try core.start(directly: subscriber)
+    }
+
     /// Stops watching; queued updates are dropped and every ``paths`` sequence
     /// finishes. It can be started again.
     public func cancel() {

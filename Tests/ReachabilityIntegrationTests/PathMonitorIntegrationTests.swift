@@ -49,6 +49,32 @@ func fakeSysfs(_ devtypes: [String: String]) throws -> String {
 
 @Suite("PathMonitor against the kernel", .enabled(if: IntegrationGate.enabled))
 struct PathMonitorIntegrationTests {
+    @Test(
+        "A direct subscriber (Connectivity's way in) gets the first path before start returns, then each change, with no queue"
+    )
+    func directSubscriber() async throws {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        let monitor = try PathMonitor(environment: ns.environment)
+        let seen = LockedValue<[NetworkPath]>([])
+        try monitor.start(directly: { path in seen.withLock { $0.append(path) } })
+        // Handed over on the starting thread, before start returned.
+        #expect(seen.withLock { $0.map(\.status) } == [.satisfied])
+        #expect(monitor.queue == nil)
+        try ns.ip("route del default")
+        try await eventually("the unsatisfied path") { seen.withLock { $0.last?.status == .unsatisfied } }
+        #expect(seen.withLock { $0.count } == 2, "one call for one change: \(seen.withLock { $0 })")
+        monitor.cancel()
+        try ns.ip("route add default via 192.0.2.2 dev veth0")
+        // Cancelled: a later change is not handed over (a running watcher would see it).
+        let other = try PathMonitor(environment: ns.environment)
+        let log = try await PathLog.started(other, queue: "test.path.other")
+        try await log.wait(for: "satisfied again") { $0.last?.status == .satisfied }
+        #expect(seen.withLock { $0.count } == 2)
+        other.cancel()
+    }
+
     @Test("Two default routes: preference follows the metric; removing the preferred one puts the other first")
     func preferenceOrder() async throws {
         let ns = try TestNamespace()

@@ -13,6 +13,11 @@ final class PathMonitorCore: Subscription {
         var streams = StreamRegistry<NetworkPath>()
         /// Why the monitor stopped by itself (its namespace went away), if it did.
         var lastError: ReachabilityError?
+        /// A package-internal subscriber (Connectivity) called at once, in order,
+        /// with each path instead of `handler` on `queue`.
+        var direct: (@Sendable (NetworkPath) -> Void)?
+
+        mutating func didStop() { direct = nil }
     }
 
     let evaluator: PathEvaluator
@@ -46,6 +51,22 @@ final class PathMonitorCore: Subscription {
         guard
             let (token, monitor) = try beginStart(prepare: {
                 $0.queue = queue
+                $0.direct = nil
+                $0.lastError = nil
+            })
+        else { return }
+        try completeStart(token, on: monitor)
+    }
+
+    /// Starts delivering each path straight to `subscriber`, with no queue in
+    /// between: called in order, under this core's lock, on whichever thread
+    /// evaluated the path (the monitor's reader, or the starting thread for the
+    /// first). `subscriber` must not block or call back into this monitor.
+    func start(directly subscriber: @escaping @Sendable (NetworkPath) -> Void) throws(ReachabilityError) {
+        guard
+            let (token, monitor) = try beginStart(prepare: {
+                $0.queue = nil
+                $0.direct = subscriber
                 $0.lastError = nil
             })
         else { return }
@@ -59,25 +80,37 @@ final class PathMonitorCore: Subscription {
     func monitorFailed(_ error: ReachabilityError) {
         let ended = storage.withLock {
             storage -> (
-                DispatchQueue, (@Sendable (NetworkPath) -> Void)?, NetworkPath?, [AsyncStream<NetworkPath>.Continuation]
+                DispatchQueue, (@Sendable (NetworkPath) -> Void)?, NetworkPath?, [AsyncStream<NetworkPath>.Continuation],
+                direct: (@Sendable (NetworkPath) -> Void)?
             )? in
             guard storage.monitor != nil else { return nil }
             let last: NetworkPath? = storage.machine.lastDelivered == .unsatisfied ? nil : .unsatisfied
+            let direct = storage.direct
             storage.machine.stop()
+            storage.didStop()
             storage.monitor = nil
             storage.lastError = error
             let streams = storage.streams.takeAll()
             if let last { for stream in streams { stream.yield(last) } }
-            return (storage.queue ?? DeliveryQueue.default, storage.handler, last, streams)
+            return (storage.queue ?? DeliveryQueue.default, storage.handler, last, streams, direct)
         }
-        guard let (queue, handler, last, streams) = ended else { return }
+        guard let (queue, handler, last, streams, direct) = ended else { return }
         for stream in streams { stream.finish() }
-        if let last, let handler { queue.async { handler(last) } }
+        guard let last else { return }
+        if let direct {
+            direct(last)
+        } else if let handler {
+            queue.async { handler(last) }
+        }
     }
 
     func schedule(_ action: DeliveryStateMachine<NetworkPath>.Action, in storage: inout Storage) {
         guard case .deliver(let path, let session) = action else { return }
         storage.streams.yield(path)
+        if let direct = storage.direct {
+            direct(path)
+            return
+        }
         (storage.queue ?? DeliveryQueue.default).async { [self] in
             // No lock is held while the handler runs.
             let handler = self.storage.withLock { $0.machine.accepts(session: session) ? $0.handler : nil }
