@@ -49,9 +49,7 @@ func fakeSysfs(_ devtypes: [String: String]) throws -> String {
 
 @Suite("PathMonitor against the kernel", .enabled(if: IntegrationGate.enabled))
 struct PathMonitorIntegrationTests {
-    @Test(
-        "A direct subscriber (Connectivity's way in) gets the first path before start returns, then each change, with no queue"
-    )
+    @Test("A direct subscriber gets the first path before start returns, then each change, with no queue hop")
     func directSubscriber() async throws {
         let ns = try TestNamespace()
         try ns.disableIPv6()

@@ -80,7 +80,8 @@ final class PathMonitorCore: Subscription {
     func monitorFailed(_ error: ReachabilityError) {
         let ended = storage.withLock {
             storage -> (
-                DispatchQueue, (@Sendable (NetworkPath) -> Void)?, NetworkPath?, [AsyncStream<NetworkPath>.Continuation],
+                DispatchQueue, (@Sendable (NetworkPath) -> Void)?, NetworkPath?,
+                [AsyncStream<NetworkPath>.Continuation],
                 direct: (@Sendable (NetworkPath) -> Void)?
             )? in
             guard storage.monitor != nil else { return nil }
