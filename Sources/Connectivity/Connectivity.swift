@@ -4,9 +4,9 @@ import NIOSSL
 import Reachability
 
 extension Notification.Name {
-    /// Posted by a started ``Connectivity`` (the object) on its callback queue
-    /// whenever its status or verdict changes; `userInfo[Connectivity.resultKey]`
-    /// is the ``ConnectivityResult`` that changed it.
+    /// Posted by a started ``Connectivity`` (the object) on its
+    /// ``Connectivity/notificationQueue`` whenever its status or verdict changes;
+    /// `userInfo[Connectivity.resultKey]` is the ``ConnectivityResult`` that changed it.
     public static let connectivityDidChange = Notification.Name("ReachabilityConnectivityDidChange")
 }
 
@@ -34,14 +34,25 @@ extension Notification.Name {
 /// endpoint URLs are still resolved by the process's resolver (AsyncHTTPClient
 /// has no resolver hook): use IP-literal URLs there.
 ///
-/// `Sendable`: all mutable state is behind a lock; callbacks run on the callback
-/// queue, never under it.
+/// Callbacks, notifications and the completion handler of
+/// ``checkConnectivity(completion:)`` run on ``notificationQueue``: the
+/// configuration's ``ConnectivityConfiguration/notificationQueue``, else a serial
+/// queue of the library's.
+///
+/// `Sendable`: all mutable state is behind a lock; callbacks run on the
+/// notification queue, never under it.
 public final class Connectivity: Sendable {
     /// The configuration it was made with.
     public let configuration: ConnectivityConfiguration
     private let endpoints: [ConnectivityEndpoint]
     private let tlsConfiguration: TLSConfiguration?
-    private let callbackQueue: DispatchQueue
+    /// The serial queue ``whenConnected``, ``whenDisconnected``, the
+    /// ``Foundation/Notification/Name/connectivityDidChange`` notification and the
+    /// completion handler of ``checkConnectivity(completion:)`` run on: the
+    /// configuration's ``ConnectivityConfiguration/notificationQueue``, or else a
+    /// private serial queue of the library's, shared by every instance made without
+    /// one (not `.main`: a Linux daemon may never drain it).
+    public let notificationQueue: DispatchQueue
     private let state: LockedValue<State>
 
     private struct State {
@@ -62,7 +73,8 @@ public final class Connectivity: Sendable {
     /// The `userInfo` key of ``Foundation/Notification/Name/connectivityDidChange``'s result.
     public static let resultKey = "result"
 
-    private static let defaultCallbackQueue = DispatchQueue(label: "Connectivity.callbacks")
+    /// The queue deliveries run on when the configuration names none.
+    private static let defaultNotificationQueue = DispatchQueue(label: "Connectivity.notifications")
 
     /// Checks against `configuration`; throws ``ConnectivityError`` when it can't
     /// work (no endpoints, a bad URL, header, pattern or threshold).
@@ -77,7 +89,7 @@ public final class Connectivity: Sendable {
             tlsConfiguration = nil
         }
         self.configuration = configuration
-        callbackQueue = configuration.callbackQueue ?? Self.defaultCallbackQueue
+        notificationQueue = configuration.notificationQueue ?? Self.defaultNotificationQueue
         state = LockedValue(
             State(
                 machine: ConnectivityMachine(
@@ -93,13 +105,13 @@ public final class Connectivity: Sendable {
         stopNotifier()
     }
 
-    /// Called on the callback queue when the status becomes connected.
+    /// Called on ``notificationQueue`` when the status becomes connected.
     public var whenConnected: (@Sendable (Connectivity) -> Void)? {
         get { state.withLock { $0.whenConnected } }
         set { state.replace(\.whenConnected, with: newValue) }
     }
 
-    /// Called on the callback queue when the status becomes not connected (also
+    /// Called on ``notificationQueue`` when the status becomes not connected (also
     /// for the first result, when it is not connected).
     public var whenDisconnected: (@Sendable (Connectivity) -> Void)? {
         get { state.withLock { $0.whenDisconnected } }
@@ -115,8 +127,9 @@ public final class Connectivity: Sendable {
     /// The result behind ``status``: verdict, interface and per-endpoint outcomes.
     public var latestResult: ConnectivityResult? { state.withLock { $0.machine.published } }
 
-    /// Whether the notifier is running.
-    public var isRunning: Bool { state.withLock { $0.running } }
+    /// Whether the notifier is running: true from ``startNotifier()`` until
+    /// ``stopNotifier()``.
+    public var isNotifierRunning: Bool { state.withLock { $0.running } }
 
     /// Why the running notifier can no longer tell anything, if that happened: the
     /// watched network namespace went away (`/run/netns/NAME` deleted, or the process
@@ -262,13 +275,13 @@ public final class Connectivity: Sendable {
             interface: interface, endpoints: outcome.endpoints, captivePortalAPI: outcome.api, date: Date())
     }
 
-    /// ``checkConnectivity()`` with a completion handler, called on the callback
-    /// queue with the result, or with the ``ConnectivityError`` that stopped the
-    /// check from running (no descriptor left, the namespace gone).
+    /// ``checkConnectivity()`` with a completion handler, called on
+    /// ``notificationQueue`` with the result, or with the ``ConnectivityError`` that
+    /// stopped the check from running (no descriptor left, the namespace gone).
     public func checkConnectivity(
         completion: @escaping @Sendable (Result<ConnectivityResult, ConnectivityError>) -> Void
     ) {
-        let queue = callbackQueue
+        let queue = notificationQueue
         Task {
             let result: Result<ConnectivityResult, ConnectivityError>
             do throws(ConnectivityError) {
@@ -375,7 +388,7 @@ public final class Connectivity: Sendable {
         state.deliveredConnected = connected
         let callback: (@Sendable (Connectivity) -> Void)? =
             previously == connected ? nil : (connected ? state.whenConnected : state.whenDisconnected)
-        callbackQueue.async { [weak self] in
+        notificationQueue.async { [weak self] in
             guard let self, self.state.withLock({ $0.running && $0.run == run }) else { return }
             callback?(self)
             NotificationCenter.default.post(
