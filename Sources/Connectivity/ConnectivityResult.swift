@@ -148,9 +148,10 @@ public struct EndpointResult: Sendable, Hashable {
     /// The failure or mismatch as one line; nil when valid.
     public var error: String? { failure.map(\.description) ?? mismatch }
 
-    /// Milliseconds, rounded down (the CLI's `millis`); 0 for a negative
-    /// duration and `Int.max` for one too long to count in milliseconds.
-    public var milliseconds: Int {
+    /// ``duration`` in milliseconds, rounded down (the CLI's `millis`); 0 for a
+    /// negative duration and `Int.max` for one too long to count in milliseconds.
+    /// Package access: a formatting aid of the CLI's; library users have ``duration``.
+    package var milliseconds: Int {
         let (seconds, attoseconds) = duration.components
         guard seconds >= 0, attoseconds >= 0 else { return 0 }
         let (whole, overflow) = Int(seconds).multipliedReportingOverflow(by: 1000)
