@@ -25,6 +25,7 @@ public final class PathMonitor: Sendable, AsyncSequence {
     /// Per-interface settings of the path's cost flags (``PathMonitorOptions``).
     public typealias Options = PathMonitorOptions
 
+    /// Iterating a monitor yields paths (see ``paths``).
     public typealias Element = NetworkPath
 
     /// Only interfaces of this type count, when set.
