@@ -11,7 +11,7 @@ public import Reachability
 /// var configuration = ConnectivityConfiguration()
 /// configuration.successThreshold = 75
 /// configuration.pollingInterval = .seconds(60)
-/// let connectivity = Connectivity(configuration: configuration)
+/// let connectivity = try Connectivity(configuration: configuration)
 /// ```
 ///
 /// `Sendable`: a plain value.

@@ -6,7 +6,7 @@ import Glibc
 /// address families and DNS, and whether it is expensive.
 ///
 /// ```swift
-/// let monitor = PathMonitor()
+/// let monitor = try PathMonitor()
 /// monitor.pathUpdateHandler = { path in print(path.status, path.availableInterfaces.map(\.name)) }
 /// try monitor.start(queue: .global())
 /// ```
