@@ -1,13 +1,12 @@
 import Dispatch
 public import Foundation
-import NIOConcurrencyHelpers
 import NIOSSL
 import Reachability
 
 extension Notification.Name {
-    /// Posted by a started ``Connectivity`` (the object) on its callback queue
-    /// whenever its status or verdict changes; `userInfo[Connectivity.resultKey]`
-    /// is the ``ConnectivityResult`` that changed it.
+    /// Posted by a started ``Connectivity`` (the object) on its
+    /// ``Connectivity/notificationQueue`` whenever its status or verdict changes;
+    /// `userInfo[Connectivity.resultKey]` is the ``ConnectivityResult`` that changed it.
     public static let connectivityDidChange = Notification.Name("ReachabilityConnectivityDidChange")
 }
 
@@ -35,15 +34,26 @@ extension Notification.Name {
 /// endpoint URLs are still resolved by the process's resolver (AsyncHTTPClient
 /// has no resolver hook): use IP-literal URLs there.
 ///
-/// `Sendable`: all mutable state is behind a lock; callbacks run on the callback
-/// queue, never under it.
+/// Callbacks, notifications and the completion handler of
+/// ``checkConnectivity(completion:)`` run on ``notificationQueue``: the
+/// configuration's ``ConnectivityConfiguration/notificationQueue``, else a serial
+/// queue of the library's.
+///
+/// `Sendable`: all mutable state is behind a lock; callbacks run on the
+/// notification queue, never under it.
 public final class Connectivity: Sendable {
     /// The configuration it was made with.
     public let configuration: ConnectivityConfiguration
     private let endpoints: [ConnectivityEndpoint]
     private let tlsConfiguration: TLSConfiguration?
-    private let callbackQueue: DispatchQueue
-    private let state: NIOLockedValueBox<State>
+    /// The serial queue ``whenConnected``, ``whenDisconnected``, the
+    /// ``Foundation/Notification/Name/connectivityDidChange`` notification and the
+    /// completion handler of ``checkConnectivity(completion:)`` run on: the
+    /// configuration's ``ConnectivityConfiguration/notificationQueue``, or else a
+    /// private serial queue of the library's, shared by every instance made without
+    /// one (not `.main`: a Linux daemon may never drain it).
+    public let notificationQueue: DispatchQueue
+    private let state: LockedValue<State>
 
     private struct State {
         var machine: ConnectivityMachine
@@ -55,8 +65,7 @@ public final class Connectivity: Sendable {
         var timer: Task<Void, Never>?
         var whenConnected: (@Sendable (Connectivity) -> Void)?
         var whenDisconnected: (@Sendable (Connectivity) -> Void)?
-        var streams: [UInt64: AsyncStream<ConnectivityResult>.Continuation] = [:]
-        var nextStream: UInt64 = 0
+        var streams = StreamRegistry<ConnectivityResult>()
         /// Connected as last delivered to the callbacks (nil: nothing delivered yet).
         var deliveredConnected: Bool?
     }
@@ -64,7 +73,8 @@ public final class Connectivity: Sendable {
     /// The `userInfo` key of ``Foundation/Notification/Name/connectivityDidChange``'s result.
     public static let resultKey = "result"
 
-    private static let defaultCallbackQueue = DispatchQueue(label: "Connectivity.callbacks")
+    /// The queue deliveries run on when the configuration names none.
+    private static let defaultNotificationQueue = DispatchQueue(label: "Connectivity.notifications")
 
     /// Checks against `configuration`; throws ``ConnectivityError`` when it can't
     /// work (no endpoints, a bad URL, header, pattern or threshold).
@@ -79,8 +89,8 @@ public final class Connectivity: Sendable {
             tlsConfiguration = nil
         }
         self.configuration = configuration
-        callbackQueue = configuration.callbackQueue ?? Self.defaultCallbackQueue
-        state = NIOLockedValueBox(
+        notificationQueue = configuration.notificationQueue ?? Self.defaultNotificationQueue
+        state = LockedValue(
             State(
                 machine: ConnectivityMachine(
                     settings: .init(
@@ -95,43 +105,31 @@ public final class Connectivity: Sendable {
         stopNotifier()
     }
 
-    /// Called on the callback queue when the status becomes connected.
+    /// Called on ``notificationQueue`` when the status becomes connected.
     public var whenConnected: (@Sendable (Connectivity) -> Void)? {
-        get { state.withLockedValue { $0.whenConnected } }
-        set { replace(\.whenConnected, with: newValue) }
+        get { state.withLock { $0.whenConnected } }
+        set { state.replace(\.whenConnected, with: newValue) }
     }
 
-    /// Called on the callback queue when the status becomes not connected (also
+    /// Called on ``notificationQueue`` when the status becomes not connected (also
     /// for the first result, when it is not connected).
     public var whenDisconnected: (@Sendable (Connectivity) -> Void)? {
-        get { state.withLockedValue { $0.whenDisconnected } }
-        set { replace(\.whenDisconnected, with: newValue) }
-    }
-
-    /// Sets a closure, releasing the old one after unlocking: it may own the last
-    /// reference to something whose deinit calls back into this instance.
-    private func replace(
-        _ field: WritableKeyPath<State, (@Sendable (Connectivity) -> Void)?>,
-        with closure: (@Sendable (Connectivity) -> Void)?
-    ) {
-        let old = state.withLockedValue { state in
-            defer { state[keyPath: field] = closure }
-            return state[keyPath: field]
-        }
-        withExtendedLifetime(old) {}
+        get { state.withLock { $0.whenDisconnected } }
+        set { state.replace(\.whenDisconnected, with: newValue) }
     }
 
     /// The status now: `.determining` until the first check after start finishes.
-    public var status: ConnectivityStatus { state.withLockedValue { $0.machine.status } }
+    public var status: ConnectivityStatus { state.withLock { $0.machine.status } }
 
     /// True when the last check (hysteresis applied) validated the Internet.
     public var isConnected: Bool { status.isConnected }
 
     /// The result behind ``status``: verdict, interface and per-endpoint outcomes.
-    public var latestResult: ConnectivityResult? { state.withLockedValue { $0.machine.published } }
+    public var latestResult: ConnectivityResult? { state.withLock { $0.machine.published } }
 
-    /// Whether the notifier is running.
-    public var isRunning: Bool { state.withLockedValue { $0.running } }
+    /// Whether the notifier is running: true from ``startNotifier()`` until
+    /// ``stopNotifier()``.
+    public var isNotifierRunning: Bool { state.withLock { $0.running } }
 
     /// Why the running notifier can no longer tell anything, if that happened: the
     /// watched network namespace went away (`/run/netns/NAME` deleted, or the process
@@ -139,7 +137,7 @@ public final class Connectivity: Sendable {
     /// The last result published is then notConnected. Stop and start again to
     /// watch a namespace made anew under the same name.
     public var lastError: ConnectivityError? {
-        let monitor = state.withLockedValue { $0.monitor }
+        let monitor = state.withLock { $0.monitor }
         return monitor?.lastError.map { ConnectivityError($0, while: "the path monitor stopped") }
     }
 
@@ -149,14 +147,14 @@ public final class Connectivity: Sendable {
     public var updates: AsyncStream<ConnectivityResult> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: ConnectivityResult.self, bufferingPolicy: .bufferingNewest(1))
-        let id = state.withLockedValue { state -> UInt64 in
-            state.nextStream += 1
-            state.streams[state.nextStream] = continuation
+        let id = state.withLock { state -> UInt64 in
             if state.running, let current = state.machine.published { continuation.yield(current) }
-            return state.nextStream
+            return state.streams.add(continuation)
         }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLockedValue { $0.streams.removeValue(forKey: id) }
+            // The removed continuation is released here, after unlocking.
+            let removed = self?.state.withLock { $0.streams.remove(id) }
+            withExtendedLifetime(removed) {}
         }
         return stream
     }
@@ -173,7 +171,7 @@ public final class Connectivity: Sendable {
         let environment = configuration.environment
         let monitor = try Self.makePathMonitor(environment)
         _ = try ProbeClients.shared.lease(environment)  // Held until stop.
-        let run = state.withLockedValue { state -> UInt64? in
+        let run = state.withLock { state -> UInt64? in
             guard !state.running else { return nil }
             state.running = true
             state.run += 1
@@ -204,7 +202,7 @@ public final class Connectivity: Sendable {
 
     /// Stops the run `run` (nil: whichever is running).
     private func stop(run: UInt64?) {
-        let stopped = state.withLockedValue {
+        let stopped = state.withLock {
             state -> (PathMonitor?, [Task<Void, Never>], [AsyncStream<ConnectivityResult>.Continuation])? in
             guard state.running, run == nil || state.run == run else { return nil }
             state.running = false
@@ -216,8 +214,7 @@ public final class Connectivity: Sendable {
             state.timer = nil
             let monitor = state.monitor
             state.monitor = nil
-            let streams = Array(state.streams.values)
-            state.streams = [:]
+            let streams = state.streams.takeAll()
             ProbeClients.shared.release(configuration.environment)  // The start's lease.
             return (monitor, tasks, streams)
         }
@@ -278,13 +275,13 @@ public final class Connectivity: Sendable {
             interface: interface, endpoints: outcome.endpoints, captivePortalAPI: outcome.api, date: Date())
     }
 
-    /// ``checkConnectivity()`` with a completion handler, called on the callback
-    /// queue with the result, or with the ``ConnectivityError`` that stopped the
-    /// check from running (no descriptor left, the namespace gone).
+    /// ``checkConnectivity()`` with a completion handler, called on
+    /// ``notificationQueue`` with the result, or with the ``ConnectivityError`` that
+    /// stopped the check from running (no descriptor left, the namespace gone).
     public func checkConnectivity(
         completion: @escaping @Sendable (Result<ConnectivityResult, ConnectivityError>) -> Void
     ) {
-        let queue = callbackQueue
+        let queue = notificationQueue
         Task {
             let result: Result<ConnectivityResult, ConnectivityError>
             do throws(ConnectivityError) {
@@ -336,7 +333,7 @@ public final class Connectivity: Sendable {
     /// actions it returns: tasks are started under the lock, so that a newer
     /// generation's cancel always finds them; callbacks are queued in order.
     private func handle(run: UInt64, _ input: (inout ConnectivityMachine) -> [ConnectivityMachine.Action]) {
-        state.withLockedValue { state in
+        state.withLock { state in
             guard state.running, state.run == run else { return }
             for action in input(&state.machine) {
                 switch action {
@@ -385,14 +382,14 @@ public final class Connectivity: Sendable {
     }
 
     private func deliver(_ result: ConnectivityResult, state: inout State, run: UInt64) {
-        for stream in state.streams.values { stream.yield(result) }
+        state.streams.yield(result)
         let connected = result.status.isConnected
         let previously = state.deliveredConnected
         state.deliveredConnected = connected
         let callback: (@Sendable (Connectivity) -> Void)? =
             previously == connected ? nil : (connected ? state.whenConnected : state.whenDisconnected)
-        callbackQueue.async { [weak self] in
-            guard let self, self.state.withLockedValue({ $0.running && $0.run == run }) else { return }
+        notificationQueue.async { [weak self] in
+            guard let self, self.state.withLock({ $0.running && $0.run == run }) else { return }
             callback?(self)
             NotificationCenter.default.post(
                 name: .connectivityDidChange, object: self, userInfo: [Connectivity.resultKey: result])

@@ -11,7 +11,7 @@ public import Reachability
 /// var configuration = ConnectivityConfiguration()
 /// configuration.successThreshold = 75
 /// configuration.pollingInterval = .seconds(60)
-/// let connectivity = Connectivity(configuration: configuration)
+/// let connectivity = try Connectivity(configuration: configuration)
 /// ```
 ///
 /// `Sendable`: a plain value.
@@ -51,9 +51,12 @@ public struct ConnectivityConfiguration: Sendable {
     /// The namespace and sysfs tree watched; probes are made from inside that
     /// namespace too. Default: the process's own.
     public var environment: NetworkEnvironment
-    /// The queue `whenConnected`, `whenDisconnected` and notifications run on.
-    /// Default: a private serial queue (pass `.main` if your program runs a main loop).
-    public var callbackQueue: DispatchQueue?
+    /// The queue ``Connectivity/whenConnected``, ``Connectivity/whenDisconnected``,
+    /// the ``Foundation/Notification/Name/connectivityDidChange`` notification and
+    /// completion handlers run on (``Connectivity/notificationQueue``, as
+    /// `Reachability`'s `notificationQueue`). Default nil: a private serial queue of
+    /// the library's (pass `.main` if your program runs a main loop).
+    public var notificationQueue: DispatchQueue?
     /// Sent as the `User-Agent` of every probe: no control characters, at most
     /// 8 KiB.
     public var userAgent: String
@@ -82,7 +85,7 @@ public struct ConnectivityConfiguration: Sendable {
         pollWhileOfflineOnly = false
         offlineRetryInitial = .seconds(1)
         offlineRetryLimit = .seconds(60)
-        callbackQueue = nil
+        notificationQueue = nil
         userAgent = "swift-reachability-connectivity/1"
         trustedRootCertificatesPath = nil
     }

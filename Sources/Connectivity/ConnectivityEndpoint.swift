@@ -32,6 +32,7 @@ public struct ConnectivityEndpoint: Sendable, CustomStringConvertible {
         /// Your own judgement of the answer.
         case custom(@Sendable (ProbeResponse) -> Bool)
 
+        /// A short summary, e.g. `status 204` or `body containing "Success"`.
         public var description: String {
             switch self {
             case .status(let code): "status \(code)"
@@ -65,6 +66,8 @@ public struct ConnectivityEndpoint: Sendable, CustomStringConvertible {
     /// Whether the endpoint is fetched over TLS.
     public var isHTTPS: Bool { url.scheme?.lowercased() == "https" }
 
+    /// The method, URL and expectation, e.g.
+    /// `GET http://captive.apple.com/hotspot-detect.html expecting body containing "Success"`.
     public var description: String { "\(method) \(url.absoluteString) expecting \(expectation)" }
 
     /// The vendors' public check endpoints used by default: plain-HTTP ones (a
@@ -110,14 +113,20 @@ public struct ProbeResponse: Sendable, Hashable {
 
     /// A header name and value.
     public struct HTTPHeader: Sendable, Hashable {
+        /// The header's name, as the server sent it.
         public var name: String
+        /// The header's value.
         public var value: String
+        /// A header with this name and value.
         public init(name: String, value: String) {
             self.name = name
             self.value = value
         }
     }
 
+    /// An answer with these parts: for testing a
+    /// ``ConnectivityEndpoint/Expectation/custom(_:)`` validator with made-up responses
+    /// (probes build their own).
     public init(url: URL, status: Int, headers: [HTTPHeader] = [], body: [UInt8] = [], isBodyTruncated: Bool = false) {
         self.url = url
         self.status = status

@@ -8,6 +8,7 @@ import Reachability
 /// ```swift
 /// do {
 ///     let result = try await connectivity.checkConnectivity()
+///     print(result.verdict)
 /// } catch where error.code == .systemCall {
 ///     print(error)   // cannot check connectivity: …: Too many open files (errno 24)
 /// }

@@ -34,6 +34,8 @@ public enum Verdict: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The name, with the login URL or the reason when there is one:
+    /// `captivePortal (login at http://portal.example/)`, `noInternet (timedOut)`.
     public var description: String {
         switch self {
         case .online, .notConnected: name
@@ -64,6 +66,7 @@ public enum NoInternetReason: String, Sendable, Hashable, CustomStringConvertibl
     /// The connection failed for another reason (reset, closed early, bad HTTP).
     case connectionFailed
 
+    /// The case name, e.g. `"connectionRefused"`.
     public var description: String { rawValue }
 }
 
@@ -78,6 +81,7 @@ public enum LimitedReason: Sendable, Hashable, CustomStringConvertible {
     /// Fewer endpoints than the threshold asks for worked.
     case belowThreshold(succeeded: Int, required: Int)
 
+    /// In words, e.g. `HTTPS blocked` or `1 endpoints answered, 2 required`.
     public var description: String {
         switch self {
         case .httpsBlocked: "HTTPS blocked"
@@ -91,15 +95,26 @@ public enum LimitedReason: Sendable, Hashable, CustomStringConvertible {
 ///
 /// `Sendable`: a plain enum.
 public enum ProbeFailure: Error, Sendable, Hashable, CustomStringConvertible {
+    /// No answer within the probe timeout or the check's deadline.
     case timedOut
+    /// The endpoint's host name did not resolve; the resolver's error.
     case nameResolutionFailed(String)
+    /// The connection was refused (a RST, `ECONNREFUSED`).
     case connectionRefused
+    /// No route to the endpoint (`ENETUNREACH`, `EHOSTUNREACH`, `EADDRNOTAVAIL`);
+    /// the system's text for the error.
     case networkUnreachable(String)
+    /// The TLS handshake failed (often a certificate not for that host: an
+    /// intercepting proxy or portal); the TLS library's reason, e.g.
+    /// `CERTIFICATE_VERIFY_FAILED`.
     case tlsFailed(String)
+    /// The connection failed for another reason (reset, closed early, a bad HTTP
+    /// answer, the namespace could not be entered); the error, described.
     case connectionFailed(String)
     /// Cancelled: the path changed or the check ended first.
     case cancelled
 
+    /// One line, e.g. `timed out` or `TLS failed: CERTIFICATE_VERIFY_FAILED`.
     public var description: String {
         switch self {
         case .timedOut: "timed out"
@@ -148,9 +163,10 @@ public struct EndpointResult: Sendable, Hashable {
     /// The failure or mismatch as one line; nil when valid.
     public var error: String? { failure.map(\.description) ?? mismatch }
 
-    /// Milliseconds, rounded down (the CLI's `millis`); 0 for a negative
-    /// duration and `Int.max` for one too long to count in milliseconds.
-    public var milliseconds: Int {
+    /// ``duration`` in milliseconds, rounded down (the CLI's `millis`); 0 for a
+    /// negative duration and `Int.max` for one too long to count in milliseconds.
+    /// Package access: a formatting aid of the CLI's; library users have ``duration``.
+    package var milliseconds: Int {
         let (seconds, attoseconds) = duration.components
         guard seconds >= 0, attoseconds >= 0 else { return 0 }
         let (whole, overflow) = Int(seconds).multipliedReportingOverflow(by: 1000)
@@ -194,6 +210,8 @@ public struct CaptivePortalAPIResponse: Sendable, Hashable {
     /// `seconds-remaining` (a negative or non-integer value is ignored: nil).
     public var secondsRemaining: Int?
 
+    /// An answer with these fields (for tests and previews; checks parse the
+    /// API's JSON with ``init(json:)``).
     public init(captive: Bool, userPortalURL: URL? = nil, venueInfoURL: URL? = nil, secondsRemaining: Int? = nil) {
         self.captive = captive
         self.userPortalURL = userPortalURL

@@ -1,7 +1,6 @@
 import AsyncHTTPClient
 import CNetlink
 import Glibc
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import Reachability
@@ -23,7 +22,7 @@ final class ProbeClients: Sendable {
         var users: Int
     }
 
-    private let entries = NIOLockedValueBox<[String: Entry]>([:])
+    private let entries = LockedValue<[String: Entry]>([:])
 
     /// The name of the event loop thread of a client for another namespace.
     static let namespaceThreadName = "connectivity-ns"
@@ -73,15 +72,15 @@ final class ProbeClients: Sendable {
             // NIO's shared group is made on its first use anywhere in the process:
             // until this type has used it, count on making all its loops.
             try Self.checkDescriptors(
-                eventLoops: Self.singletonUsed.withLockedValue { $0 } ? 0 : Self.singletonLoopCount)
+                eventLoops: Self.singletonUsed.withLock { $0 } ? 0 : Self.singletonLoopCount)
             let shared = MultiThreadedEventLoopGroup.singleton
-            Self.singletonUsed.withLockedValue { $0 = true }
+            Self.singletonUsed.withLock { $0 = true }
             client = ProbeClient(
                 http: HTTPClient(eventLoopGroup: shared, configuration: Self.configuration),
                 ready: shared.next().makeSucceededVoidFuture())
         }
         // Another user may have made one meanwhile: keep theirs, drop ours.
-        let (chosen, spare) = entries.withLockedValue { entries -> (ProbeClient, Entry?) in
+        let (chosen, spare) = entries.withLock { entries -> (ProbeClient, Entry?) in
             if var existing = entries[key] {
                 existing.users += 1
                 entries[key] = existing
@@ -98,7 +97,7 @@ final class ProbeClients: Sendable {
     /// otherwise: nothing is made). Pair with ``release(_:)``.
     func leaseExisting(_ environment: NetworkEnvironment) -> ProbeClient? {
         let key = Self.key(environment)
-        return entries.withLockedValue { entries -> ProbeClient? in
+        return entries.withLock { entries -> ProbeClient? in
             guard var entry = entries[key] else { return nil }
             entry.users += 1
             entries[key] = entry
@@ -108,7 +107,7 @@ final class ProbeClients: Sendable {
 
     /// Whether this type has used `MultiThreadedEventLoopGroup.singleton` (which
     /// then exists for the rest of the process).
-    private static let singletonUsed = NIOLockedValueBox(false)
+    private static let singletonUsed = LockedValue(false)
 
     /// The loops of NIO's shared group, as NIO counts them (its environment
     /// variable, else the cores) — read without asking NIO, whose getter fixes the
@@ -150,7 +149,7 @@ final class ProbeClients: Sendable {
     /// the background: closing connections and stopping its thread).
     func release(_ environment: NetworkEnvironment) {
         let key = Self.key(environment)
-        let finished = entries.withLockedValue { entries -> Entry? in
+        let finished = entries.withLock { entries -> Entry? in
             guard var entry = entries[key] else { return nil }
             entry.users -= 1
             if entry.users > 0 {
@@ -173,7 +172,7 @@ final class ProbeClients: Sendable {
     }
 
     /// Clients alive now (tests check that stop released them).
-    var count: Int { entries.withLockedValue { $0.count } }
+    var count: Int { entries.withLock { $0.count } }
 }
 
 /// A leased HTTP client and the future that completes once its event loop is in

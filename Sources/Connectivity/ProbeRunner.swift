@@ -1,6 +1,5 @@
 import AsyncHTTPClient
 import Foundation
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -248,7 +247,7 @@ private final class ProbeDelegate: HTTPClientResponseDelegate {
 
     private let url: URL
     private let cap: Int
-    private let collected = NIOLockedValueBox(Collected())
+    private let collected = LockedValue(Collected())
 
     init(url: URL, cap: Int) {
         self.url = url
@@ -263,11 +262,11 @@ private final class ProbeDelegate: HTTPClientResponseDelegate {
 
     /// The answer, when the request ended because the body reached the cap.
     var truncatedResponse: ProbeResponse? {
-        collected.withLockedValue { $0.truncated ? response($0) : nil }
+        collected.withLock { $0.truncated ? response($0) : nil }
     }
 
     func didReceiveHead(task: HTTPClient.Task<ProbeResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        collected.withLockedValue { collected in
+        collected.withLock { collected in
             collected.status = Int(head.status.code)
             collected.headers = head.headers.map { ProbeResponse.HTTPHeader(name: $0.name, value: $0.value) }
         }
@@ -275,7 +274,7 @@ private final class ProbeDelegate: HTTPClientResponseDelegate {
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<ProbeResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        let full = collected.withLockedValue { collected -> Bool in
+        let full = collected.withLock { collected -> Bool in
             let room = cap - collected.body.count
             if buffer.readableBytes > room {
                 collected.body += buffer.readableBytesView.prefix(room)
@@ -289,7 +288,7 @@ private final class ProbeDelegate: HTTPClientResponseDelegate {
     }
 
     func didFinishRequest(task: HTTPClient.Task<ProbeResponse>) throws -> ProbeResponse {
-        collected.withLockedValue { response($0) }
+        collected.withLock { response($0) }
     }
 }
 
@@ -301,10 +300,10 @@ private final class FirstOf<Value: Sendable>: Sendable {
         var done = false
         var cleanup: (@Sendable () -> Void)?
     }
-    private let state = NIOLockedValueBox(State())
+    private let state = LockedValue(State())
 
     func begin(_ continuation: CheckedContinuation<Value, Never>) {
-        let early = state.withLockedValue { state -> Value? in
+        let early = state.withLock { state -> Value? in
             if let early = state.early { return early }
             state.continuation = continuation
             return nil
@@ -313,7 +312,7 @@ private final class FirstOf<Value: Sendable>: Sendable {
     }
 
     func finish(_ value: Value) {
-        let (continuation, cleanup) = state.withLockedValue {
+        let (continuation, cleanup) = state.withLock {
             state -> (CheckedContinuation<Value, Never>?, (@Sendable () -> Void)?) in
             guard !state.done else { return (nil, nil) }
             state.done = true
@@ -330,7 +329,7 @@ private final class FirstOf<Value: Sendable>: Sendable {
 
     /// Runs `cleanup` once a value is in (at once if it already is).
     func onFinish(_ cleanup: @escaping @Sendable () -> Void) {
-        let now = state.withLockedValue { state -> Bool in
+        let now = state.withLock { state -> Bool in
             if state.done { return true }
             state.cleanup = cleanup
             return false

@@ -6,7 +6,7 @@ import Glibc
 /// address families and DNS, and whether it is expensive.
 ///
 /// ```swift
-/// let monitor = PathMonitor()
+/// let monitor = try PathMonitor()
 /// monitor.pathUpdateHandler = { path in print(path.status, path.availableInterfaces.map(\.name)) }
 /// try monitor.start(queue: .global())
 /// ```
@@ -25,6 +25,7 @@ public final class PathMonitor: Sendable, AsyncSequence {
     /// Per-interface settings of the path's cost flags (``PathMonitorOptions``).
     public typealias Options = PathMonitorOptions
 
+    /// Iterating a monitor yields paths (see ``paths``).
     public typealias Element = NetworkPath
 
     /// Only interfaces of this type count, when set.

@@ -378,10 +378,12 @@ public final class ReachabilityObservation: Sendable, Hashable {
         core.removeObserver(id)
     }
 
+    /// Two tokens are equal when they are the same token (identity).
     public static func == (lhs: ReachabilityObservation, rhs: ReachabilityObservation) -> Bool {
         lhs === rhs
     }
 
+    /// Hashes the token's identity.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(self))
     }

@@ -432,7 +432,7 @@ struct ConnectivityIntegrationTests {
         try connectivity.startNotifier()
         try await eventually("the callback ran") { !seen.withLockedValue { $0 }.isEmpty }
         #expect(seen.withLockedValue { $0 } == [.connectedViaEthernet])
-        try await eventually("stopped") { !connectivity.isRunning }
+        try await eventually("stopped") { !connectivity.isNotifierRunning }
     }
 
     @Test("notifier: a sequence made before start waits for it")
@@ -463,7 +463,7 @@ struct ConnectivityIntegrationTests {
         connectivity.stopNotifier()
         #expect(await iterator.next() == nil, "the sequence ends on stop")
         #expect(connectivity.status == .determining)
-        #expect(!connectivity.isRunning)
+        #expect(!connectivity.isNotifierRunning)
     }
 
     /// In a process of its own (ReachabilityStress): this one's RSS and descriptors

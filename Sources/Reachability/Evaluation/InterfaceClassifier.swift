@@ -11,8 +11,11 @@
 
 /// No facts: classification from netlink and names alone.
 @_spi(Testing) public struct NoInterfaceFacts: InterfaceFacts {
+    /// No facts to give.
     public init() {}
+    /// Always nil: no DEVTYPE is known.
     public func deviceType(of name: String) -> String? { nil }
+    /// Always false: no interface is known to be wireless.
     public func isWireless(_ name: String) -> Bool { false }
 }
 
@@ -43,6 +46,8 @@
     ]
     static let cellularNamePrefixes = ["rmnet", "ccmni", "wwan"]
 
+    /// The type (and VPN-ness) of `link`, by the steps above; `sysfs` answers
+    /// steps 3 and 4.
     public static func classify(_ link: LinkMessage, sysfs: some InterfaceFacts) -> InterfaceClassification {
         if link.flags & IFF.loopback != 0 || link.hardwareType == ARPHRD.loopback {
             return InterfaceClassification(.loopback)

@@ -5,6 +5,8 @@
     var prohibitedInterfaceTypes: Set<InterfaceType>
     var options: PathMonitorOptions
 
+    /// An evaluator for a monitor with these interface-type rules and options
+    /// (``PathMonitor``'s initializer arguments).
     public init(
         requiredInterfaceType: InterfaceType?, prohibitedInterfaceTypes: Set<InterfaceType>, options: PathMonitorOptions
     ) {
@@ -61,6 +63,9 @@
         }
     }
 
+    /// The path `table` and the kernel's answers give: `results[i]` answers
+    /// `requests[i]` (the requests ``lookups(for:)`` made); `dnsConfigured` says
+    /// whether nameservers are configured (the resolv.conf rule).
     public func evaluate(
         requests: [LookupRequest], results: [LookupResult], in table: InterfaceTable, dnsConfigured: Bool
     ) -> NetworkPath {

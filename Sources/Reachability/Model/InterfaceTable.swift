@@ -1,6 +1,7 @@
 /// What the monitor knows about one interface: its link state, its addresses,
 /// and how it was classified.
 @_spi(Testing) public struct InterfaceState: Sendable, Equatable {
+    /// The kernel's interface index.
     public internal(set) var index: Int32
     var name: String
     var flags: UInt32
@@ -11,6 +12,7 @@
 
     var isUp: Bool { flags & IFF.up != 0 }
     var hasCarrier: Bool { flags & IFF.lowerUp != 0 }
+    /// The loopback interface (IFF_LOOPBACK).
     public var isLoopback: Bool { flags & IFF.loopback != 0 }
 
     var publicInterface: NetworkInterface {
@@ -35,10 +37,12 @@ struct InterfaceAddress: Sendable, Hashable {
 /// dump and kept current by events. A value type: the monitor hands copies to
 /// evaluation, which is pure.
 @_spi(Testing) public struct InterfaceTable: Sendable, Equatable {
+    /// The links by interface index.
     public private(set) var interfaces: [Int32: InterfaceState] = [:]
     /// Addresses by interface index (only of links in `interfaces`).
     private(set) var addresses: [Int32: [InterfaceAddress]] = [:]
 
+    /// An empty table: no links, no addresses.
     public init() {}
 
     subscript(index: Int32) -> InterfaceState? { interfaces[index] }

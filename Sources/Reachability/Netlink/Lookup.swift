@@ -3,6 +3,7 @@
 /// of that interface?" (`ip route get fibmatch DEST oif IF`): without FIB_MATCH
 /// the kernel answers an oif lookup as if the destination were on-link there.
 @_spi(Testing) public struct LookupRequest: Sendable, Hashable {
+    /// The address asked about (RTA_DST).
     public internal(set) var destination: IPAddress
     var source: IPAddress? = nil
     var outputInterface: Int32? = nil

@@ -81,15 +81,23 @@ struct RoutePrefix: Sendable, Hashable {
 
 /// One parsed netlink message.
 @_spi(Testing) public enum NetlinkMessage: Sendable, Equatable {
+    /// RTM_NEWLINK: a link appeared or changed (also each entry of a link dump).
     case newLink(LinkMessage)
+    /// RTM_DELLINK: a link went away.
     case deletedLink(LinkMessage)
+    /// RTM_NEWADDR: an address was added or changed (also each entry of a dump).
     case newAddress(AddressMessage)
+    /// RTM_DELADDR: an address was removed.
     case deletedAddress(AddressMessage)
+    /// RTM_NEWROUTE or (`deleted`) RTM_DELROUTE, or the answer to a lookup.
     case route(RouteMessage, deleted: Bool)
+    /// RTM_NEWRULE or (`deleted`) RTM_DELRULE: a policy rule changed.
     case rule(deleted: Bool)
     /// NLMSG_ERROR: `errno` 0 is an acknowledgement.
     case error(errno: Int32)
+    /// NLMSG_DONE: the end of a dump.
     case done
+    /// NLMSG_OVERRUN: the kernel lost data.
     case overrun
     /// A valid message of a type or family the monitor does not use.
     case ignored(type: UInt16)
@@ -99,6 +107,7 @@ struct RoutePrefix: Sendable, Hashable {
 @_spi(Testing) public struct ParsedMessage: Sendable, Equatable {
     var sequence: UInt32
     var flags: UInt16
+    /// The message itself.
     public internal(set) var message: NetlinkMessage
 }
 
@@ -114,7 +123,10 @@ struct MalformedMessage: Error, Sendable, Equatable, CustomStringConvertible {
 /// read; unknown attribute types are skipped; a malformed message stops parsing
 /// and is reported, with the messages before it, so the caller can resync.
 @_spi(Testing) public enum NetlinkParser {
+    /// What a datagram held: its messages, and where parsing stopped when one
+    /// was malformed.
     public struct Result: Sendable {
+        /// The messages parsed, in order (those before a malformed one, if any).
         public internal(set) var messages: [ParsedMessage] = []
         var malformed: MalformedMessage?
     }
@@ -134,6 +146,7 @@ struct MalformedMessage: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Parses the contents of one netlink datagram held in `bytes`.
     public static func parse(_ bytes: [UInt8]) -> Result {
         bytes.withUnsafeBytes { parse($0) }
     }

@@ -11,6 +11,7 @@ import Glibc
 public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// The address family.
     public enum Family: String, Sendable, Hashable {
+        /// IPv4 (`AF_INET`) or IPv6 (`AF_INET6`).
         case ipv4, ipv6
     }
 

@@ -15,6 +15,7 @@ public struct NetworkPath: Sendable, Hashable, CustomStringConvertible {
         /// or with authentication.
         case requiresConnection
 
+        /// The case name, e.g. `"satisfied"`.
         public var description: String { rawValue }
     }
 
@@ -29,6 +30,7 @@ public struct NetworkPath: Sendable, Hashable, CustomStringConvertible {
         /// or prohibited interface types exclude it.
         case wifiDenied
 
+        /// The case name, e.g. `"notAvailable"`.
         public var description: String { rawValue }
     }
 

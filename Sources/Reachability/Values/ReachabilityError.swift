@@ -34,6 +34,7 @@ public struct ReachabilityError: Error, Sendable, Hashable, CustomStringConverti
         /// The kernel did not answer in time.
         public static let timedOut = Code(.timedOut)
 
+        /// The code's name, e.g. `"systemCall"`.
         public var description: String { value.rawValue }
     }
 
@@ -50,6 +51,8 @@ public struct ReachabilityError: Error, Sendable, Hashable, CustomStringConverti
         self.errno = errno
     }
 
+    /// The ``message``, followed by the errno's text and number when there is one
+    /// (`…: Permission denied (errno 13)`).
     public var description: String {
         guard let errno else { return message }
         return "\(message): \(ReachabilityError.strerror(errno)) (errno \(errno))"

@@ -10,6 +10,7 @@
 ///
 /// `Sendable`: a plain value.
 public struct ReachabilityFlags: OptionSet, Sendable, Hashable, CustomStringConvertible {
+    /// The bits, with Apple's `kSCNetworkReachabilityFlags…` values.
     public let rawValue: UInt32
 
     /// Creates flags from their raw bit values (`kSCNetworkReachabilityFlags…`).

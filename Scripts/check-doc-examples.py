@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Type-checks the Swift examples of the documentation against the built library
+modules, as a user of the package sees them (public API only):
+
+- every ```swift block of a /// comment in Sources/Reachability and
+  Sources/Connectivity, and of their DocC articles, each as the body of an async
+  throwing function (names an example takes from its surroundings, such as
+  `connectivity`, are declared first: CONTEXT);
+- README.md's ```swift blocks, in order, as one script (main.swift);
+- README.md's manifest excerpt, inside a manifest that `swift package dump-package`
+  evaluates.
+
+Run it after `swift build` (debug): it reads the module search flags SwiftPM used
+for ReachabilityExample, a client of both modules, from .build/debug.yaml.
+
+Usage: python3 Scripts/check-doc-examples.py   (exit 1 when an example does not compile)
+"""
+import json, os, re, subprocess, sys, tempfile
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+SOURCES = ["Sources/Reachability", "Sources/Connectivity"]
+
+# Names an example uses from its surroundings, declared before it.
+CONTEXT = {
+    "token": 'let token = "secret"',
+    "connectivity": "let connectivity = try Connectivity()",
+}
+
+
+def comment_blocks(path):
+    blocks, current, start = [], None, 0
+    for number, line in enumerate(open(path, encoding="utf-8"), 1):
+        text = line.strip()
+        if not text.startswith("///"):
+            continue
+        body = text[3:]
+        body = body[1:] if body.startswith(" ") else body
+        if current is None and body.strip() == "```swift":
+            current, start = [], number
+        elif current is not None and body.strip() == "```":
+            blocks.append((start, "\n".join(current)))
+            current = None
+        elif current is not None:
+            current.append(body)
+    return blocks
+
+
+def markdown_blocks(path):
+    blocks, current, start = [], None, 0
+    for number, line in enumerate(open(path, encoding="utf-8"), 1):
+        if current is None and line.strip() == "```swift":
+            current, start = [], number
+        elif current is not None and line.strip() == "```":
+            blocks.append((start, "".join(current)))
+            current = None
+        elif current is not None:
+            current.append(line)
+    return blocks
+
+
+def doc_examples():
+    """docs.swift: one function per example of a /// comment or a DocC article."""
+    functions = []
+    for folder in SOURCES:
+        for directory, _, names in sorted(os.walk(os.path.join(ROOT, folder))):
+            for name in sorted(names):
+                path = os.path.join(directory, name)
+                if name.endswith(".swift"):
+                    blocks = comment_blocks(path)
+                elif name.endswith(".md"):
+                    blocks = markdown_blocks(path)
+                else:
+                    continue
+                relative = os.path.relpath(path, ROOT)
+                for line, code in blocks:
+                    context = [declaration for word, declaration in CONTEXT.items()
+                               if re.search(rf"\b{word}\b", code) and not re.search(rf"\blet {word}\b", code)]
+                    body = "\n".join("    " + text for text in context + code.split("\n"))
+                    name_part = re.sub(r"\W", "_", relative)
+                    functions.append(f"// {relative}:{line}\nfunc example_{name_part}_{line}() async throws {{\n{body}\n}}\n")
+    header = "import Connectivity\nimport Dispatch\nimport Foundation\nimport Reachability\n\n"
+    return header + "\n".join(functions), len(functions)
+
+
+def readme_examples():
+    """main.swift (README's Swift blocks as one script, imports first) and the manifest excerpt."""
+    blocks = [code for _, code in markdown_blocks(os.path.join(ROOT, "README.md"))]
+    manifest = [code for code in blocks if ".package(url:" in code]
+    script = [code for code in blocks if ".package(url:" not in code]
+    imports = sorted({line for code in script for line in code.split("\n") if line.startswith("import ")})
+    lines = [line for code in script for line in code.split("\n") if not line.startswith("import ")]
+    return "\n".join(imports + ["import Dispatch", ""] + lines) + "\n", len(script), manifest
+
+
+def module_flags():
+    """The -I and -Xcc flags SwiftPM passed when it compiled ReachabilityExample."""
+    plan = os.path.join(ROOT, ".build", "debug.yaml")
+    if not os.path.exists(plan):
+        sys.exit("check-doc-examples: no .build/debug.yaml: run `swift build` first")
+    text = open(plan, encoding="utf-8").read()
+    command = re.search(r'"C\.ReachabilityExample-[^"]*-debug\.module":', text)
+    match = re.search(r"args: (\[.*\])", text[command.end():]) if command else None
+    if not match:
+        sys.exit("check-doc-examples: ReachabilityExample's compile command is not in .build/debug.yaml")
+    args = json.loads(match.group(1))
+    flags, index = [], 0
+    while index < len(args) - 1:
+        if args[index] in ("-Xcc", "-I"):
+            flags += args[index:index + 2]
+            index += 2
+        else:
+            index += 1
+    return flags
+
+
+def manifest_check(excerpts, scratch):
+    """Evaluates each manifest excerpt inside a manifest of its own."""
+    failures = 0
+    for number, excerpt in enumerate(excerpts):
+        lines = [line.strip() for line in excerpt.split("\n") if line.strip() and not line.strip().startswith("//")]
+        dependencies = [line for line in lines if line.startswith(".package(")]
+        targets = [line.rstrip(",") for line in lines if line.startswith(".target(")]
+        package = os.path.join(scratch, f"manifest{number}")
+        os.makedirs(os.path.join(package, "Sources", "MyApp"))
+        open(os.path.join(package, "Sources", "MyApp", "main.swift"), "w").write("")
+        open(os.path.join(package, "Package.swift"), "w").write(
+            "// swift-tools-version: 6.0\nimport PackageDescription\n\nlet package = Package(\n"
+            f'    name: "MyApp",\n    dependencies: [\n        {" ".join(dependencies)}\n    ],\n'
+            f'    targets: [\n        {", ".join(targets)}\n    ]\n)\n')
+        result = subprocess.run(["swift", "package", "--package-path", package, "dump-package"],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            failures += 1
+            print(f"check-doc-examples: README's manifest excerpt does not evaluate:\n{result.stderr}")
+    return failures
+
+
+def main():
+    flags = module_flags()
+    docs, doc_count = doc_examples()
+    script, readme_count, manifests = readme_examples()
+    failures = 0
+    with tempfile.TemporaryDirectory(prefix="check-doc-examples-") as scratch:
+        cache = os.path.join(scratch, "ModuleCache")
+        for name, text in [("docs.swift", docs), ("main.swift", script)]:
+            path = os.path.join(scratch, name)
+            open(path, "w").write(text)
+            command = ["swiftc", "-typecheck", "-swift-version", "6", "-module-cache-path", cache] + flags + [path]
+            result = subprocess.run(command, capture_output=True, text=True)
+            if result.returncode != 0:
+                failures += 1
+                numbered = "\n".join(f"{n:4} {line}" for n, line in enumerate(text.split("\n"), 1))
+                print(f"check-doc-examples: {name} does not compile:\n{result.stderr}\n{numbered}")
+        failures += manifest_check(manifests, scratch)
+    if failures:
+        sys.exit(1)
+    print(f"check-doc-examples: {doc_count} doc examples, {readme_count} README blocks and "
+          f"{len(manifests)} manifest excerpt(s) compile")
+
+
+if __name__ == "__main__":
+    main()
