@@ -182,11 +182,13 @@ public final class Connectivity: Sendable {
             ProbeClients.shared.release(environment)  // Already running: its own lease stands.
             return
         }
-        monitor.pathUpdateHandler = { [weak self] path in
-            self?.handle(run: run) { machine in machine.pathChanged(path, at: Date()) }
-        }
         do throws(ReachabilityError) {
-            try monitor.start(queue: DispatchQueue(label: "Connectivity.path"))
+            // Subscribed directly: each path goes to the machine as the monitor
+            // evaluates it, in order, with no queue in between (`handle` only takes
+            // this instance's lock and starts tasks; it never calls back into the monitor).
+            try monitor.start(directly: { [weak self] path in
+                self?.handle(run: run) { machine in machine.pathChanged(path, at: Date()) }
+            })
         } catch {
             stop(run: run)
             throw ConnectivityError(error, while: "the path monitor can't start")
@@ -219,7 +221,6 @@ public final class Connectivity: Sendable {
             return (monitor, tasks, streams)
         }
         guard let (monitor, tasks, streams) = stopped else { return }
-        monitor?.pathUpdateHandler = nil
         monitor?.cancel()
         for task in tasks { task.cancel() }
         for stream in streams { stream.finish() }
