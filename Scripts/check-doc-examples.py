@@ -27,35 +27,38 @@ CONTEXT = {
 }
 
 
-def comment_blocks(path):
+def fenced_blocks(path, text_of):
+    """The ```swift blocks of a file whose lines `text_of` maps to their text
+    (None: not part of the text, e.g. a line that is no doc comment)."""
     blocks, current, start = [], None, 0
     for number, line in enumerate(open(path, encoding="utf-8"), 1):
-        text = line.strip()
-        if not text.startswith("///"):
+        body = text_of(line)
+        if body is None:
             continue
-        body = text[3:]
-        body = body[1:] if body.startswith(" ") else body
         if current is None and body.strip() == "```swift":
             current, start = [], number
         elif current is not None and body.strip() == "```":
-            blocks.append((start, "\n".join(current)))
+            blocks.append((start, "".join(current)))
             current = None
         elif current is not None:
             current.append(body)
     return blocks
 
 
+def doc_comment_text(line):
+    text = line.strip()
+    if not text.startswith("///"):
+        return None
+    body = text[3:]
+    return (body[1:] if body.startswith(" ") else body) + "\n"
+
+
+def comment_blocks(path):
+    return [(start, text.rstrip("\n")) for start, text in fenced_blocks(path, doc_comment_text)]
+
+
 def markdown_blocks(path):
-    blocks, current, start = [], None, 0
-    for number, line in enumerate(open(path, encoding="utf-8"), 1):
-        if current is None and line.strip() == "```swift":
-            current, start = [], number
-        elif current is not None and line.strip() == "```":
-            blocks.append((start, "".join(current)))
-            current = None
-        elif current is not None:
-            current.append(line)
-    return blocks
+    return fenced_blocks(path, lambda line: line)
 
 
 def doc_examples():

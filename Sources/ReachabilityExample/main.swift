@@ -25,7 +25,10 @@ if CommandLine.arguments.contains("--connectivity") {
 let reachability = try Reachability()  // the Internet (Apple's 0.0.0.0 target)
 reachability.whenReachable = { r in print("up via", r.interfaceType ?? .other, r.flags) }
 reachability.whenUnreachable = { r in print("down", r.flags) }
-NotificationCenter.default.addObserver(forName: .reachabilityChanged, object: reachability, queue: nil) { note in
+// Kept for the life of the program (pass it to removeObserver(_:) to stop).
+let observer = NotificationCenter.default.addObserver(
+    forName: .reachabilityChanged, object: reachability, queue: nil
+) { note in
     guard let r = note.object as? Reachability else { return }
     print("changed:", r.currentReachabilityStatus)
 }
@@ -33,5 +36,8 @@ try reachability.startNotifier()
 print(
     "status:", reachability.currentReachabilityStatus, "flags:", reachability.flags,
     "connectionRequired:", reachability.connectionRequired)
-if CommandLine.arguments.contains("--once") { exit(0) }
+if CommandLine.arguments.contains("--once") {
+    NotificationCenter.default.removeObserver(observer)
+    exit(0)
+}
 dispatchMain()

@@ -286,17 +286,23 @@ struct ReachabilityIntegrationTests {
         #expect(wrong.withLock { $0 }.isEmpty, "\(wrong.withLock { $0 }.count) of \(reads.withLock { $0 }) reads wrong")
     }
 
-    @Test("Routes whose prefixes cover no target cause no evaluation pass; a covering one does")
-    func unrelatedRoutesCostNoPass() async throws {
+    /// A namespace with veth0 (192.0.2.1/24, the default route) and veth2, no IPv6
+    /// (a link-local address finishing DAD would be an address event with a pass),
+    /// and 198.51.100.7 watched past its first delivery; with the namespace's monitor.
+    static func watchingOneAddress() async throws -> (TestNamespace, Reachability, DeliveryLog, NetlinkMonitor) {
         let ns = try TestNamespace()
-        // No IPv6: a link-local address finishing DAD would be an (address) event with a pass.
         try ns.disableIPv6()
         try ns.ipv4WithDefaultRoute()
         try ns.addVeth("veth2", peer: "veth3")
         let reachability = try Reachability(address: "198.51.100.7", environment: ns.environment)
         let log = try DeliveryLog.started(reachability)
         try await log.wait(forCount: 1, "the initial delivery")
-        let monitor = try #require(MonitorRegistry.running(for: ns.environment))
+        return (ns, reachability, log, try #require(MonitorRegistry.running(for: ns.environment)))
+    }
+
+    @Test("Routes whose prefixes cover no target cause no evaluation pass; a covering one does")
+    func unrelatedRoutesCostNoPass() async throws {
+        let (ns, reachability, log, monitor) = try await Self.watchingOneAddress()
         let (passes, resyncs) = (monitor.statistics.evaluationPasses, monitor.statistics.resyncs)
         try ns.batch((0..<2000).map { "route add 10.\($0 / 250).\($0 % 250).0/24 dev veth2" })
         try await eventually("2,000 route events received or resynced") {
@@ -314,14 +320,8 @@ struct ReachabilityIntegrationTests {
 
     @Test("Each client is asked for its plan once per pass, not again for every route event")
     func onePlanPerPass() async throws {
-        let ns = try TestNamespace()
-        try ns.disableIPv6()
-        try ns.ipv4WithDefaultRoute()
-        try ns.addVeth("veth2", peer: "veth3")
-        let reachability = try Reachability(address: "198.51.100.7", environment: ns.environment)
-        let log = try DeliveryLog.started(reachability)
-        try await log.wait(forCount: 1, "the initial delivery")
-        let monitor = try #require(MonitorRegistry.running(for: ns.environment))
+        let (ns, reachability, _, monitor) = try await Self.watchingOneAddress()
+        defer { withExtendedLifetime(reachability) {} }
         let counter = CountingClient(destination: try IPAddress("198.51.100.9"))
         try monitor.add(counter)
         defer { _ = monitor.remove(counter) }

@@ -48,14 +48,7 @@ final class PathMonitorCore: Subscription {
     var isRunning: Bool { storage.withLock { $0.machine.isRunning } }
 
     func start(queue: DispatchQueue) throws(ReachabilityError) {
-        guard
-            let (token, monitor) = try beginStart(prepare: {
-                $0.queue = queue
-                $0.direct = nil
-                $0.lastError = nil
-            })
-        else { return }
-        try completeStart(token, on: monitor)
+        try start(queue: queue, direct: nil)
     }
 
     /// Starts delivering each path straight to `subscriber`, with no queue in
@@ -63,10 +56,16 @@ final class PathMonitorCore: Subscription {
     /// evaluated the path (the monitor's reader, or the starting thread for the
     /// first). `subscriber` must not block or call back into this monitor.
     func start(directly subscriber: @escaping @Sendable (NetworkPath) -> Void) throws(ReachabilityError) {
+        try start(queue: nil, direct: subscriber)
+    }
+
+    private func start(
+        queue: DispatchQueue?, direct: (@Sendable (NetworkPath) -> Void)?
+    ) throws(ReachabilityError) {
         guard
             let (token, monitor) = try beginStart(prepare: {
-                $0.queue = nil
-                $0.direct = subscriber
+                $0.queue = queue
+                $0.direct = direct
                 $0.lastError = nil
             })
         else { return }
