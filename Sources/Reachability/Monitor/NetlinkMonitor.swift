@@ -15,13 +15,17 @@ protocol MonitorClient: AnyObject, Sendable {
 
 extension NetlinkMonitor.Shared {
     mutating func invalidatePlans() {
+        plannedRequests = nil
         plannedDestinations = nil
         planVersion &+= 1
     }
 
-    /// Keeps planned destinations unless plans changed since they were made.
-    mutating func keep(_ destinations: [IPAddress], plannedAt version: UInt64) {
-        if version == planVersion { plannedDestinations = destinations }
+    /// Keeps a pass's distinct requests unless plans changed since they were made;
+    /// their destinations are worked out when a route event first needs them.
+    mutating func keep(_ requests: [LookupRequest], plannedAt version: UInt64) {
+        guard version == planVersion else { return }
+        plannedRequests = requests
+        plannedDestinations = nil
     }
 }
 
@@ -48,6 +52,8 @@ final class NetlinkMonitor: Sendable {
         /// The destinations of the clients' latest plans (nil: plan again). What
         /// makes a route event relevant.
         var plannedDestinations: [IPAddress]?
+        /// The distinct requests of the latest pass's plans (nil: plan again).
+        var plannedRequests: [LookupRequest]?
         /// Bumped whenever plans may have changed (a client joined or left, or its
         /// lookups changed): plans made before a bump are not kept.
         var planVersion: UInt64 = 0
@@ -418,17 +424,17 @@ final class NetlinkMonitor: Sendable {
     /// makes a route event relevant. Planned again when a client joins or leaves or
     /// says its lookups changed (``lookupsChanged()``), not asked for per event.
     private func lookupDestinations(_ table: InterfaceTable) -> [IPAddress] {
-        let (planned, clients, version) = shared.withLock {
-            ($0.plannedDestinations, $0.clients.values.map(\.client), $0.planVersion)
+        let (destinations, requests, clients, version) = shared.withLock {
+            ($0.plannedDestinations, $0.plannedRequests, $0.clients.values.map(\.client), $0.planVersion)
         }
-        if let planned { return planned }
-        let destinations = Self.destinations(of: clients.map { $0.plan(for: table) })
-        shared.withLock { $0.keep(destinations, plannedAt: version) }
-        return destinations
-    }
-
-    private static func destinations(of plans: [MonitorPlan]) -> [IPAddress] {
-        Array(Set(plans.lazy.flatMap(\.requests).map(\.destination)))
+        if let destinations { return destinations }
+        let planned = requests ?? clients.flatMap { $0.plan(for: table).requests }
+        let distinct = Array(Set(planned.lazy.map(\.destination)))
+        shared.withLock {
+            if requests == nil { $0.keep(planned, plannedAt: version) }
+            if $0.planVersion == version { $0.plannedDestinations = distinct }
+        }
+        return distinct
     }
 
     /// A client's lookups changed outside a pass (a hostname resolved to new
@@ -469,7 +475,6 @@ final class NetlinkMonitor: Sendable {
         // Each client plans once per pass; the plans also say which route events
         // matter until the next pass.
         let passPlans = clients.map { $0.plan(for: table) }
-        shared.withLock { $0.keep(Self.destinations(of: passPlans), plannedAt: version) }
         let slots = passPlans.map { plan in
             plan.requests.map { request in
                 if let slot = unique[request] { return slot }
@@ -478,6 +483,7 @@ final class NetlinkMonitor: Sendable {
                 return ordered.count - 1
             }
         }
+        shared.withLock { $0.keep(ordered, plannedAt: version) }
         let results: [LookupResult]
         do throws(ReachabilityError) {
             results = try lookup(ordered)

@@ -101,8 +101,15 @@ final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
 
     func currentEvaluation() -> Target { target }
 
-    /// Lookups planned for addresses that a newer resolution replaced are stale.
-    func isCurrent(_ evaluation: Target, in storage: Storage) -> Bool { evaluation == target(in: storage) }
+    func observe(_ state: ReachabilityState, generation: UInt64, planned evaluation: Target) {
+        storage.withLock { storage in
+            // Lookups planned for addresses that a newer resolution replaced are stale.
+            guard evaluation == target(in: storage),
+                let action = storage.machine.observe(state, generation: generation)
+            else { return }
+            schedule(action, in: &storage)
+        }
+    }
 
     /// The state the getters report: cached while running, else evaluated afresh.
     /// Never waits on DNS: a hostname uses its latest resolution (refreshed in the

@@ -45,6 +45,13 @@ final class PathMonitorCore: Subscription {
         PathEvaluation(evaluator: evaluator, dnsConfigured: dns.isConfigured)
     }
 
+    func observe(_ path: NetworkPath, generation: UInt64, planned evaluation: PathEvaluation) {
+        storage.withLock { storage in
+            guard let action = storage.machine.observe(path, generation: generation) else { return }
+            schedule(action, in: &storage)
+        }
+    }
+
     var isRunning: Bool { storage.withLock { $0.machine.isRunning } }
 
     func start(queue: DispatchQueue) throws(ReachabilityError) {

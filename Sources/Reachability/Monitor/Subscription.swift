@@ -30,9 +30,14 @@ protocol Subscription: MonitorClient {
     /// or take the lock itself).
     func currentEvaluation() -> Evaluated
 
-    /// Whether a pass planned with `evaluation` still stands (a hostname's target
-    /// that a newer resolution replaced does not). Called under the lock.
-    func isCurrent(_ evaluation: Evaluated, in storage: Storage) -> Bool
+    /// Takes a pass's `state`, evaluated from the plan's `evaluation`: under the
+    /// lock, unless the evaluation no longer stands (a hostname's target that a
+    /// newer resolution replaced), the state machine observes it and a delivery it
+    /// decides is scheduled. Each core implements it on its concrete storage: the
+    /// same steps written once here, generically, cost 1.4 µs more per client and
+    /// pass (10,000 targets: 70.7 ms against 56.5 ms from a link change to the last
+    /// callback).
+    func observe(_ state: State, generation: UInt64, planned evaluation: Evaluated)
 
     /// Schedules a delivery the state machine decided. Called under the lock, so
     /// deliveries keep their order; runs no user code.
@@ -45,8 +50,6 @@ protocol Subscription: MonitorClient {
 extension Subscription {
     typealias State = Storage.State
 
-    func isCurrent(_ evaluation: Evaluated, in storage: Storage) -> Bool { true }
-
     func passFinished(cause: PassCause) {}
 
     // MARK: The monitor's side
@@ -55,13 +58,9 @@ extension Subscription {
         let evaluation = currentEvaluation()
         let requests = evaluation.lookups(for: table)
         return MonitorPlan(requests: requests) { [self] results, generation, cause in
-            let state = evaluation.state(from: results, for: requests, in: table)
-            storage.withLock { storage in
-                guard isCurrent(evaluation, in: storage),
-                    let action = storage.machine.observe(state, generation: generation)
-                else { return }
-                schedule(action, in: &storage)
-            }
+            observe(
+                evaluation.state(from: results, for: requests, in: table), generation: generation,
+                planned: evaluation)
             passFinished(cause: cause)
         }
     }
