@@ -162,18 +162,18 @@ public struct ConnectivityConfiguration: Sendable {
                 method.utf8.allSatisfy({ (0x41...0x5A).contains($0) || $0 == 0x2D })
             else {
                 throw ConnectivityError(
-                    "endpoint \(endpoint.url.absoluteString): \(Self.shown(method)) is not an HTTP method")
+                    "endpoint \(endpoint.url.absoluteString): \(quotedForMessage(method)) is not an HTTP method")
             }
             for (name, value) in endpoint.headers {
                 // RFC 9110 field values: visible characters, obs-text, space and tab.
                 let fieldValue = value.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7F || $0 == 0x09 }
                 guard Self.isToken(name), fieldValue else {
                     throw ConnectivityError(
-                        "endpoint \(endpoint.url.absoluteString): bad header \(Self.shown(name))")
+                        "endpoint \(endpoint.url.absoluteString): bad header \(quotedForMessage(name))")
                 }
                 guard name.utf8.count + value.utf8.count + 2 <= Self.fieldLimit else {
                     throw ConnectivityError(
-                        "endpoint \(endpoint.url.absoluteString): header \(Self.shown(name)) is over "
+                        "endpoint \(endpoint.url.absoluteString): header \(quotedForMessage(name)) is over "
                             + "\(Self.fieldLimit) bytes")
                 }
             }
@@ -215,24 +215,26 @@ public struct ConnectivityConfiguration: Sendable {
     private static func checkURL(_ url: URL, what: String) throws(ConnectivityError) {
         let text = url.absoluteString
         guard text.utf8.count <= fieldLimit else {
-            throw ConnectivityError("\(what) \(shown(text)) has \(text.utf8.count) bytes, the limit is \(fieldLimit)")
+            throw ConnectivityError(
+                "\(what) \(quotedForMessage(text)) has \(text.utf8.count) bytes, the limit is \(fieldLimit)")
         }
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            throw ConnectivityError("\(what) \(shown(text)) is not an http or https URL")
+            throw ConnectivityError("\(what) \(quotedForMessage(text)) is not an http or https URL")
         }
         guard let host = url.host, !host.isEmpty else {
-            throw ConnectivityError("\(what) \(shown(text)) has no host")
+            throw ConnectivityError("\(what) \(quotedForMessage(text)) has no host")
         }
         // "http://%00/" or "http://a%20b/" decode to hosts no resolver takes.
         guard !host.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
-            throw ConnectivityError("\(what) \(shown(text)) has a host with spaces or control characters")
+            throw ConnectivityError("\(what) \(quotedForMessage(text)) has a host with spaces or control characters")
         }
         // Foundation keeps "http://a:99999/" (port 99999) and "http://a:18446744073709551617/"
         // (port nil, which would mean the default port): neither can be connected to.
         if let port = explicitPort(of: text) {
             let number = port.allSatisfy({ ("0"..."9").contains($0) }) ? Int(port) : nil
             guard let number, (1...65535).contains(number) else {
-                throw ConnectivityError("\(what) \(shown(text)) has port \(shown(String(port))), not 1 to 65535")
+                throw ConnectivityError(
+                    "\(what) \(quotedForMessage(text)) has port \(quotedForMessage(String(port))), not 1 to 65535")
             }
         }
     }
@@ -254,7 +256,7 @@ public struct ConnectivityConfiguration: Sendable {
     /// open, `/dev/zero` would never end) of at most ``trustRootsLimit`` bytes
     /// holding at least one PEM certificate.
     static func loadTrustRoots(_ path: String) throws(ConnectivityError) -> [NIOSSLCertificate] {
-        let what = "trustedRootCertificatesPath \(shown(path))"
+        let what = "trustedRootCertificatesPath \(quotedForMessage(path))"
         guard !path.isEmpty, !path.utf8.contains(0) else {
             throw ConnectivityError("\(what) is not a file path")
         }
@@ -286,9 +288,6 @@ public struct ConnectivityConfiguration: Sendable {
         }
         return certificates
     }
-
-    /// `text` quoted for a message (the package's one rule: ``quotedForMessage(_:)``).
-    private static func shown(_ text: String) -> String { quotedForMessage(text) }
 
     /// RFC 9110 token characters.
     private static func isToken(_ text: String) -> Bool {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Connectivity
 import Foundation
+import Reachability
 
 /// The probe options shared by `check` and `wait --connectivity`.
 struct ProbeOptions: ParsableArguments {
@@ -54,7 +55,7 @@ struct ProbeOptions: ParsableArguments {
             var headers: [String: String] = [:]
             for line in header {
                 guard let colon = line.firstIndex(of: ":") else {
-                    throw ValidationError("--header \(Output.shown(line)) is not \"Name: value\"")
+                    throw ValidationError("--header \(quotedForMessage(line)) is not \"Name: value\"")
                 }
                 headers[String(line[..<colon])] = line[line.index(after: colon)...]
                     .trimmingCharacters(in: .whitespaces)
@@ -63,7 +64,7 @@ struct ProbeOptions: ParsableArguments {
                 expectBody.map { .bodyEquals($0) } ?? .status(expectStatus ?? 204)
             configuration.endpoints = try urls.map { text in
                 guard let url = URL(string: text) else {
-                    throw ValidationError("--url \(Output.shown(text)) is not a URL")
+                    throw ValidationError("--url \(quotedForMessage(text)) is not a URL")
                 }
                 return ConnectivityEndpoint(url: url, expectation: expectation, headers: headers)
             }
@@ -74,7 +75,7 @@ struct ProbeOptions: ParsableArguments {
         configuration.httpsOnly = httpsOnly
         if let captiveAPI {
             guard let url = URL(string: captiveAPI) else {
-                throw ValidationError("--captive-api \(Output.shown(captiveAPI)) is not a URL")
+                throw ValidationError("--captive-api \(quotedForMessage(captiveAPI)) is not a URL")
             }
             configuration.captivePortalAPI = url
         }

@@ -63,9 +63,6 @@ enum Output {
         return "\(timestamp(time))  \(padded)  \(status)  \(state.flags)  \(state.interface?.description ?? "-")"
     }
 
-    /// `text` quoted for a message (the package's one rule: ``quotedForMessage(_:)``).
-    static func shown(_ text: String) -> String { quotedForMessage(text) }
-
     /// Writes one line to stdout at once (unbuffered). A failed write ends the
     /// command with status 1 (see ``CLIProcess``).
     static func emit(_ line: String) {

@@ -46,7 +46,7 @@ struct Status: AsyncParsableCommand {
         if let target, reachability.resolvedAddresses?.isEmpty == true,
             let hint = TargetArgument.suggestion(for: target)
         {
-            CLIProcess.writeError("reachability: \(Output.shown(target)) did not resolve; \(hint)\n")
+            CLIProcess.writeError("reachability: \(quotedForMessage(target)) did not resolve; \(hint)\n")
         }
         let path = try PathMonitor(environment: environment).currentPath
         if json {

@@ -58,7 +58,7 @@ struct Wait: AsyncParsableCommand {
                 || interface.contains(where: { $0 == "/" || $0 == ":" || $0.isWhitespace })
                 || interface.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
         {
-            throw ValidationError("--interface \(Output.shown(interface)) is not an interface name")
+            throw ValidationError("--interface \(quotedForMessage(interface)) is not an interface name")
         }
     }
 

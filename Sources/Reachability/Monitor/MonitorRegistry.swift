@@ -110,8 +110,6 @@ package enum MonitorRegistry {
     static var runningCount: Int { monitors.withLock { $0.count } }
 }
 
-/// Evaluates once, without a notifier: through the running monitor of the
-/// namespace when there is one, else with a short-lived request socket.
 extension MonitorRegistry {
     /// The counters of the monitor running for `environment` (nil when none runs):
     /// overruns, resyncs, events received, evaluation passes. Package access: for
@@ -132,6 +130,8 @@ extension MonitorRegistry {
     }
 }
 
+/// Evaluates once, without a notifier: through the running monitor of the
+/// namespace when there is one, else with a short-lived request socket.
 enum OneShotEvaluator {
     /// Runs `body` with an interface table and a way to ask the kernel.
     static func run<T: Sendable>(

@@ -9,9 +9,10 @@ enum NotifierSpec: Sendable, Hashable {
 
 /// The part of a `Reachability` the monitor holds: a ``Subscription`` over its
 /// ``Target`` (for a hostname, with the addresses of its latest resolution), its
-/// callbacks, observers and streams, and the hostname's resolution. It holds its owner (the public instance) weakly, so dropping the
-/// instance stops it even while the monitor is running; it knows the owner only
-/// as what its callbacks are called with.
+/// callbacks, observers and streams, and the hostname's resolution. It holds its
+/// owner (the public instance) weakly, so dropping the instance stops it even
+/// while the monitor is running; it knows the owner only as what its callbacks
+/// are called with.
 final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
     typealias Spec = NotifierSpec
     /// A reachable / unreachable callback, called with the owner.
