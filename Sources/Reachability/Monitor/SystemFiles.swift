@@ -66,10 +66,13 @@ private func readSmallFile(_ path: String, limit: Int) -> String? {
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 4096)
     while bytes.count < limit {
-        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, min($0.count, limit - bytes.count)) }
+        let wanted = min(chunk.count, limit - bytes.count)
+        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, wanted) }
         if count < 0 && errno == EINTR { continue }
         guard count > 0 else { break }
         bytes += chunk[0..<count]
+        // A regular file's short read is its end: no second read to learn it.
+        if count < wanted { break }
     }
     guard !bytes.isEmpty else { return nil }
     return String(decoding: bytes, as: UTF8.self)
