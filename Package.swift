@@ -6,6 +6,9 @@ let package = Package(
     products: [
         .library(name: "Reachability", targets: ["Reachability"]),
         .library(name: "Connectivity", targets: ["Connectivity"]),
+        // Alamofire's NetworkReachabilityManager, DTReachability and Network's
+        // NWPathMonitor, as thin layers over the core (docs/MIGRATING.md).
+        .library(name: "ReachabilityCompat", targets: ["ReachabilityCompat"]),
         .executable(name: "reachability", targets: ["ReachabilityCLI"]),
     ],
     dependencies: [
@@ -35,6 +38,10 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
+        ),
+        .target(
+            name: "ReachabilityCompat",
+            dependencies: ["Reachability"]
         ),
         .executableTarget(
             name: "ReachabilityExample",
@@ -66,7 +73,7 @@ let package = Package(
             // The CLI tests run the built `reachability` binary inside test namespaces;
             // the Connectivity tests probe real SwiftNIO HTTP servers there.
             dependencies: [
-                "Reachability", "Connectivity", "ReachabilityCLI", "CNetlink", "TestSupport",
+                "Reachability", "Connectivity", "ReachabilityCompat", "ReachabilityCLI", "CNetlink", "TestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -79,6 +86,21 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// One program per library this package imitates, written against that library's
+// documented API with only the `import` changed (docs/MIGRATING.md); built with the
+// package, so that a change that breaks one fails the build.
+package.targets += [
+    ("AshleyMills", ["Reachability"]),
+    ("AppleSample", ["Reachability"]),
+    ("Alamofire", ["ReachabilityCompat"]),
+    ("DTReachability", ["ReachabilityCompat"]),
+    ("NWPathMonitor", ["ReachabilityCompat"]),
+    ("RwbutlerConnectivity", ["Connectivity"]),
+].map { name, dependencies in
+    .executableTarget(
+        name: "\(name)Example", dependencies: dependencies.map { .target(name: $0) }, path: "Examples/\(name)")
+}
 
 // Storm and churn runs measured in a process of their own (the hardening tests start it).
 // The benchmarks (Benchmarks/Package.swift) and the fuzzer (Fuzz/Package.swift) are
