@@ -25,7 +25,7 @@ public final class PathMonitor: Sendable, AsyncSequence {
     /// Per-interface settings of the path's cost flags (``PathMonitorOptions``).
     public typealias Options = PathMonitorOptions
 
-    /// Iterating a monitor yields paths (see ``paths``).
+    /// Iterating a monitor yields paths (see ``makeAsyncIterator()``).
     public typealias Element = NetworkPath
 
     /// Only interfaces of this type count, when set.
@@ -144,11 +144,50 @@ public final class PathMonitor: Sendable, AsyncSequence {
 
     /// The paths as an `AsyncSequence`: the current one first when started, then
     /// every change; a slow consumer sees only the newest. It finishes on
-    /// ``cancel()`` (a sequence made before ``start(queue:)`` waits for it).
+    /// ``cancel()`` (a sequence made before ``start(queue:)`` waits for it). Unlike
+    /// iterating the monitor itself, it never starts the monitor.
     public var paths: AsyncStream<NetworkPath> { core.makeStream() }
 
-    /// Iterates ``paths``: `for await path in monitor { … }`.
-    public func makeAsyncIterator() -> AsyncStream<NetworkPath>.Iterator {
-        paths.makeAsyncIterator()
+    /// Iterates the monitor as NWPathMonitor's `for await path in monitor` does:
+    /// the current path first, then every change; a slow consumer sees only the
+    /// newest.
+    ///
+    /// ```swift
+    /// for await path in try PathMonitor() where path.status == .satisfied {
+    ///     print("online via", path.availableInterfaces.first?.name ?? "?")
+    ///     break
+    /// }
+    /// ```
+    ///
+    /// A stopped monitor is started (on ``defaultNotificationQueue`` for
+    /// ``pathUpdateHandler``) and the iterator keeps it alive; when the last such
+    /// loop ends — `break`, the task cancelled, the iterator dropped — the monitor is
+    /// cancelled again, unless ``start(queue:)`` was called meanwhile. A monitor
+    /// already started stays as it is. The loop ends on ``cancel()``, and at once
+    /// when the start fails (``lastError`` then says why).
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(base: core.beginIteration().makeAsyncIterator(), lease: IterationLease(monitor: self))
+    }
+
+    /// The queue ``pathUpdateHandler`` runs on when iterating starts the monitor.
+    public static let defaultNotificationQueue = DeliveryQueue.default
+
+    /// The iterator of `for await path in monitor`; see ``makeAsyncIterator()``.
+    public struct Iterator: AsyncIteratorProtocol {
+        var base: AsyncStream<NetworkPath>.Iterator
+        let lease: IterationLease
+
+        /// The next path, or nil when the monitor was cancelled or its start failed.
+        public mutating func next() async -> NetworkPath? {
+            await base.next()
+        }
+    }
+
+    /// Keeps the monitor alive while an iterator of it is, and ends the iteration
+    /// with the iterator.
+    final class IterationLease: Sendable {
+        let monitor: PathMonitor
+        init(monitor: PathMonitor) { self.monitor = monitor }
+        deinit { monitor.core.endIteration() }
     }
 }

@@ -208,6 +208,44 @@ struct PathMonitorIntegrationTests {
         #expect(dual.gateways == [try IPAddress("192.0.2.2"), try IPAddress("2001:db8::2")])
     }
 
+    @Test(
+        "for await over a stopped monitor starts it, yields the first path and each change, and cancels it when the loop ends",
+        .timeLimit(.minutes(1))
+    )
+    func iterationStartsAndEnds() async throws {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        var statuses: [NetworkPath.Status] = []
+        // The README's form: the monitor lives as long as the loop.
+        for await path in try PathMonitor(environment: ns.environment) {
+            statuses.append(path.status)
+            if statuses.count == 1 {
+                try ns.ip("route del default")
+            } else {
+                break
+            }
+        }
+        #expect(statuses == [.satisfied, .unsatisfied])
+
+        let monitor = try PathMonitor(environment: ns.environment)
+        #expect(monitor.queue == nil)
+        for await path in monitor {
+            #expect(path.status == .unsatisfied)
+            #expect(monitor.queue != nil, "iterating started it")
+            break
+        }
+        try await eventually("the monitor cancelled after the loop") { monitor.queue == nil }
+
+        // Started by its owner: a loop over it leaves it running.
+        let queue = DispatchQueue(label: "test.owned")
+        try monitor.start(queue: queue)
+        for await _ in monitor { break }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(monitor.queue === queue)
+        monitor.cancel()
+    }
+
     @Test("No update when nothing relevant changed (a route in another table); the async sequence sees changes")
     func noSpuriousUpdates() async throws {
         let ns = try TestNamespace()

@@ -16,8 +16,16 @@ final class PathMonitorCore: Subscription {
         /// A package-internal subscriber (Connectivity) called at once, in order,
         /// with each path instead of `handler` on `queue`.
         var direct: (@Sendable (NetworkPath) -> Void)?
+        /// Iterators of the monitor itself (`for await path in monitor`) alive now.
+        var iterators = 0
+        /// Started by an iterator, not by `start(queue:)`: the last iterator to end
+        /// cancels it.
+        var startedForIteration = false
 
-        mutating func didStop() { direct = nil }
+        mutating func didStop() {
+            direct = nil
+            startedForIteration = false
+        }
     }
 
     let evaluator: PathEvaluator
@@ -55,7 +63,40 @@ final class PathMonitorCore: Subscription {
     var isRunning: Bool { storage.withLock { $0.machine.isRunning } }
 
     func start(queue: DispatchQueue) throws(ReachabilityError) {
+        // A start of the caller's own keeps the monitor running after its loops end.
+        storage.withLock { $0.startedForIteration = false }
         try start(queue: queue, direct: nil)
+    }
+
+    /// An iterator of the monitor begins: the stream it reads, made before the
+    /// monitor starts so that it gets the first path. A stopped monitor is started on
+    /// the default queue, and cancelled again when its last iterator ends (so that
+    /// `for await path in try PathMonitor()` works, as with NWPathMonitor). A start
+    /// that fails is noted in `lastError`, and the stream ends at once.
+    func beginIteration() -> AsyncStream<NetworkPath> {
+        let stream = makeStream()
+        let mustStart = storage.withLock { storage -> Bool in
+            storage.iterators += 1
+            return !storage.machine.isRunning && !storage.machine.isStarting
+        }
+        guard mustStart else { return stream }
+        do throws(ReachabilityError) {
+            try start(queue: DeliveryQueue.default, direct: nil)
+            storage.withLock { $0.startedForIteration = true }
+            return stream
+        } catch {
+            storage.withLock { $0.lastError = error }
+            return AsyncStream { $0.finish() }
+        }
+    }
+
+    /// An iterator of the monitor ended (its loop finished, or it was dropped).
+    func endIteration() {
+        let cancel = storage.withLock { storage -> Bool in
+            storage.iterators -= 1
+            return storage.iterators == 0 && storage.startedForIteration
+        }
+        if cancel { stopNotifying() }
     }
 
     /// Starts delivering each path straight to `subscriber`, with no queue in
