@@ -84,7 +84,11 @@ public final class Reachability: Sendable {
     public convenience init(
         environment: NetworkEnvironment = .default, notificationQueue: DispatchQueue? = nil
     ) throws(ReachabilityError) {
-        try self.init(target: .internet, environment: environment, queue: notificationQueue)
+        do throws(ReachabilityError) {
+            try self.init(target: .internet, environment: environment, queue: notificationQueue)
+        } catch {
+            throw error.during(.creatingWithAddress)
+        }
     }
 
     /// Watches one address, given as an IPv4 or IPv6 literal (`"192.0.2.1"`,
@@ -94,7 +98,11 @@ public final class Reachability: Sendable {
     public convenience init(
         address: String, environment: NetworkEnvironment = .default, notificationQueue: DispatchQueue? = nil
     ) throws(ReachabilityError) {
-        try self.init(address: IPAddress(address), environment: environment, notificationQueue: notificationQueue)
+        do throws(ReachabilityError) {
+            try self.init(address: IPAddress(address), environment: environment, notificationQueue: notificationQueue)
+        } catch {
+            throw error.during(.creatingWithAddress)
+        }
     }
 
     /// Watches one address. The unspecified addresses mean the Internet. An
@@ -104,7 +112,11 @@ public final class Reachability: Sendable {
         address: IPAddress, environment: NetworkEnvironment = .default, notificationQueue: DispatchQueue? = nil
     ) throws(ReachabilityError) {
         let target: Target = address.unmapped.isUnspecified ? .internet : .address(address)
-        try self.init(target: target, environment: environment, queue: notificationQueue)
+        do throws(ReachabilityError) {
+            try self.init(target: target, environment: environment, queue: notificationQueue)
+        } catch {
+            throw error.during(.creatingWithAddress)
+        }
     }
 
     /// Watches `remoteAddress` as reached from `localAddress` (the lookup names the
@@ -114,16 +126,20 @@ public final class Reachability: Sendable {
         localAddress: String, remoteAddress: String, environment: NetworkEnvironment = .default,
         notificationQueue: DispatchQueue? = nil
     ) throws(ReachabilityError) {
-        let local = try IPAddress(localAddress)
-        let remote = try IPAddress(remoteAddress)
-        guard local.unmapped.family == remote.unmapped.family else {
-            throw ReachabilityError(
-                .invalidAddress,
-                "local address \(quotedForMessage(localAddress)) is \(local.unmapped.family) but remote address \(quotedForMessage(remoteAddress)) is \(remote.unmapped.family)"
-            )
+        do throws(ReachabilityError) {
+            let local = try IPAddress(localAddress)
+            let remote = try IPAddress(remoteAddress)
+            guard local.unmapped.family == remote.unmapped.family else {
+                throw ReachabilityError(
+                    .invalidAddress,
+                    "local address \(quotedForMessage(localAddress)) is \(local.unmapped.family) but remote address \(quotedForMessage(remoteAddress)) is \(remote.unmapped.family)"
+                )
+            }
+            try self.init(
+                target: .addressPair(local: local, remote: remote), environment: environment, queue: notificationQueue)
+        } catch {
+            throw error.during(.creatingWithAddress)
         }
-        try self.init(
-            target: .addressPair(local: local, remote: remote), environment: environment, queue: notificationQueue)
     }
 
     /// Watches a hostname. It is resolved with the system resolver (getaddrinfo:
@@ -164,22 +180,28 @@ public final class Reachability: Sendable {
     public convenience init(
         hostname: String, environment: NetworkEnvironment = .default, notificationQueue: DispatchQueue? = nil
     ) throws(ReachabilityError) {
-        let name = try Hostname.validate(hostname)
-        if let address = Hostname.legacyNumericIPv4(name) {
-            // getaddrinfo would read "0x7f.0.0.1" or "127.1" as an address without DNS;
-            // only the forms inet_pton accepts are addresses here.
-            throw ReachabilityError(
-                .invalidAddress,
-                "\(quotedForMessage(name)) is an old numeric shorthand for \(address) (inet_aton); only dotted-quad IPv4 literals are accepted: write \(address)"
-            )
-        }
-        if Hostname.looksLikeAddress(name) {
-            // "999.1.1.1" or "::g" is a malformed address, not a name to look up (no
-            // hostname is all digits and dots, or contains ':').
-            let literal = name.hasPrefix("[") && name.hasSuffix("]") ? String(name.dropFirst().dropLast()) : name
-            try self.init(address: IPAddress(literal), environment: environment, notificationQueue: notificationQueue)
-        } else {
-            try self.init(spec: .hostname(name), environment: environment, queue: notificationQueue)
+        do throws(ReachabilityError) {
+            let name = try Hostname.validate(hostname)
+            if let address = Hostname.legacyNumericIPv4(name) {
+                // getaddrinfo would read "0x7f.0.0.1" or "127.1" as an address without DNS;
+                // only the forms inet_pton accepts are addresses here.
+                throw ReachabilityError(
+                    .invalidAddress,
+                    "\(quotedForMessage(name)) is an old numeric shorthand for \(address) (inet_aton); only dotted-quad IPv4 literals are accepted: write \(address)"
+                )
+            }
+            if Hostname.looksLikeAddress(name) {
+                // "999.1.1.1" or "::g" is a malformed address, not a name to look up (no
+                // hostname is all digits and dots, or contains ':').
+                let literal = name.hasPrefix("[") && name.hasSuffix("]") ? String(name.dropFirst().dropLast()) : name
+                let address = try IPAddress(literal)
+                let target: Target = address.unmapped.isUnspecified ? .internet : .address(address)
+                try self.init(target: target, environment: environment, queue: notificationQueue)
+            } else {
+                try self.init(spec: .hostname(name), environment: environment, queue: notificationQueue)
+            }
+        } catch {
+            throw error.during(.creatingWithHostname)
         }
     }
 
@@ -189,7 +211,11 @@ public final class Reachability: Sendable {
     public static func forLinkLocal(
         environment: NetworkEnvironment = .default, notificationQueue: DispatchQueue? = nil
     ) throws(ReachabilityError) -> Reachability {
-        try Reachability(target: .linkLocal, environment: environment, queue: notificationQueue)
+        do throws(ReachabilityError) {
+            return try Reachability(target: .linkLocal, environment: environment, queue: notificationQueue)
+        } catch {
+            throw error.during(.creatingWithAddress)
+        }
     }
 
     /// What this instance watches: `"internet"`, an address, `"local → remote"`,
@@ -278,7 +304,11 @@ public final class Reachability: Sendable {
     /// when the flags or the output interface change. Calling it while running
     /// does nothing. Throws when the netlink sockets cannot be opened.
     public func startNotifier() throws(ReachabilityError) {
-        try core.start()
+        do throws(ReachabilityError) {
+            try core.start()
+        } catch {
+            throw error.during(.startingNotifier)
+        }
     }
 
     /// Stops watching. Deliveries already queued are dropped, and every

@@ -39,6 +39,11 @@ final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
         var whenUnreachable: Callback?
         var whenError: ErrorCallback?
         var queue: DispatchQueue
+        /// Where the owner's notification is posted (`NotificationCenter.default` unless set).
+        var notificationCenter = NotificationCenter.default
+        /// False: a state reachable only over cellular goes to `whenUnreachable`
+        /// (ashleymills' `allowsCellularConnection`).
+        var allowsCellular = true
         /// Set while registered with a monitor; whoever clears it unregisters.
         var monitor: NetlinkMonitor?
         var observers: [UInt64: Observer] = [:]
@@ -373,14 +378,15 @@ final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
     /// Runs on the notification queue, with no lock held while user code runs.
     private func deliver(_ state: ReachabilityState, session: UInt64, observers: [UInt64]) {
         let pending = storage.withLock {
-            storage -> (Owner, Callback?, [UInt64])? in
+            storage -> (Owner, Callback?, NotificationCenter, [UInt64])? in
             guard storage.machine.accepts(session: session), let owner = storage.owner else { return nil }
-            let callback = state.isReachable ? storage.whenReachable : storage.whenUnreachable
-            return (owner, callback, observers)
+            let reachable = state.isReachable && (storage.allowsCellular || state.status != .reachableViaWWAN)
+            let callback = reachable ? storage.whenReachable : storage.whenUnreachable
+            return (owner, callback, storage.notificationCenter, observers)
         }
-        guard let (owner, callback, observers) = pending else { return }
+        guard let (owner, callback, center, observers) = pending else { return }
         callback?(owner)
-        defer { if let notification { NotificationCenter.default.post(name: notification, object: owner) } }
+        defer { if let notification { center.post(name: notification, object: owner) } }
         for id in observers {
             // Removal takes effect at once, even from inside an earlier callback.
             guard
