@@ -8,7 +8,10 @@ modules, as a user of the package sees them (public API only):
   `connectivity`, are declared first: CONTEXT);
 - README.md's ```swift blocks, in order, as one script (main.swift);
 - README.md's manifest excerpt, inside a manifest that `swift package dump-package`
-  evaluates.
+  evaluates;
+- docs/MIGRATING.md's "After" examples (a ```swift block whose paragraph above
+  starts with "After"), each as a program of its own (main.swift). The "Before"
+  ones are written for Apple platforms and are not compiled.
 
 Run it after `swift build` (debug): it reads the module search flags SwiftPM used
 for ReachabilityExample, a client of both modules, from .build/debug.yaml.
@@ -95,6 +98,18 @@ def readme_examples():
     return "\n".join(imports + ["import Dispatch", ""] + lines) + "\n", len(script), manifest
 
 
+def migration_examples():
+    """The "After" programs of docs/MIGRATING.md: (line, code) each."""
+    path = os.path.join(ROOT, "docs", "MIGRATING.md")
+    lines = open(path, encoding="utf-8").read().split("\n")
+    programs = []
+    for start, code in markdown_blocks(path):
+        above = [line for line in lines[:start - 1] if line.strip()]
+        if above and above[-1].startswith("After"):
+            programs.append((start, code))
+    return programs
+
+
 def module_flags():
     """The -I and -Xcc flags SwiftPM passed when it compiled ReachabilityExample."""
     plan = os.path.join(ROOT, ".build", "debug.yaml")
@@ -145,8 +160,12 @@ def main():
     failures = 0
     with tempfile.TemporaryDirectory(prefix="check-doc-examples-") as scratch:
         cache = os.path.join(scratch, "ModuleCache")
-        for name, text in [("docs.swift", docs), ("main.swift", script)]:
+        migrations = migration_examples()
+        programs = [("docs.swift", docs), ("main.swift", script)]
+        programs += [(f"migrating-{line}/main.swift", code) for line, code in migrations]
+        for name, text in programs:
             path = os.path.join(scratch, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
             open(path, "w").write(text)
             command = ["swiftc", "-typecheck", "-swift-version", "6", "-module-cache-path", cache] + flags + [path]
             result = subprocess.run(command, capture_output=True, text=True)
@@ -157,8 +176,8 @@ def main():
         failures += manifest_check(manifests, scratch)
     if failures:
         sys.exit(1)
-    print(f"check-doc-examples: {doc_count} doc examples, {readme_count} README blocks and "
-          f"{len(manifests)} manifest excerpt(s) compile")
+    print(f"check-doc-examples: {doc_count} doc examples, {readme_count} README blocks, "
+          f"{len(migrations)} migration examples and {len(manifests)} manifest excerpt(s) compile")
 
 
 if __name__ == "__main__":
