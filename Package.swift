@@ -101,6 +101,12 @@ package.targets += [
     .executableTarget(
         name: "\(name)Example", dependencies: dependencies.map { .target(name: $0) }, path: "Examples/\(name)")
 }
+// ashleymills code whose closures capture a non-Sendable `self`, in the Swift 5 mode
+// such code is written in: it builds unchanged there.
+package.targets.append(
+    .executableTarget(
+        name: "AshleyMillsSwift5Example", dependencies: ["Reachability"], path: "Examples/AshleyMillsSwift5",
+        swiftSettings: [.swiftLanguageMode(.v5)]))
 
 // Storm and churn runs measured in a process of their own (the hardening tests start it).
 // The benchmarks (Benchmarks/Package.swift) and the fuzzer (Fuzz/Package.swift) are
