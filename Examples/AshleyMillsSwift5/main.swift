@@ -8,6 +8,8 @@ import Foundation
 import Reachability
 
 final class StatusViewController {
+    // swift-format-ignore: NeverUseForceTry
+    // (ashleymills' README creates it with `try!`.)
     let reachability = try! Reachability(notificationQueue: .main)
     var statusText = "unknown"
     var updates = 0
