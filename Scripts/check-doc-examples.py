@@ -2,8 +2,8 @@
 """Type-checks the Swift examples of the documentation against the built library
 modules, as a user of the package sees them (public API only):
 
-- every ```swift block of a /// comment in Sources/Reachability and
-  Sources/Connectivity, and of their DocC articles, each as the body of an async
+- every ```swift block of a /// comment in Sources/Reachability,
+  Sources/Connectivity and Sources/ReachabilityCompat, and of their DocC articles, each as the body of an async
   throwing function (names an example takes from its surroundings, such as
   `connectivity`, are declared first: CONTEXT);
 - README.md's ```swift blocks, in order, as one script (main.swift);
@@ -21,7 +21,7 @@ Usage: python3 Scripts/check-doc-examples.py   (exit 1 when an example does not 
 import json, os, re, subprocess, sys, tempfile
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-SOURCES = ["Sources/Reachability", "Sources/Connectivity"]
+SOURCES = ["Sources/Reachability", "Sources/Connectivity", "Sources/ReachabilityCompat"]
 
 # Names an example uses from its surroundings, declared before it.
 CONTEXT = {
@@ -84,7 +84,7 @@ def doc_examples():
                     body = "\n".join("    " + text for text in context + code.split("\n"))
                     name_part = re.sub(r"\W", "_", relative)
                     functions.append(f"// {relative}:{line}\nfunc example_{name_part}_{line}() async throws {{\n{body}\n}}\n")
-    header = "import Connectivity\nimport Dispatch\nimport Foundation\nimport Reachability\n\n"
+    header = "import Connectivity\nimport Dispatch\nimport Foundation\nimport Reachability\nimport ReachabilityCompat\n\n"
     return header + "\n".join(functions), len(functions)
 
 
@@ -104,8 +104,14 @@ def migration_examples():
     lines = open(path, encoding="utf-8").read().split("\n")
     programs = []
     for start, code in markdown_blocks(path):
-        above = [line for line in lines[:start - 1] if line.strip()]
-        if above and above[-1].startswith("After"):
+        # The paragraph above the block: from the last blank line before it.
+        end = start - 1
+        while end > 0 and not lines[end - 1].strip():
+            end -= 1
+        first = end
+        while first > 1 and lines[first - 2].strip():
+            first -= 1
+        if end > 0 and lines[first - 1].startswith("After"):
             programs.append((start, code))
     return programs
 

@@ -661,6 +661,10 @@ public final class NWPathMonitor: Sendable, AsyncSequence {
     /// started it ends; a monitor that can't start yields one
     /// ``NWPath/UnsatisfiedReason/monitorFailed`` path and ends.
     public func makeAsyncIterator() -> Iterator {
+        // Made before the start: a stream made while stopped waits for the start and
+        // gets its first path, and one made while running gets the current path.
+        // (Made after it, a namespace lost in between would leave it waiting.)
+        let paths = monitor?.paths
         let begun = state.withLock { state -> Result<UInt64?, ReachabilityError> in
             if let monitor, monitor.queue != nil {
                 // Running: join the loops that started it, or leave a start of the caller's alone.
@@ -685,10 +689,8 @@ public final class NWPathMonitor: Sendable, AsyncSequence {
             Self.logStartFailure(error)
             return Iterator(lease: IterationLease(self, generation: nil), paths: nil, pending: .failed)
         case .success(let generation):
-            // Made once started: the current path comes first.
             return Iterator(
-                lease: IterationLease(self, generation: generation), paths: monitor?.paths.makeAsyncIterator(),
-                pending: nil)
+                lease: IterationLease(self, generation: generation), paths: paths?.makeAsyncIterator(), pending: nil)
         }
     }
 
