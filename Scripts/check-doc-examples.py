@@ -26,7 +26,7 @@ SOURCES = ["Sources/Reachability", "Sources/Connectivity", "Sources/Reachability
 # Names an example uses from its surroundings, declared before it.
 CONTEXT = {
     "token": 'let token = "secret"',
-    "connectivity": "let connectivity = try Connectivity()",
+    "connectivity": "let connectivity = Connectivity()",
 }
 
 

@@ -7,6 +7,7 @@ extension Notification.Name {
     /// Posted by a started ``Connectivity`` (the object) on its
     /// ``Connectivity/notificationQueue`` whenever its status or verdict changes;
     /// `userInfo[Connectivity.resultKey]` is the ``ConnectivityResult`` that changed it.
+    /// rwbutler's ``ConnectivityDidChange`` is posted too when the status changed.
     public static let connectivityDidChange = Notification.Name("ReachabilityConnectivityDidChange")
 }
 
@@ -14,10 +15,10 @@ extension Notification.Name {
 /// model of rwbutler/Connectivity, driven by the kernel's path changes.
 ///
 /// ```swift
-/// let connectivity = try Connectivity()
+/// let connectivity = Connectivity()
 /// connectivity.whenConnected = { print("online via", $0.status) }
 /// connectivity.whenDisconnected = { print("offline:", $0.latestResult?.verdict ?? .notConnected) }
-/// try connectivity.startNotifier()
+/// try connectivity.start()
 /// ```
 ///
 /// A check fetches the configured endpoints concurrently and compares each answer
@@ -35,115 +36,224 @@ extension Notification.Name {
 /// has no resolver hook): use IP-literal URLs there.
 ///
 /// Callbacks, notifications and the completion handler of
-/// ``checkConnectivity(completion:)`` run on ``notificationQueue``: the
-/// configuration's ``ConnectivityConfiguration/notificationQueue``, else a serial
-/// queue of the library's.
+/// ``checkConnectivity(completion:)`` run on ``notificationQueue``: the queue given
+/// to ``start(queue:)`` or ``startNotifier(queue:)``, else the configuration's
+/// ``ConnectivityConfiguration/notificationQueue``, else a serial queue of the
+/// library's.
+///
+/// The settings can change at any time (``configuration``, and rwbutler's
+/// properties such as `connectivityURLs` or `isPollingEnabled`): a change applies
+/// from the next check, and a change of polling at once; only the
+/// ``ConnectivityConfiguration/environment`` waits for the next start. A setting
+/// that can't work doesn't stop anything: checks then fail, and ``lastError`` says
+/// why (``init(validating:)`` and ``start(queue:)`` throw it instead).
+///
+/// rwbutler/Connectivity's spellings (`Connectivity(shouldUseHTTPS:)`,
+/// `connectivityURLs`, `validationMode`, `isConnectedViaWiFi`, the fluent
+/// configuration…) are in `Compat/RwbutlerConnectivity.swift`.
 ///
 /// `Sendable`: all mutable state is behind a lock; callbacks run on the
 /// notification queue, never under it.
-public final class Connectivity: Sendable {
-    /// The configuration it was made with.
-    public let configuration: ConnectivityConfiguration
-    private let endpoints: [ConnectivityEndpoint]
-    private let tlsConfiguration: TLSConfiguration?
-    /// The serial queue ``whenConnected``, ``whenDisconnected``, the
-    /// ``Foundation/Notification/Name/connectivityDidChange`` notification and the
-    /// completion handler of ``checkConnectivity(completion:)`` run on: the
-    /// configuration's ``ConnectivityConfiguration/notificationQueue``, or else a
-    /// private serial queue of the library's, shared by every instance made without
-    /// one (not `.main`: a Linux daemon may never drain it).
-    public let notificationQueue: DispatchQueue
+public final class Connectivity: Sendable, CustomStringConvertible {
     private let state: LockedValue<State>
 
+    /// A configuration checked once: the endpoints a check uses, or why none can run.
+    struct Resolved: Sendable {
+        var endpoints: [ConnectivityEndpoint] = []
+        var tlsConfiguration: TLSConfiguration?
+        var error: ConnectivityError?
+        /// The machine's settings, from the last configuration that could work.
+        var machineSettings: ConnectivityMachine.Settings?
+
+        init(_ configuration: ConnectivityConfiguration) {
+            do throws(ConnectivityError) {
+                let settings = try configuration.validatedSettings()
+                endpoints = settings.endpoints
+                if let roots = settings.trustRoots {
+                    var tls = TLSConfiguration.makeClientConfiguration()
+                    tls.trustRoots = .certificates(roots)
+                    tlsConfiguration = tls
+                }
+                machineSettings = .init(
+                    failuresToGoOffline: configuration.failuresToGoOffline,
+                    offlineRetryInitial: configuration.offlineRetryInitial,
+                    offlineRetryLimit: configuration.offlineRetryLimit,
+                    pollingInterval: configuration.pollingInterval,
+                    pollWhileOfflineOnly: configuration.pollWhileOfflineOnly)
+            } catch {
+                self.error = error
+            }
+        }
+    }
+
     private struct State {
+        /// The settings as last set (possibly ones that can't work).
+        var configuration: ConnectivityConfiguration
+        /// Bumped by every change of ``configuration``.
+        var version: UInt64 = 0
+        /// ``configuration`` checked; what checks use.
+        var resolved: Resolved
         var machine: ConnectivityMachine
         var running = false
         /// Bumped by every start and stop: deliveries of another run are dropped.
         var run: UInt64 = 0
         var monitor: PathMonitor?
+        /// The namespace of the run (the configuration's at start).
+        var environment: NetworkEnvironment
+        /// The queue given to start, if any.
+        var startQueue: DispatchQueue?
         var check: Task<Void, Never>?
         var timer: Task<Void, Never>?
         var whenConnected: (@Sendable (Connectivity) -> Void)?
         var whenDisconnected: (@Sendable (Connectivity) -> Void)?
         var streams = StreamRegistry<ConnectivityResult>()
-        /// Connected as last delivered to the callbacks (nil: nothing delivered yet).
-        var deliveredConnected: Bool?
+        /// The status last delivered to the callbacks (nil: nothing delivered yet).
+        var deliveredStatus: ConnectivityStatus?
+        /// While not running: the result of the last `checkConnectivity(completion:)`
+        /// or of a start that failed; what ``status`` reports then.
+        var standalone: ConnectivityResult?
+        /// Why the last start or one-off check could not run (cleared by the next
+        /// start, stop or one-off check that runs).
+        var failure: ConnectivityError?
+        /// Completion handlers waiting for the notifier's next check.
+        var waiting: [@Sendable (Connectivity) -> Void] = []
+        /// The machine's result count when the waiting handlers were last called.
+        var resultsSeen: UInt64 = 0
+
+        var notificationQueue: DispatchQueue {
+            startQueue ?? configuration.notificationQueue ?? Connectivity.defaultNotificationQueue
+        }
+        /// The result ``status`` and ``latestResult`` report.
+        var current: ConnectivityResult? { running ? machine.published : standalone }
     }
 
     /// The `userInfo` key of ``Foundation/Notification/Name/connectivityDidChange``'s result.
     public static let resultKey = "result"
 
-    /// The queue deliveries run on when the configuration names none.
-    private static let defaultNotificationQueue = DispatchQueue(label: "Connectivity.notifications")
+    /// The queue deliveries run on when neither start nor the configuration names one.
+    fileprivate static let defaultNotificationQueue = DispatchQueue(label: "Connectivity.notifications")
+
+    /// Checks as `configuration` says; never fails. A configuration that can't work
+    /// (no endpoints, a bad URL, header, pattern or threshold) makes every check fail
+    /// with ``lastError`` saying why; ``init(validating:)`` throws instead.
+    public init(configuration: ConnectivityConfiguration) {
+        let resolved = Resolved(configuration)
+        state = LockedValue(
+            State(
+                configuration: configuration, resolved: resolved,
+                machine: ConnectivityMachine(settings: resolved.machineSettings ?? .init()),
+                environment: configuration.environment))
+    }
+
+    /// Checks the vendors' public endpoints (``ConnectivityEndpoint/defaults``) with
+    /// the default settings; with rwbutler's process-wide `Connectivity.isHTTPSOnly`
+    /// set, their HTTPS ones only. Never fails.
+    public convenience init() {
+        var configuration = ConnectivityConfiguration()
+        configuration.httpsOnly = Connectivity.isHTTPSOnly
+        self.init(configuration: configuration)
+    }
 
     /// Checks against `configuration`; throws ``ConnectivityError`` when it can't
     /// work (no endpoints, a bad URL, header, pattern or threshold).
-    public init(configuration: ConnectivityConfiguration = ConnectivityConfiguration()) throws(ConnectivityError) {
-        let settings = try configuration.validatedSettings()
-        endpoints = settings.endpoints
-        if let roots = settings.trustRoots {
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.trustRoots = .certificates(roots)
-            tlsConfiguration = tls
-        } else {
-            tlsConfiguration = nil
-        }
-        self.configuration = configuration
-        notificationQueue = configuration.notificationQueue ?? Self.defaultNotificationQueue
-        state = LockedValue(
-            State(
-                machine: ConnectivityMachine(
-                    settings: .init(
-                        failuresToGoOffline: configuration.failuresToGoOffline,
-                        offlineRetryInitial: configuration.offlineRetryInitial,
-                        offlineRetryLimit: configuration.offlineRetryLimit,
-                        pollingInterval: configuration.pollingInterval,
-                        pollWhileOfflineOnly: configuration.pollWhileOfflineOnly))))
+    public convenience init(validating configuration: ConnectivityConfiguration) throws(ConnectivityError) {
+        try configuration.validate()
+        self.init(configuration: configuration)
     }
 
     deinit {
         stopNotifier()
     }
 
-    /// Called on ``notificationQueue`` when the status becomes connected.
+    /// The settings checks use. Setting them takes effect at the next check (a
+    /// change of polling at once; the ``ConnectivityConfiguration/environment`` at
+    /// the next start). A configuration that can't work makes checks fail, with
+    /// ``lastError`` saying why.
+    public var configuration: ConnectivityConfiguration {
+        get { state.withLock { $0.configuration } }
+        set { updateConfiguration { $0 = newValue } }
+    }
+
+    /// Changes the configuration under the lock, checks the result outside it, and
+    /// applies it unless a newer change came meanwhile (which applies itself).
+    func updateConfiguration(_ change: (inout ConnectivityConfiguration) -> Void) {
+        let (configuration, version) = state.withLock { state -> (ConnectivityConfiguration, UInt64) in
+            change(&state.configuration)
+            state.version &+= 1
+            return (state.configuration, state.version)
+        }
+        let resolved = Resolved(configuration)  // May read a trust-roots file: not under the lock.
+        state.withLock { state in
+            guard state.version == version else { return }
+            state.resolved = resolved
+            guard let settings = resolved.machineSettings else { return }
+            let actions = state.machine.settingsChanged(settings)
+            if state.running { apply(actions, state: &state, run: state.run) }
+        }
+    }
+
+    /// Called on ``notificationQueue`` when the status changes to a connected one
+    /// (also for the first result, when it is connected), as rwbutler's: a change
+    /// from Wi-Fi to Ethernet calls it again.
     public var whenConnected: (@Sendable (Connectivity) -> Void)? {
         get { state.withLock { $0.whenConnected } }
         set { state.replace(\.whenConnected, with: newValue) }
     }
 
-    /// Called on ``notificationQueue`` when the status becomes not connected (also
-    /// for the first result, when it is not connected).
+    /// Called on ``notificationQueue`` when the status changes to one that is not
+    /// connected (also for the first result, when it is not connected), as
+    /// rwbutler's: notConnected becoming connectedViaEthernetWithoutInternet calls
+    /// it again.
     public var whenDisconnected: (@Sendable (Connectivity) -> Void)? {
         get { state.withLock { $0.whenDisconnected } }
         set { state.replace(\.whenDisconnected, with: newValue) }
     }
 
+    /// The serial queue ``whenConnected``, ``whenDisconnected``, the notifications and
+    /// the completion handler of ``checkConnectivity(completion:)`` run on: the queue
+    /// given to ``start(queue:)`` or ``startNotifier(queue:)``, else the
+    /// configuration's ``ConnectivityConfiguration/notificationQueue``, else a private
+    /// serial queue of the library's, shared by every instance (not `.main`, which
+    /// is rwbutler's default: a Linux daemon may never drain it).
+    public var notificationQueue: DispatchQueue { state.withLock { $0.notificationQueue } }
+
     /// The status now: `.determining` until the first check after start finishes.
-    public var status: ConnectivityStatus { state.withLock { $0.machine.status } }
+    /// While the notifier is not running: the result of the last
+    /// ``checkConnectivity(completion:)`` (or notConnected after a start that failed),
+    /// else `.determining`.
+    public var status: ConnectivityStatus { state.withLock { $0.current?.status ?? .determining } }
 
     /// True when the last check (hysteresis applied) validated the Internet.
     public var isConnected: Bool { status.isConnected }
 
     /// The result behind ``status``: verdict, interface and per-endpoint outcomes.
-    public var latestResult: ConnectivityResult? { state.withLock { $0.machine.published } }
+    public var latestResult: ConnectivityResult? { state.withLock { $0.current } }
 
-    /// Whether the notifier is running: true from ``startNotifier()`` until
-    /// ``stopNotifier()``.
+    /// rwbutler's description: the status's, e.g. `"Wi-Fi with Internet access"`.
+    public var description: String { status.description }
+
+    /// Whether the notifier is running: true from ``start(queue:)`` or a
+    /// ``startNotifier(queue:)`` that succeeded until ``stopNotifier()``.
     public var isNotifierRunning: Bool { state.withLock { $0.running } }
 
-    /// Why the running notifier can no longer tell anything, if that happened: the
-    /// watched network namespace went away (`/run/netns/NAME` deleted, or the process
-    /// behind `/proc/PID/ns/net` exited), code ``ConnectivityError/Code/namespace``.
-    /// The last result published is then notConnected. Stop and start again to
-    /// watch a namespace made anew under the same name.
+    /// Why checks can't tell anything, if that is so: a start or one-off check that
+    /// could not run (no descriptor left: ``ConnectivityError/Code/systemCall``; the
+    /// namespace can't be entered: ``ConnectivityError/Code/namespace``); the watched
+    /// network namespace gone while running (`/run/netns/NAME` deleted, or the
+    /// process behind `/proc/PID/ns/net` exited: ``ConnectivityError/Code/namespace``,
+    /// the last result published is then notConnected; stop and start again to watch
+    /// a namespace made anew under the same name); or a configuration that can't work
+    /// (``ConnectivityError/Code/invalidConfiguration``).
     public var lastError: ConnectivityError? {
-        let monitor = state.withLock { $0.monitor }
-        return monitor?.lastError.map { ConnectivityError($0, while: "the path monitor stopped") }
+        let (monitor, failure, invalid) = state.withLock { ($0.monitor, $0.failure, $0.resolved.error) }
+        if let failure { return failure }
+        if let error = monitor?.lastError { return ConnectivityError(error, while: "the path monitor stopped") }
+        return invalid
     }
 
     /// Every change as an `AsyncSequence`: the current result first when there is
     /// one, then each change; a slow consumer sees only the newest. It finishes on
-    /// ``stopNotifier()`` (a sequence made before ``startNotifier()`` waits for it).
+    /// ``stopNotifier()`` (a sequence made before ``start(queue:)`` waits for it).
     public var updates: AsyncStream<ConnectivityResult> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: ConnectivityResult.self, bufferingPolicy: .bufferingNewest(1))
@@ -159,16 +269,41 @@ public final class Connectivity: Sendable {
         return stream
     }
 
-    /// Starts watching the path and checking: the first result arrives when the
-    /// first check finishes (at once for no usable path). Does nothing while
-    /// running. Throws ``ConnectivityError`` when the netlink monitor can't be
-    /// started or the namespace entered (``ConnectivityError/Code/namespace``), or
-    /// when no descriptor is left for the HTTP client
-    /// (``ConnectivityError/Code/systemCall``, `EMFILE`).
-    public func startNotifier() throws(ConnectivityError) {
+    /// Starts watching the path and checking; deliveries go to `queue` when one is
+    /// given (else ``notificationQueue``'s usual choice). The first result arrives
+    /// when the first check finishes (at once for no usable path). Does nothing
+    /// while running. Throws ``ConnectivityError`` for a configuration that can't
+    /// work (``ConnectivityError/Code/invalidConfiguration``), when the netlink
+    /// monitor can't be started or the namespace entered
+    /// (``ConnectivityError/Code/namespace``), or when no descriptor is left for the
+    /// HTTP client (``ConnectivityError/Code/systemCall``, `EMFILE`).
+    ///
+    /// ``startNotifier(queue:)`` is the same without throwing (rwbutler's spelling).
+    public func start(queue: DispatchQueue? = nil) throws(ConnectivityError) {
+        try start(queue: queue, validating: true)
+    }
+
+    /// rwbutler's `startNotifier(queue:)`: ``start(queue:)`` without throwing. A
+    /// failure shows instead: ``status`` becomes notConnected, ``lastError`` says why,
+    /// and ``whenDisconnected`` and the notifications run; ``isNotifierRunning`` stays
+    /// false. A configuration that can't work doesn't stop it: it runs, and each
+    /// check fails with ``lastError`` saying why, until the settings are put right.
+    /// Unlike rwbutler's, `queue` defaults to ``notificationQueue``'s usual choice,
+    /// not `.main`; and a second call while running does nothing (rwbutler's
+    /// restarts).
+    public func startNotifier(queue: DispatchQueue? = nil) {
+        do throws(ConnectivityError) {
+            try start(queue: queue, validating: false)
+        } catch {
+            failStart(error, queue: queue)
+        }
+    }
+
+    private func start(queue: DispatchQueue?, validating: Bool) throws(ConnectivityError) {
         // Everything that can fail or take time happens before the state changes, so
         // a concurrent stop never sees half a start.
-        let environment = configuration.environment
+        let (environment, invalid) = state.withLock { ($0.configuration.environment, $0.resolved.error) }
+        if validating, let invalid { throw invalid }
         let monitor = try Self.makePathMonitor(environment)
         _ = try ProbeClients.shared.lease(environment)  // Held until stop.
         let run = state.withLock { state -> UInt64? in
@@ -176,6 +311,11 @@ public final class Connectivity: Sendable {
             state.running = true
             state.run += 1
             state.monitor = monitor
+            state.environment = environment
+            state.startQueue = queue
+            state.failure = nil
+            state.standalone = nil
+            state.deliveredStatus = nil
             return state.run
         }
         guard let run else {
@@ -195,35 +335,72 @@ public final class Connectivity: Sendable {
         }
     }
 
+    /// A start that failed, made visible: notConnected, ``lastError``, and the
+    /// callbacks and notifications of a change to notConnected.
+    private func failStart(_ error: ConnectivityError, queue: DispatchQueue?) {
+        let delivery = state.withLock {
+            state -> (DispatchQueue, ConnectivityResult, (@Sendable (Connectivity) -> Void)?, Bool)? in
+            guard !state.running else { return nil }  // Started meanwhile by another call.
+            state.failure = error
+            state.startQueue = queue
+            let result = Self.notConnected(.unsatisfied)
+            state.standalone = result
+            let changed = state.deliveredStatus != result.status
+            state.deliveredStatus = result.status
+            return (state.notificationQueue, result, changed ? state.whenDisconnected : nil, changed)
+        }
+        guard let (queue, result, callback, changed) = delivery else { return }
+        queue.async { [weak self] in
+            guard let self else { return }
+            callback?(self)
+            self.post(result, statusChanged: changed)
+        }
+    }
+
     /// Stops: cancels the check in flight and the timer, drops queued callbacks,
     /// finishes every ``updates`` sequence and releases the HTTP client. It can be
-    /// started again.
+    /// started again. Completion handlers still waiting for a check are called.
+    /// ``status`` is `.determining` afterwards (rwbutler's keeps the last one), and
+    /// the failure of a start that could not run is forgotten.
     public func stopNotifier() {
         stop(run: nil)
     }
 
-    /// Stops the run `run` (nil: whichever is running).
+    /// Stops the run `run` (nil: whichever is running; also clears a failed start).
     private func stop(run: UInt64?) {
         let stopped = state.withLock {
-            state -> (PathMonitor?, [Task<Void, Never>], [AsyncStream<ConnectivityResult>.Continuation])? in
-            guard state.running, run == nil || state.run == run else { return nil }
+            state -> (
+                PathMonitor?, [Task<Void, Never>], [AsyncStream<ConnectivityResult>.Continuation],
+                [@Sendable (Connectivity) -> Void], DispatchQueue
+            )? in
+            guard state.running, run == nil || state.run == run else {
+                if run == nil, !state.running {
+                    state.failure = nil
+                    state.standalone = nil
+                    state.deliveredStatus = nil
+                }
+                return nil
+            }
             state.running = false
             state.run += 1
             _ = state.machine.stop()
-            state.deliveredConnected = nil
+            state.deliveredStatus = nil
             let tasks = [state.check, state.timer].compactMap { $0 }
             state.check = nil
             state.timer = nil
             let monitor = state.monitor
             state.monitor = nil
             let streams = state.streams.takeAll()
-            ProbeClients.shared.release(configuration.environment)  // The start's lease.
-            return (monitor, tasks, streams)
+            let waiting = state.waiting
+            state.waiting = []
+            ProbeClients.shared.release(state.environment)  // The start's lease.
+            return (monitor, tasks, streams, waiting, state.notificationQueue)
         }
-        guard let (monitor, tasks, streams) = stopped else { return }
+        guard let (monitor, tasks, streams, waiting, queue) = stopped else { return }
         monitor?.cancel()
         for task in tasks { task.cancel() }
         for stream in streams { stream.finish() }
+        if !waiting.isEmpty { queue.async { for completion in waiting { completion(self) } } }
     }
 
     /// Checks once, now, whether or not the notifier runs (its state is left
@@ -233,11 +410,21 @@ public final class Connectivity: Sendable {
     /// result is notConnected at once.
     ///
     /// What the network does is a verdict; what stops the check from running is
-    /// thrown: ``ConnectivityError`` when the path monitor can't start (no
-    /// descriptor left, netlink sockets refused: ``ConnectivityError/Code/systemCall``;
-    /// the namespace gone: ``ConnectivityError/Code/namespace``) or the HTTP client
-    /// can't be made (``ConnectivityError/Code/systemCall``, `EMFILE`).
+    /// thrown: ``ConnectivityError`` for a configuration that can't work
+    /// (``ConnectivityError/Code/invalidConfiguration``), when the path monitor can't
+    /// start (no descriptor left, netlink sockets refused:
+    /// ``ConnectivityError/Code/systemCall``; the namespace gone:
+    /// ``ConnectivityError/Code/namespace``) or the HTTP client can't be made
+    /// (``ConnectivityError/Code/systemCall``, `EMFILE`).
+    ///
+    /// rwbutler's ``checkConnectivity(completion:)`` hands the instance back instead.
+    /// In top-level code (`main.swift`), which Swift ranks as synchronous, a call
+    /// without arguments picks that one (its completion defaults to nil): name the
+    /// result's type there, `let result: ConnectivityResult = try await …`. Inside
+    /// an `async` function the call picks this one.
     public func checkConnectivity() async throws(ConnectivityError) -> ConnectivityResult {
+        let (configuration, resolved) = state.withLock { ($0.configuration, $0.resolved) }
+        if let error = resolved.error { throw error }
         let environment = configuration.environment
         let monitor = try Self.makePathMonitor(environment)
         do throws(ReachabilityError) {
@@ -252,7 +439,7 @@ public final class Connectivity: Sendable {
         guard path.status == .satisfied else { return Self.notConnected(path) }
         let client = try ProbeClients.shared.lease(environment)
         defer { ProbeClients.shared.release(environment) }
-        let runner = runner(client)
+        let runner = Self.runner(client, configuration, resolved)
         let event = await withTaskGroup(of: OneOffEvent.self) { group -> OneOffEvent in
             group.addTask { .finished(await runner.run()) }
             group.addTask {
@@ -276,22 +463,64 @@ public final class Connectivity: Sendable {
             interface: interface, endpoints: outcome.endpoints, captivePortalAPI: outcome.api, date: Date())
     }
 
-    /// ``checkConnectivity()`` with a completion handler, called on
-    /// ``notificationQueue`` with the result, or with the ``ConnectivityError`` that
-    /// stopped the check from running (no descriptor left, the namespace gone).
-    public func checkConnectivity(
-        completion: @escaping @Sendable (Result<ConnectivityResult, ConnectivityError>) -> Void
-    ) {
-        let queue = notificationQueue
-        Task {
-            let result: Result<ConnectivityResult, ConnectivityError>
-            do throws(ConnectivityError) {
-                result = .success(try await checkConnectivity())
-            } catch {
-                result = .failure(error)
-            }
-            queue.async { completion(result) }
+    /// rwbutler's one-off check: checks, then calls `completion` with this instance
+    /// on ``notificationQueue``; read ``status`` (or ``latestResult``) there.
+    ///
+    /// While the notifier is not running, the check runs on its own
+    /// (``checkConnectivity()``) and its result becomes ``status``; a check that can't
+    /// run leaves notConnected with ``lastError`` saying why. While it runs, a check
+    /// of the notifier's starts now (the timer's next one moves), `completion` runs
+    /// after its result was delivered, and a change calls ``whenConnected`` or
+    /// ``whenDisconnected`` and posts the notifications, as any check's does; with
+    /// no usable path there is nothing to check, and `completion` runs at once.
+    ///
+    /// The completion handler is `@Sendable`: in Swift 6 mode it can't capture
+    /// non-`Sendable` state (in Swift 5 mode that is a warning).
+    public func checkConnectivity(completion: (@Sendable (Connectivity) -> Void)? = nil) {
+        let running = state.withLock { state -> (run: UInt64, queue: DispatchQueue)? in
+            guard state.running else { return nil }
+            if let completion { state.waiting.append(completion) }
+            return (state.run, state.notificationQueue)
         }
+        if let running {
+            let nothingToCheck = state.withLock { state -> Bool in
+                guard state.running, state.run == running.run else { return false }  // Stop called them.
+                let (actions, willReport) = state.machine.checkRequested()
+                apply(actions, state: &state, run: running.run)
+                return !willReport
+            }
+            if nothingToCheck { flushWaiting(run: running.run) }
+            return
+        }
+        Task {
+            let result: ConnectivityResult
+            var failure: ConnectivityError?
+            do throws(ConnectivityError) {
+                result = try await checkConnectivity()
+            } catch {
+                failure = error
+                result = Self.notConnected(.unsatisfied)
+            }
+            let queue = state.withLock { state -> DispatchQueue in
+                if !state.running {
+                    state.standalone = result
+                    state.failure = failure
+                }
+                return state.notificationQueue
+            }
+            if let completion { queue.async { completion(self) } }
+        }
+    }
+
+    /// Calls the completion handlers waiting for a check of `run` now (there will be none).
+    private func flushWaiting(run: UInt64) {
+        let flushed = state.withLock { state -> ([@Sendable (Connectivity) -> Void], DispatchQueue)? in
+            guard state.running, state.run == run, !state.waiting.isEmpty else { return nil }
+            defer { state.waiting = [] }
+            return (state.waiting, state.notificationQueue)
+        }
+        guard let (waiting, queue) = flushed else { return }
+        queue.async { for completion in waiting { completion(self) } }
     }
 
     /// What ends a one-off check first: the probes, or the path going away.
@@ -322,53 +551,73 @@ public final class Connectivity: Sendable {
 
     // MARK: - Engine
 
-    private func runner(_ client: ProbeClient) -> ProbeRunner {
+    private static func runner(
+        _ client: ProbeClient, _ configuration: ConnectivityConfiguration, _ resolved: Resolved
+    ) -> ProbeRunner {
         ProbeRunner(
-            client: client, endpoints: endpoints, successThreshold: configuration.successThreshold,
+            client: client, endpoints: resolved.endpoints, successThreshold: configuration.successThreshold,
             captivePortalAPI: configuration.captivePortalAPI, probeTimeout: configuration.probeTimeout,
             checkDeadline: configuration.checkDeadline, maximumBodySize: configuration.maximumBodySize,
-            userAgent: configuration.userAgent, tlsConfiguration: tlsConfiguration)
+            userAgent: configuration.userAgent, tlsConfiguration: resolved.tlsConfiguration)
     }
 
     /// Feeds one input to the machine (if `run` is still current) and runs the
-    /// actions it returns: tasks are started under the lock, so that a newer
-    /// generation's cancel always finds them; callbacks are queued in order.
+    /// actions it returns.
     private func handle(run: UInt64, _ input: (inout ConnectivityMachine) -> [ConnectivityMachine.Action]) {
         state.withLock { state in
             guard state.running, state.run == run else { return }
-            for action in input(&state.machine) {
-                switch action {
-                case .cancelCheck:
-                    state.check?.cancel()
-                    state.check = nil
-                case .cancelTimer:
-                    state.timer?.cancel()
-                    state.timer = nil
-                case .startCheck(let generation):
-                    state.check?.cancel()
-                    state.check = startCheck(run: run, generation: generation)
-                case .schedule(let delay, let generation):
-                    state.timer?.cancel()
-                    state.timer = Task { [weak self] in
-                        guard (try? await Task.sleep(for: delay)) != nil else { return }
-                        self?.handle(run: run) { $0.timerFired(generation: generation) }
-                    }
-                case .publish(let result):
-                    deliver(result, state: &state, run: run)
+            apply(input(&state.machine), state: &state, run: run)
+        }
+    }
+
+    /// Runs the machine's actions under the lock: tasks are started under it, so
+    /// that a newer generation's cancel always finds them; callbacks are queued in
+    /// order. When the actions follow a new result, the completion handlers waiting
+    /// for one are queued after its deliveries.
+    private func apply(_ actions: [ConnectivityMachine.Action], state: inout State, run: UInt64) {
+        for action in actions {
+            switch action {
+            case .cancelCheck:
+                state.check?.cancel()
+                state.check = nil
+            case .cancelTimer:
+                state.timer?.cancel()
+                state.timer = nil
+            case .startCheck(let generation):
+                state.check?.cancel()
+                state.check = startCheck(run: run, generation: generation, state: state)
+            case .schedule(let delay, let generation):
+                state.timer?.cancel()
+                state.timer = Task { [weak self] in
+                    guard (try? await Task.sleep(for: delay)) != nil else { return }
+                    self?.handle(run: run) { $0.timerFired(generation: generation) }
                 }
+            case .publish(let result):
+                deliver(result, state: &state, run: run)
+            }
+        }
+        if state.machine.results != state.resultsSeen {
+            state.resultsSeen = state.machine.results
+            if !state.waiting.isEmpty {
+                let waiting = state.waiting
+                state.waiting = []
+                state.notificationQueue.async { for completion in waiting { completion(self) } }
             }
         }
     }
 
-    /// Starts a check of `generation`; called under the state lock while running,
-    /// when the start's lease keeps the client alive (so nothing is made here).
-    private func startCheck(run: UInt64, generation: UInt64) -> Task<Void, Never> {
-        let environment = configuration.environment
-        let client = ProbeClients.shared.leaseExisting(environment)
-        let runner = client.map(runner)
+    /// Starts a check of `generation` with the settings of now; called under the
+    /// state lock while running, when the start's lease keeps the client alive (so
+    /// nothing is made here).
+    private func startCheck(run: UInt64, generation: UInt64, state: State) -> Task<Void, Never> {
+        let environment = state.environment
+        let configuration = state.configuration
+        let resolved = state.resolved
+        let client = resolved.error == nil ? ProbeClients.shared.leaseExisting(environment) : nil
+        let runner = client.map { Self.runner($0, configuration, resolved) }
         return Task { [weak self] in
-            var outcome = ProbeRunner.Outcome(
-                verdict: .noInternet(.connectionFailed), endpoints: [], api: nil)  // Not reached: no client.
+            // A configuration that can't work fails the check (`lastError` says why).
+            var outcome = ProbeRunner.Outcome(verdict: .noInternet(.connectionFailed), endpoints: [], api: nil)
             if let runner {
                 outcome = await runner.run()
                 ProbeClients.shared.release(environment)
@@ -382,18 +631,30 @@ public final class Connectivity: Sendable {
         }
     }
 
+    /// Queues the deliveries of a published result: ``updates``, the callback of a
+    /// status change (rwbutler's rule: ``whenConnected`` for a connected status,
+    /// else ``whenDisconnected``), the notifications.
     private func deliver(_ result: ConnectivityResult, state: inout State, run: UInt64) {
         state.streams.yield(result)
-        let connected = result.status.isConnected
-        let previously = state.deliveredConnected
-        state.deliveredConnected = connected
+        let changed = state.deliveredStatus != result.status
+        state.deliveredStatus = result.status
         let callback: (@Sendable (Connectivity) -> Void)? =
-            previously == connected ? nil : (connected ? state.whenConnected : state.whenDisconnected)
-        notificationQueue.async { [weak self] in
+            changed ? (result.status.isConnected ? state.whenConnected : state.whenDisconnected) : nil
+        state.notificationQueue.async { [weak self] in
             guard let self, self.state.withLock({ $0.running && $0.run == run }) else { return }
             callback?(self)
-            NotificationCenter.default.post(
-                name: .connectivityDidChange, object: self, userInfo: [Connectivity.resultKey: result])
+            self.post(result, statusChanged: changed)
+        }
+    }
+
+    /// Posts ``Foundation/Notification/Name/connectivityDidChange`` for every result
+    /// published, and rwbutler's `ConnectivityDidChange` when the status changed;
+    /// the object is this instance, `userInfo[Connectivity.resultKey]` the result.
+    private func post(_ result: ConnectivityResult, statusChanged: Bool) {
+        let userInfo = [Connectivity.resultKey: result]
+        NotificationCenter.default.post(name: .connectivityDidChange, object: self, userInfo: userInfo)
+        if statusChanged {
+            NotificationCenter.default.post(name: .ConnectivityDidChange, object: self, userInfo: userInfo)
         }
     }
 }

@@ -11,8 +11,12 @@ public import Reachability
 /// var configuration = ConnectivityConfiguration()
 /// configuration.successThreshold = 75
 /// configuration.pollingInterval = .seconds(60)
-/// let connectivity = try Connectivity(configuration: configuration)
+/// let connectivity = try Connectivity(validating: configuration)
 /// ```
+///
+/// rwbutler/Connectivity's fluent spelling works as well
+/// (`ConnectivityConfiguration().configurePolling(interval: 5)`): see
+/// `Compat/RwbutlerConfiguration.swift`.
 ///
 /// `Sendable`: a plain value.
 public struct ConnectivityConfiguration: Sendable {
@@ -65,6 +69,9 @@ public struct ConnectivityConfiguration: Sendable {
     /// be a regular file (not a FIFO or a device) of at most 16 MiB holding at
     /// least one certificate.
     public var trustedRootCertificatesPath: String?
+    /// What the rwbutler/Connectivity surface adds (validation mode, URL endpoints,
+    /// polling interval while polling is off…): see `Compat/RwbutlerValidation.swift`.
+    var rwbutler = RwbutlerSettings()
 
     /// The defaults above.
     public init(
@@ -91,7 +98,8 @@ public struct ConnectivityConfiguration: Sendable {
     }
 
     /// Checks every setting; throws ``ConnectivityError`` naming the first bad one
-    /// (``Connectivity/init(configuration:)`` does the same).
+    /// (``Connectivity/init(validating:)`` does the same; ``Connectivity/init(configuration:)``
+    /// takes any configuration and reports a bad one through ``Connectivity/lastError``).
     ///
     /// Besides the limits documented on each setting: endpoint and API URLs must
     /// be http or https with a host free of spaces and control characters, an
@@ -102,7 +110,7 @@ public struct ConnectivityConfiguration: Sendable {
     /// never match); and the ``environment``'s paths must pass the checks every
     /// `Reachability` initializer makes (no NUL byte, not over `PATH_MAX`, a sysfs
     /// root that is not empty). Whether the namespace can be entered is found out
-    /// by ``Connectivity/startNotifier()``, which throws when it can't.
+    /// by ``Connectivity/start(queue:)``, which throws when it can't.
     public func validate() throws(ConnectivityError) {
         _ = try validatedEndpoints()
     }
@@ -121,6 +129,8 @@ public struct ConnectivityConfiguration: Sendable {
         guard successThreshold.isFinite, (0...100).contains(successThreshold) else {
             throw ConnectivityError("successThreshold \(successThreshold) is not a percentage (0–100)")
         }
+        // URLs set through rwbutler's `connectivityURLs` get its validation here.
+        let endpoints = rwbutler.resolve(endpoints)
         let week = Duration.seconds(7 * 86_400)
         for (name, value) in [
             ("probeTimeout", probeTimeout), ("checkDeadline", checkDeadline),

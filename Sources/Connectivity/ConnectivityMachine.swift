@@ -34,8 +34,12 @@ struct ConnectivityMachine: Sendable {
         case cancelTimer
     }
 
-    let settings: Settings
+    private(set) var settings: Settings
     private(set) var generation: UInt64 = 0
+    /// Counts the check results taken (a check of the current generation that
+    /// finished, or the path going away): what a caller waiting for "the next
+    /// result" watches.
+    private(set) var results: UInt64 = 0
     private(set) var path: NetworkPath?
     /// Validated online (held through fewer than `failuresToGoOffline` failures).
     private(set) var isOnline = false
@@ -67,6 +71,7 @@ struct ConnectivityMachine: Sendable {
         path = newPath
         guard isPathUsable else {
             generation &+= 1
+            results &+= 1
             checkInFlight = false
             nextRetryDelay = settings.offlineRetryInitial
             isOnline = false
@@ -97,6 +102,7 @@ struct ConnectivityMachine: Sendable {
     ) -> [Action] {
         guard finished == generation, isPathUsable, let path else { return [] }
         checkInFlight = false
+        results &+= 1
         let interface = path.availableInterfaces.first
         func result(validated: Bool) -> ConnectivityResult {
             ConnectivityResult(
@@ -135,6 +141,41 @@ struct ConnectivityMachine: Sendable {
         generation &+= 1
         checkInFlight = true
         return [.startCheck(generation: generation)]
+    }
+
+    /// A check asked for now (rwbutler's `checkConnectivity(completion:)` while
+    /// the notifier runs): a check of a new generation starts, cancelling the timer
+    /// and any check in flight. `willReport` says whether a result is to come:
+    /// false without a usable path (notConnected stands and nothing is checked);
+    /// true before the first path, whose arrival brings one.
+    mutating func checkRequested() -> (actions: [Action], willReport: Bool) {
+        guard let path else { return ([], true) }
+        guard path.status == .satisfied else { return ([], false) }
+        generation &+= 1
+        checkInFlight = true
+        return ([.cancelTimer, .startCheck(generation: generation)], true)
+    }
+
+    /// New settings, e.g. polling turned on while running. They apply from the next
+    /// decision; a timer is rescheduled at once where the polling changed it: while
+    /// online (and held by no failure) the polling timer is set or cancelled; while
+    /// not online a retry is brought forward to the polling interval. A check in
+    /// flight schedules with the new settings when it finishes.
+    mutating func settingsChanged(_ new: Settings) -> [Action] {
+        let old = settings
+        settings = new
+        guard isPathUsable, !checkInFlight, published != nil,
+            old.pollingInterval != new.pollingInterval || old.pollWhileOfflineOnly != new.pollWhileOfflineOnly
+        else { return [] }
+        if isOnline {
+            guard consecutiveFailures == 0 else { return [] }  // A confirming check is due soon.
+            if let interval = new.pollingInterval, !new.pollWhileOfflineOnly {
+                return [.schedule(after: interval, generation: generation)]
+            }
+            return [.cancelTimer]
+        }
+        guard let interval = new.pollingInterval else { return [] }
+        return [.schedule(after: min(interval, nextRetryDelay), generation: generation)]
     }
 
     /// Stops: cancels everything; later results are stale.

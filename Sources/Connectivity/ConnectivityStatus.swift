@@ -8,6 +8,9 @@ import Reachability
 /// link is up and has a route out, but the check failed (a captive portal, no
 /// upstream, HTTPS blocked); ``ConnectivityResult/verdict`` says which.
 ///
+/// The raw value is the case name (`"connectedViaWiFi"`), which the CLI prints;
+/// rwbutler's is an `Int` (an `@objc` enum there).
+///
 /// `Sendable`: a plain enum.
 public enum ConnectivityStatus: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// No check has finished yet.
@@ -38,8 +41,24 @@ public enum ConnectivityStatus: String, Sendable, Hashable, CaseIterable, Custom
         }
     }
 
-    /// The case name, e.g. `"connectedViaWiFi"`.
-    public var description: String { rawValue }
+    /// rwbutler/Connectivity's words for the status, e.g. `"Wi-Fi with Internet
+    /// access"` for ``connectedViaWiFi``, `"No Connection"` for ``notConnected`` and
+    /// `"Connectivity checks pending"` for ``determining``; the Ethernet ones follow
+    /// the same pattern (`"Ethernet with Internet access"`). The case name, for
+    /// machine-readable output, is `rawValue` (`"connectedViaWiFi"`).
+    public var description: String {
+        switch self {
+        case .determining: "Connectivity checks pending"
+        case .connected: "Internet access"
+        case .connectedViaWiFi: "Wi-Fi with Internet access"
+        case .connectedViaWiFiWithoutInternet: "Wi-Fi without Internet access"
+        case .connectedViaCellular: "Cellular with Internet access"
+        case .connectedViaCellularWithoutInternet: "Cellular without Internet access"
+        case .connectedViaEthernet: "Ethernet with Internet access"
+        case .connectedViaEthernetWithoutInternet: "Ethernet without Internet access"
+        case .notConnected: "No Connection"
+        }
+    }
 
     /// The status for a check's outcome over an interface of `type`.
     static func make(validated: Bool, pathUsable: Bool, interfaceType: InterfaceType?) -> ConnectivityStatus {

@@ -110,7 +110,7 @@ struct Check: AsyncParsableCommand {
     func run() async throws {
         var configuration = try probes.configuration()
         configuration.environment = namespace.environment
-        let connectivity = try Connectivity(configuration: configuration)
+        let connectivity = try Connectivity(validating: configuration)
         let result = try await connectivity.checkConnectivity()
         Output.emit(json ? Self.json(result) : Self.text(result))
         throw ExitCode(result.verdict == .online ? 0 : 1)
@@ -136,7 +136,7 @@ struct Check: AsyncParsableCommand {
 
     /// The verdict, then one aligned line per endpoint.
     static func text(_ result: ConnectivityResult) -> String {
-        var lines = ["verdict: \(result.verdict)", "status:  \(result.status)"]
+        var lines = ["verdict: \(result.verdict)", "status:  \(result.status.rawValue)"]
         if let url = loginURL(result) { lines.append("login:   \(url.absoluteString)") }
         if let interface = result.interface { lines.append("via:     \(interface)") }
         let width = result.endpoints.map(\.url.absoluteString.count).max() ?? 0

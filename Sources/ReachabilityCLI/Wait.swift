@@ -95,8 +95,8 @@ struct Wait: AsyncParsableCommand {
         // rather than backing off to a minute and overshooting the timeout.
         configuration.offlineRetryLimit = min(configuration.offlineRetryLimit, .seconds(2))
         configuration.environment = namespace.environment
-        let connectivity = try Connectivity(configuration: configuration)
-        try connectivity.startNotifier()
+        let connectivity = try Connectivity(validating: configuration)
+        try connectivity.start()
         let connected = await firstElement(of: connectivity.updates, within: Seconds.duration(timeout)) {
             $0.isConnected || connectivity.lastError != nil
         }

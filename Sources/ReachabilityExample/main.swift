@@ -6,12 +6,14 @@ import Foundation
 import Reachability
 
 if CommandLine.arguments.contains("--connectivity") {
-    let connectivity = try Connectivity()
+    let connectivity = Connectivity()
     connectivity.whenConnected = { c in print("online via", c.status) }
     connectivity.whenDisconnected = { c in print("offline:", c.latestResult?.verdict ?? .notConnected) }
-    try connectivity.startNotifier()
+    try connectivity.start()
 
-    let result = try await connectivity.checkConnectivity()
+    // Typed: in top-level code, a call without arguments would otherwise pick
+    // rwbutler's checkConnectivity(completion:), whose completion defaults to nil.
+    let result: ConnectivityResult = try await connectivity.checkConnectivity()
     switch result.verdict {
     case .online: break
     case .captivePortal(let loginURL): print("log in at", loginURL)

@@ -34,7 +34,7 @@ private enum Files {
 /// The hardening sweep over the `Connectivity` module's public inputs: a
 /// configuration with any one malformed setting (empty, huge, NUL bytes, control
 /// characters, out-of-range numbers, bad URLs, ports, headers, files) is refused
-/// by `validate()` and by `Connectivity(configuration:)` with a readable
+/// by `validate()` and by `Connectivity(validating:)` with a readable
 /// `ConnectivityError`; the RFC 8908 parser turns garbage into nil. Nothing here
 /// sends a request.
 @Suite struct ConnectivityBadInputTests {
@@ -196,13 +196,13 @@ private enum Files {
     static let badConfigurations: [Input<Change>] = settingCases + endpointURLCases + captiveAPICases
 
     @Test(
-        "validate() and Connectivity(configuration:) refuse a malformed setting, naming it",
+        "validate() and Connectivity(validating:) refuse a malformed setting, naming it",
         arguments: badConfigurations)
     func badConfiguration(_ input: Input<Change>) {
         var configuration = ConnectivityConfiguration(endpoints: [Self.good])
         input.value(&configuration)
         let validated = #expect(throws: ConnectivityError.self) { try configuration.validate() }
-        let made = #expect(throws: ConnectivityError.self) { try Connectivity(configuration: configuration) }
+        let made = #expect(throws: ConnectivityError.self) { try Connectivity(validating: configuration) }
         for error in [validated, made].compactMap({ $0 }) {
             #expect(!error.message.isEmpty)
             #expect(error.description.utf8.count < 10_000, "a bounded message: \(error.description.prefix(200))")
@@ -240,7 +240,7 @@ private enum Files {
         var configuration = ConnectivityConfiguration(endpoints: [Self.good])
         input.value(&configuration)
         try configuration.validate()
-        _ = try Connectivity(configuration: configuration)
+        _ = try Connectivity(validating: configuration)
     }
 
     // MARK: The RFC 8908 parser

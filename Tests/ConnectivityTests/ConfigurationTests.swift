@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func emptyEndpointListIsAConfigurationError() {
-        #expect(throws: ConnectivityError.self) { try Connectivity(configuration: .init(endpoints: [])) }
+        #expect(throws: ConnectivityError.self) { try Connectivity(validating: .init(endpoints: [])) }
     }
 
     @Test func httpsOnlyKeepsHTTPSAndFailsWithoutAny() throws {

@@ -9,7 +9,7 @@ import Testing
 @Suite struct ConnectivityErrorTests {
     @Test("configuration errors keep their code and message")
     func configuration() {
-        let error = #expect(throws: ConnectivityError.self) { try Connectivity(configuration: .init(endpoints: [])) }
+        let error = #expect(throws: ConnectivityError.self) { try Connectivity(validating: .init(endpoints: [])) }
         #expect(error?.code == .invalidConfiguration)
         #expect(error?.errno == nil)
         #expect(error?.description == "invalid connectivity configuration: no endpoints to check: the list is empty")

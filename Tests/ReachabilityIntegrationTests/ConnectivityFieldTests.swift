@@ -81,7 +81,7 @@ struct ConnectivityFieldTests {
             ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))])
         configuration.probeTimeout = .seconds(20)
         configuration.checkDeadline = .seconds(30)
-        let connectivity = try Connectivity(configuration: configuration)
+        let connectivity = try Connectivity(validating: configuration)
         let started = ContinuousClock.now
         let check = Task { try await connectivity.checkConnectivity() }
         try await eventually("the probe reaches the server") { server.count("/generate_204") == 1 }
@@ -96,7 +96,7 @@ struct ConnectivityFieldTests {
     }
 
     @Test(
-        "out of descriptors: checkConnectivity() and startNotifier() throw systemCall naming EMFILE; no crash",
+        "out of descriptors: checkConnectivity() and start() throw systemCall naming EMFILE; no crash",
         arguments: [("namespace", 0), ("namespace", 2), ("default", 0)])
     func outOfDescriptors(environment: String, free: Int) async throws {
         let ns = try await HardeningIntegrationTests.namespace()

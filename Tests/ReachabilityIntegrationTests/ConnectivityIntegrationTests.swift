@@ -368,8 +368,8 @@ struct ConnectivityIntegrationTests {
         configuration.pollingInterval = .milliseconds(100)
         configuration.offlineRetryInitial = .milliseconds(100)
         configuration.offlineRetryLimit = .milliseconds(200)
-        let log = ConnectivityLog(try Connectivity(configuration: configuration))
-        try log.connectivity.startNotifier()
+        let log = ConnectivityLog(try Connectivity(validating: configuration))
+        try log.connectivity.start()
         try await log.wait("online") { $0.last?.verdict == .online }
         // Every other answer fails: never two failures in a row.
         server.set("/generate_204", .alternating([.respond(status: 500), .respond(status: 204)]))
@@ -395,9 +395,9 @@ struct ConnectivityIntegrationTests {
         let (ns, server) = try await Self.setUp(["/generate_204": .delayed(answerDelay, .respond(status: 204))])
         let log = ConnectivityLog(
             try Connectivity(
-                configuration: Self.configuration(
+                validating: Self.configuration(
                     ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))])))
-        try log.connectivity.startNotifier()
+        try log.connectivity.start()
         try await eventually("the probe reaches the server") { server.count("/generate_204") == 1 }
         let down = ContinuousClock.now
         try await offPool { try ns.ip("link set veth0 down") }
@@ -420,7 +420,7 @@ struct ConnectivityIntegrationTests {
     func reentrantCallbacks() async throws {
         let (ns, server) = try await Self.setUp(["/generate_204": .respond(status: 204)])
         let connectivity = try Connectivity(
-            configuration: Self.configuration(
+            validating: Self.configuration(
                 ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))]))
         let seen = NIOLockedValueBox<[ConnectivityStatus]>([])
         connectivity.whenConnected = { c in
@@ -429,7 +429,7 @@ struct ConnectivityIntegrationTests {
             c.whenConnected = nil  // Replacing the running closure from inside it.
             c.stopNotifier()
         }
-        try connectivity.startNotifier()
+        try connectivity.start()
         try await eventually("the callback ran") { !seen.withLockedValue { $0 }.isEmpty }
         #expect(seen.withLockedValue { $0 } == [.connectedViaEthernet])
         try await eventually("stopped") { !connectivity.isNotifierRunning }
@@ -439,10 +439,10 @@ struct ConnectivityIntegrationTests {
     func updatesBeforeStart() async throws {
         let (ns, server) = try await Self.setUp(["/generate_204": .respond(status: 204)])
         let connectivity = try Connectivity(
-            configuration: Self.configuration(
+            validating: Self.configuration(
                 ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))]))
         let updates = connectivity.updates
-        try connectivity.startNotifier()
+        try connectivity.start()
         var iterator = updates.makeAsyncIterator()
         #expect(await iterator.next()?.verdict == .online)
         connectivity.stopNotifier()
@@ -452,9 +452,9 @@ struct ConnectivityIntegrationTests {
     func updatesAndStop() async throws {
         let (ns, server) = try await Self.setUp(["/generate_204": .respond(status: 204)])
         let connectivity = try Connectivity(
-            configuration: Self.configuration(
+            validating: Self.configuration(
                 ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))]))
-        try connectivity.startNotifier()
+        try connectivity.start()
         let updates = connectivity.updates
         var iterator = updates.makeAsyncIterator()
         let first = await iterator.next()

@@ -304,10 +304,10 @@ struct ResolutionIntegrationTests {
             return (ns, try TestHTTPServer(in: ns, routes: ["/generate_204": .respond(status: 204)]))
         }
         let connectivity = try Connectivity(
-            configuration: ConnectivityIntegrationTests.configuration(
+            validating: ConnectivityIntegrationTests.configuration(
                 ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))]))
         let log = ConnectivityLog(connectivity)
-        try connectivity.startNotifier()
+        try connectivity.start()
         try await log.wait("online") { $0.last?.verdict == .online }
         #expect(connectivity.lastError == nil)
         try Command.check(["ip", "netns", "del", try #require(ns.name)])

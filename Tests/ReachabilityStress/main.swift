@@ -7,7 +7,7 @@
 //   ReachabilityStress churn NSPATH   1,000 veth create/delete cycles while a PathMonitor runs
 //   ReachabilityStress connectivity-emfile NSPATH namespace|default FREE
 //                                     Connectivity with FREE descriptors left (0: none): a one-off
-//                                     check and startNotifier() must throw a clear error, not trap
+//                                     check and start() must throw a clear error, not trap
 //                                     in NIO nor answer notConnected. "namespace" watches NSPATH
 //                                     (the client gets an event loop of its own); "default" the
 //                                     process's own namespace (run it inside NSPATH) on NIO's
@@ -306,7 +306,7 @@ func connectivityEMFILE(_ namespace: String, ownNamespace: Bool, free: Int) {
     configuration.probeTimeout = .seconds(2)
     configuration.checkDeadline = .seconds(4)
     let connectivity: Connectivity
-    do { connectivity = try Connectivity(configuration: configuration) } catch { fail("configuration: \(error)") }
+    do { connectivity = try Connectivity(validating: configuration) } catch { fail("configuration: \(error)") }
     // A running monitor for the namespace: the checks join it, so the path is known
     // without new netlink sockets, and what runs out is the HTTP client's descriptors.
     let keeper: PathMonitor
@@ -328,7 +328,7 @@ func connectivityEMFILE(_ namespace: String, ownNamespace: Bool, free: Int) {
     emitLine(["step": "check", "filled": filler.count, "free": free, "result": check])
     let notifier = blocking {
         await outcome { () async throws(ConnectivityError) in
-            try connectivity.startNotifier()
+            try connectivity.start()
             return "started"
         }
     }
@@ -357,11 +357,11 @@ func connectivityCycles(_ namespace: String, url: URL, cycles: Int) {
     configuration.probeTimeout = .seconds(5)
     configuration.checkDeadline = .seconds(10)
     let connectivity: Connectivity
-    do { connectivity = try Connectivity(configuration: configuration) } catch { fail("configuration: \(error)") }
+    do { connectivity = try Connectivity(validating: configuration) } catch { fail("configuration: \(error)") }
     var online = 0
     func run(_ count: Int) {
         for index in 0..<count {
-            do { try connectivity.startNotifier() } catch { fail("startNotifier: \(error)") }
+            do { try connectivity.start() } catch { fail("start: \(error)") }
             if index % 10 == 0 {
                 // Now and then a check runs to the end, so that probes happen too.
                 waitFor("online", seconds: 30) { connectivity.isConnected }
@@ -419,7 +419,7 @@ func resolverEMFILE() {
     blocking { try? await Task.sleep(for: .milliseconds(20)) }  // libdispatch's epoll, made beforehand
 
     let filler = exhaustDescriptors()
-    do { try target.startNotifier() } catch { fail("startNotifier: \(error)") }
+    do { try target.startNotifier() } catch { fail("start: \(error)") }
     let gotError = erred.wait(timeout: .now() + 30) == .success
     let early = deliveries.values
     for fd in filler { close(fd) }

@@ -1,0 +1,276 @@
+// rwbutler/Connectivity's API on ``Connectivity``: its initializer, settable
+// properties, getters, type names and notification, as thin layers over the core
+// (`configuration`, `status`, the notifier). Code written for it compiles with
+// `import Connectivity` unchanged; the differences on Linux are documented on each
+// declaration and in docs/MIGRATING.md.
+public import Foundation
+import Reachability
+
+extension Notification.Name {
+    /// rwbutler/Connectivity's notification (`kNetworkConnectivityChangedNotification`):
+    /// posted by a started ``Connectivity`` (the object) on its
+    /// ``Connectivity/notificationQueue`` when its status changes, the first result
+    /// included — as ``Connectivity/whenConnected`` and ``Connectivity/whenDisconnected``
+    /// are called. ``connectivityDidChange`` is posted as well, also when only the
+    /// verdict changes; both carry the ``ConnectivityResult`` in
+    /// `userInfo[Connectivity.resultKey]`.
+    public static let ConnectivityDidChange = Notification.Name("kNetworkConnectivityChangedNotification")
+}
+
+/// Which Apple framework rwbutler/Connectivity watches interfaces with
+/// (`Connectivity.Framework`). Accepted and ignored here: on Linux the path always
+/// comes from the kernel (rtnetlink, through ``PathMonitor``).
+///
+/// `Sendable`: a plain enum.
+public enum ConnectivityFramework: Int, Sendable, Hashable, CaseIterable {
+    /// Apple's Network framework (`NWPathMonitor`).
+    case network
+    /// SystemConfiguration (`SCNetworkReachability`).
+    case systemConfiguration
+}
+
+/// A percentage from 0 to 100, as rwbutler/Connectivity's `Connectivity.Percentage`:
+/// values outside are clamped, and a share of nothing is 0 %.
+///
+/// ```swift
+/// let threshold = Connectivity.Percentage(75.0)
+/// let share = Connectivity.Percentage(UInt(3), outOf: UInt(4))   // 75 %
+/// print(share >= threshold)                                     // true
+/// ```
+///
+/// `Sendable`: a plain value.
+public struct ConnectivityPercentage: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The percentage, from 0 to 100.
+    public let value: Double
+
+    /// `value`, clamped to 0...100 (NaN counts as 0).
+    public init(_ value: Double) {
+        self.value = value.isNaN ? 0 : min(100, max(0, value))
+    }
+
+    /// `value` out of `total` as a percentage; 0 when `total` is 0.
+    public init(_ value: UInt, outOf total: UInt) {
+        self.init(Double(value), outOf: Double(total))
+    }
+
+    /// `value` out of `total` as a percentage; 0 when `total` is not positive.
+    public init(_ value: Double, outOf total: Double) {
+        guard total > 0 else {
+            self.init(0.0)
+            return
+        }
+        self.init(value / total * 100)
+    }
+
+    /// Whether `lhs` is the smaller percentage.
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.value < rhs.value }
+
+    /// The value with a percent sign, e.g. `75.0 %`.
+    public var description: String { "\(value) %" }
+}
+
+extension Connectivity {
+    /// rwbutler's name for ``ConnectivityFramework``.
+    public typealias Framework = ConnectivityFramework
+    /// rwbutler's name for ``ConnectivityPercentage``.
+    public typealias Percentage = ConnectivityPercentage
+    /// rwbutler's name for ``ConnectivityStatus``.
+    public typealias Status = ConnectivityStatus
+    /// rwbutler's name for ``ConnectivityResponseValidationMode``.
+    public typealias ValidationMode = ConnectivityResponseValidationMode
+    /// rwbutler's type of ``whenConnected``; `@Sendable` here: in Swift 6 mode a
+    /// closure stored there can't capture non-`Sendable` state.
+    public typealias NetworkConnected = @Sendable (Connectivity) -> Void
+    /// rwbutler's type of ``whenDisconnected``; `@Sendable` as ``NetworkConnected``.
+    public typealias NetworkDisconnected = @Sendable (Connectivity) -> Void
+
+    /// The process-wide default of rwbutler/Connectivity: whether ``init()`` checks
+    /// HTTPS endpoints only. ``init(shouldUseHTTPS:)`` sets it, as rwbutler's does.
+    ///
+    /// Default false, where rwbutler's is true: there it follows App Transport
+    /// Security, which Linux doesn't have, and plain HTTP is what tells a captive
+    /// portal apart (behind one, HTTPS only fails: WithoutInternet all the same, but
+    /// the verdict is noInternet rather than captivePortal).
+    public static var isHTTPSOnly: Bool {
+        get { httpsOnlyDefault.withLock { $0 } }
+        set { httpsOnlyDefault.withLock { $0 = newValue } }
+    }
+
+    private static let httpsOnlyDefault = LockedValue(false)
+
+    /// rwbutler's initializer: the vendors' public endpoints
+    /// (``ConnectivityEndpoint/defaults``), their HTTPS ones only when
+    /// `shouldUseHTTPS`; sets ``isHTTPSOnly`` (process-wide) to `shouldUseHTTPS`, as
+    /// rwbutler's does. `Connectivity()` is ``init()``: the same, with the
+    /// process-wide setting (false by default on Linux).
+    ///
+    /// rwbutler checks Apple's pages for `Success`; the default endpoints here are
+    /// Apple's, Google's, Microsoft's and GNOME's, each with its own expected answer
+    /// (``ConnectivityConfiguration/defaultConnectivityURLs`` are rwbutler's, with
+    /// its validation).
+    public convenience init(shouldUseHTTPS: Bool = true) {
+        Connectivity.isHTTPSOnly = shouldUseHTTPS
+        var configuration = ConnectivityConfiguration()
+        configuration.httpsOnly = shouldUseHTTPS
+        self.init(configuration: configuration)
+    }
+
+    // MARK: What is checked
+
+    /// rwbutler's list of URLs to check. Reading gives the URLs of the endpoints in
+    /// use (HTTPS only with ``ConnectivityConfiguration/httpsOnly``). Setting replaces
+    /// them: a URL already checked keeps its expectation (so appending to the list
+    /// leaves the others alone), a new one is judged by ``validationMode``; with
+    /// ``ConnectivityConfiguration/httpsOnly`` set, plain-HTTP URLs are dropped, as
+    /// rwbutler drops them while `isHTTPSOnly`. An empty list can't work: checks then
+    /// fail and ``lastError`` says why (rwbutler reports not connected).
+    public var connectivityURLs: [URL] {
+        get {
+            let configuration = configuration
+            return configuration.endpoints.filter { !configuration.httpsOnly || $0.isHTTPS }.map(\.url)
+        }
+        set {
+            updateConfiguration { configuration in
+                let urls = configuration.httpsOnly ? newValue.filter { $0.scheme?.lowercased() == "https" } : newValue
+                let (endpoints, urlSet) = configuration.rwbutler.endpoints(
+                    for: urls, replacing: configuration.endpoints)
+                configuration.endpoints = endpoints
+                configuration.rwbutler.urlEndpoints = urlSet
+            }
+        }
+    }
+
+    /// The share of URLs that must pass for connected
+    /// (``ConnectivityConfiguration/successThreshold``); default 50 %. As in
+    /// rwbutler the rule is "passed share ≥ threshold", except that at least one
+    /// URL must always pass (rwbutler's 0 % is connected with none), and that a list
+    /// of both plain-HTTP and HTTPS URLs needs a pass over each scheme.
+    public var successThreshold: Percentage {
+        get { Percentage(configuration.successThreshold) }
+        set { updateConfiguration { $0.successThreshold = newValue.value } }
+    }
+
+    /// How the answer of a URL set through ``connectivityURLs`` is judged; default
+    /// ``ConnectivityResponseValidationMode/containsExpectedResponseString``. The
+    /// default endpoints keep their own expectations. Setting it makes
+    /// ``responseValidator`` the mode's validator (unless it is `.custom`), as
+    /// rwbutler's does.
+    public var validationMode: ValidationMode {
+        get { configuration.rwbutler.validationMode }
+        set {
+            updateConfiguration {
+                $0.rwbutler.validationMode = newValue
+                $0.rwbutler.validationChanged()
+            }
+        }
+    }
+
+    /// The text the contains and equals modes look for; default `"Success"`.
+    public var expectedResponseString: String {
+        get { configuration.rwbutler.expectedResponseString }
+        set {
+            updateConfiguration {
+                $0.rwbutler.expectedResponseString = newValue
+                $0.rwbutler.validationChanged()
+            }
+        }
+    }
+
+    /// The pattern of the regular-expression mode; default
+    /// ``ConnectivityResponseRegExValidator/defaultRegularExpression``.
+    public var expectedResponseRegEx: String {
+        get { configuration.rwbutler.expectedResponseRegEx }
+        set {
+            updateConfiguration {
+                $0.rwbutler.expectedResponseRegEx = newValue
+                $0.rwbutler.validationChanged()
+            }
+        }
+    }
+
+    /// The validator of the `.custom` mode (set it, then
+    /// `validationMode = .custom`); reading it in another mode gives that mode's
+    /// validator. See ``ConnectivityResponseValidator`` for the one change a
+    /// validator written for Apple platforms needs.
+    public var responseValidator: any ConnectivityResponseValidator {
+        get { configuration.rwbutler.responseValidator }
+        set { updateConfiguration { $0.rwbutler.responseValidator = newValue } }
+    }
+
+    /// Sent as `Authorization: Bearer …` to the URLs set through ``connectivityURLs``
+    /// (an endpoint of your own carries its own headers).
+    public var bearerToken: String? {
+        get { configuration.rwbutler.bearerToken }
+        set { updateConfiguration { $0.rwbutler.bearerToken = newValue } }
+    }
+
+    /// rwbutler's choice of Apple framework: kept, and ignored (on Linux the path
+    /// comes from the kernel). Default `.systemConfiguration`, as rwbutler's.
+    public var framework: Framework {
+        get { configuration.rwbutler.framework }
+        set { updateConfiguration { $0.rwbutler.framework = newValue } }
+    }
+
+    // MARK: When it checks
+
+    /// Whether to check every ``pollingInterval`` seconds besides at start and on
+    /// path changes (``ConnectivityConfiguration/pollingInterval`` set); default
+    /// false. Turning it on or off while running applies at once. Unlike rwbutler,
+    /// a failed check is also retried after 1 s, doubling to 60 s, while the path is
+    /// usable (rwbutler rechecks when the app becomes active instead, which a Linux
+    /// process never does).
+    public var isPollingEnabled: Bool {
+        get { configuration.pollingInterval != nil }
+        set {
+            updateConfiguration {
+                $0.pollingInterval = newValue ? Self.duration(seconds: $0.rwbutler.pollingInterval) : nil
+            }
+        }
+    }
+
+    /// The polling interval in seconds; default 10, kept while polling is off. A
+    /// value that is not positive (or over a week) can't work: ``lastError`` says so.
+    public var pollingInterval: Double {
+        get {
+            let configuration = configuration
+            guard let interval = configuration.pollingInterval else { return configuration.rwbutler.pollingInterval }
+            let (seconds, attoseconds) = interval.components
+            return Double(seconds) + Double(attoseconds) / 1e18
+        }
+        set {
+            updateConfiguration {
+                $0.rwbutler.pollingInterval = newValue
+                if $0.pollingInterval != nil { $0.pollingInterval = Self.duration(seconds: newValue) }
+            }
+        }
+    }
+
+    /// With polling: poll only while not connected
+    /// (``ConnectivityConfiguration/pollWhileOfflineOnly``); default false.
+    public var pollWhileOfflineOnly: Bool {
+        get { configuration.pollWhileOfflineOnly }
+        set { updateConfiguration { $0.pollWhileOfflineOnly = newValue } }
+    }
+
+    /// `seconds` as a duration for the configuration; one that can't work (not
+    /// finite, not positive) becomes one the validation refuses, never a trap.
+    static func duration(seconds: Double) -> Duration {
+        guard seconds.isFinite, seconds > 0 else { return .zero }
+        return seconds > 1e9 ? .seconds(Int64(1e9)) : .seconds(seconds)
+    }
+
+    // MARK: What it found
+
+    /// Connected (validated) over Wi-Fi: ``status`` is ``ConnectivityStatus/connectedViaWiFi``.
+    public var isConnectedViaWiFi: Bool { status == .connectedViaWiFi }
+    /// Connected over a cellular modem: ``ConnectivityStatus/connectedViaCellular``.
+    public var isConnectedViaCellular: Bool { status == .connectedViaCellular }
+    /// Connected over Ethernet (or a link like it): ``ConnectivityStatus/connectedViaEthernet``.
+    public var isConnectedViaEthernet: Bool { status == .connectedViaEthernet }
+    /// Wi-Fi is up, but the check failed: ``ConnectivityStatus/connectedViaWiFiWithoutInternet``.
+    public var isConnectedViaWiFiWithoutInternet: Bool { status == .connectedViaWiFiWithoutInternet }
+    /// The modem is up, but the check failed: ``ConnectivityStatus/connectedViaCellularWithoutInternet``.
+    public var isConnectedViaCellularWithoutInternet: Bool { status == .connectedViaCellularWithoutInternet }
+    /// Ethernet is up, but the check failed: ``ConnectivityStatus/connectedViaEthernetWithoutInternet``.
+    public var isConnectedViaEthernetWithoutInternet: Bool { status == .connectedViaEthernetWithoutInternet }
+}
