@@ -6,6 +6,9 @@ let package = Package(
     products: [
         .library(name: "Reachability", targets: ["Reachability"]),
         .library(name: "Connectivity", targets: ["Connectivity"]),
+        // rwbutler/Connectivity's URLSession-typed API: links FoundationNetworking,
+        // which module Connectivity (and the CLI) stays without.
+        .library(name: "ConnectivityURLSession", targets: ["ConnectivityURLSession"]),
         // Alamofire's NetworkReachabilityManager, DTReachability and Network's
         // NWPathMonitor, as thin layers over the core (docs/MIGRATING.md).
         .library(name: "ReachabilityCompat", targets: ["ReachabilityCompat"]),
@@ -38,6 +41,10 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
+        ),
+        .target(
+            name: "ConnectivityURLSession",
+            dependencies: ["Connectivity", "Reachability"]
         ),
         .target(
             name: "ReachabilityCompat",
@@ -73,7 +80,8 @@ let package = Package(
             // The CLI tests run the built `reachability` binary inside test namespaces;
             // the Connectivity tests probe real SwiftNIO HTTP servers there.
             dependencies: [
-                "Reachability", "Connectivity", "ReachabilityCompat", "ReachabilityCLI", "CNetlink", "TestSupport",
+                "Reachability", "Connectivity", "ConnectivityURLSession", "ReachabilityCompat", "ReachabilityCLI",
+                "CNetlink", "TestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -21,7 +21,8 @@ Usage: python3 Scripts/check-doc-examples.py   (exit 1 when an example does not 
 import json, os, re, subprocess, sys, tempfile
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-SOURCES = ["Sources/Reachability", "Sources/Connectivity", "Sources/ReachabilityCompat"]
+SOURCES = [
+    "Sources/Reachability", "Sources/Connectivity", "Sources/ConnectivityURLSession", "Sources/ReachabilityCompat"]
 
 # Names an example uses from its surroundings, declared before it.
 CONTEXT = {
@@ -84,7 +85,8 @@ def doc_examples():
                     body = "\n".join("    " + text for text in context + code.split("\n"))
                     name_part = re.sub(r"\W", "_", relative)
                     functions.append(f"// {relative}:{line}\nfunc example_{name_part}_{line}() async throws {{\n{body}\n}}\n")
-    header = "import Connectivity\nimport Dispatch\nimport Foundation\nimport Reachability\nimport ReachabilityCompat\n\n"
+    header = ("import Connectivity\nimport ConnectivityURLSession\nimport Dispatch\nimport Foundation\n"
+              "import FoundationNetworking\nimport Reachability\nimport ReachabilityCompat\n\n")
     return header + "\n".join(functions), len(functions)
 
 

@@ -11,7 +11,8 @@ Sources/Connectivity; exit 1 when a declaration lacks a doc comment)
 import os, re, sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-DEFAULT_FOLDERS = ["Sources/Reachability", "Sources/Connectivity", "Sources/ReachabilityCompat"]
+DEFAULT_FOLDERS = ["Sources/Reachability", "Sources/Connectivity", "Sources/ConnectivityURLSession",
+                   "Sources/ReachabilityCompat"]
 
 ATTRIBUTE = r"@\w+(?:\([^)]*\))?\s+"
 MODIFIER = (r"(?:public|open|package|internal|private|fileprivate|final|static|class|override|mutating|"

@@ -24,8 +24,10 @@ extension ConnectivityConfiguration {
     /// rather than `.main` (a queue you pass is used); `connectivityQueue` and
     /// `checkWhenApplicationDidBecomeActive` are accepted and ignored (probes run on
     /// the HTTP client's event loop, and a Linux process doesn't become active);
-    /// `urlSessionConfiguration` is not offered (URLSession lives in
-    /// FoundationNetworking, which this module doesn't link: set ``probeTimeout``).
+    /// `urlSessionConfiguration` is not taken here (URLSession lives in
+    /// FoundationNetworking, which this module doesn't link): set ``probeTimeout``,
+    /// or import module ConnectivityURLSession, which adds the initializers taking
+    /// it and `URLRequest`s, and `configureURLSession(_:)`.
     /// `environment` is this package's: the namespace to watch and probe from.
     public init(
         callbackQueue: DispatchQueue? = nil,

@@ -181,7 +181,15 @@ struct RwbutlerSettings: Sendable {
     var responseValidator: any ConnectivityResponseValidator = ConnectivityResponseContainsStringValidator()
     /// The endpoints (by URL) that were set as plain URLs: their expectation is the
     /// validation above, as it is at each check.
-    var urlEndpoints: Set<URL> = []
+    var urlEndpoints: Set<URL> = [] {
+        didSet { requests = requests.filter { urlEndpoints.contains($0.key) } }
+    }
+    /// The method and headers of URL endpoints set as rwbutler `URLRequest`s (module
+    /// ConnectivityURLSession); a URL without an entry is a plain `GET`.
+    var requests: [URL: RwbutlerRequest] = [:]
+    /// Headers sent to every URL endpoint: rwbutler's URLSession configuration's
+    /// `httpAdditionalHeaders` (module ConnectivityURLSession).
+    var sessionHeaders: [String: String] = [:]
     /// The polling interval kept while polling is off (rwbutler's `pollingInterval`).
     var pollingInterval: Double = 10
     var framework: ConnectivityFramework = .systemConfiguration
@@ -214,11 +222,20 @@ struct RwbutlerSettings: Sendable {
         }
     }
 
-    /// A URL endpoint: the validation above, with the Authorization header rwbutler sends.
+    /// A URL endpoint: the validation above, with the session's headers, then the
+    /// request's (method and headers), then the Authorization header rwbutler sends,
+    /// each replacing a header of the same name (compared without case).
     func endpoint(_ url: URL) -> ConnectivityEndpoint {
-        var headers: [String: String] = [:]
-        if let value = authorizationHeader ?? bearerToken.map({ "Bearer \($0)" }) { headers["Authorization"] = value }
-        return ConnectivityEndpoint(url: url, expectation: expectation, headers: headers)
+        var headers = sessionHeaders
+        func set(_ name: String, _ value: String) {
+            headers = headers.filter { $0.key.caseInsensitiveCompare(name) != .orderedSame }
+            headers[name] = value
+        }
+        let request = requests[url]
+        for (name, value) in request?.headers ?? [:] { set(name, value) }
+        if let value = authorizationHeader ?? bearerToken.map({ "Bearer \($0)" }) { set("Authorization", value) }
+        return ConnectivityEndpoint(
+            url: url, expectation: expectation, headers: headers, method: request?.method ?? "GET")
     }
 
     /// `endpoints` with the URL endpoints given the current validation.

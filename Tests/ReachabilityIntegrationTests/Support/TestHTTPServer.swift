@@ -29,6 +29,7 @@ final class TestHTTPServer: Sendable {
     struct Request: Sendable {
         var path: String
         var headers: [String: String]
+        var method = "GET"
     }
 
     private struct State {
@@ -160,7 +161,7 @@ final class TestHTTPServer: Sendable {
                 var headers: [String: String] = [:]
                 for (name, value) in head.headers { headers[name.lowercased()] = value }
                 let behaviour = state.withLockedValue { state -> Behaviour in
-                    state.requests.append(Request(path: path, headers: headers))
+                    state.requests.append(Request(path: path, headers: headers, method: head.method.rawValue))
                     let route = state.routes[path] ?? .respond(status: 404, body: "no route")
                     guard case .alternating(let turns) = route, !turns.isEmpty else { return route }
                     let turn = state.turns[path, default: 0]

@@ -1,0 +1,66 @@
+// The hooks module ConnectivityURLSession (rwbutler/Connectivity's URLSession-typed
+// API) builds on: rwbutler's requests and session headers as plain values, so that
+// this module never links FoundationNetworking. `package`: not part of the public API.
+package import Foundation
+
+/// One rwbutler `URLRequest` as this module keeps it: the URL, method and headers.
+package struct RwbutlerRequest: Sendable, Hashable {
+    /// The URL fetched.
+    package var url: URL
+    /// The HTTP method (`GET` for a plain URL).
+    package var method: String
+    /// The request's own headers.
+    package var headers: [String: String]
+
+    /// A request for `url` with this method and these headers.
+    package init(url: URL, method: String = "GET", headers: [String: String] = [:]) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+    }
+}
+
+extension ConnectivityConfiguration {
+    /// Headers sent to the URLs set through rwbutler's API (its URLSession
+    /// configuration's `httpAdditionalHeaders`); a request's own header, and the
+    /// Authorization header of a bearer token, replace one of the same name.
+    package var rwbutlerSessionHeaders: [String: String] {
+        get { rwbutler.sessionHeaders }
+        set { rwbutler.sessionHeaders = newValue }
+    }
+
+    /// The endpoints as rwbutler requests (``httpsOnly`` applied): a URL set through
+    /// rwbutler's API with the method and headers it was set with, any other
+    /// endpoint with its own.
+    package var rwbutlerRequests: [RwbutlerRequest] {
+        endpoints.filter { !httpsOnly || $0.isHTTPS }.map { endpoint in
+            guard rwbutler.urlEndpoints.contains(endpoint.url) else {
+                return RwbutlerRequest(url: endpoint.url, method: endpoint.method, headers: endpoint.headers)
+            }
+            return rwbutler.requests[endpoint.url] ?? RwbutlerRequest(url: endpoint.url)
+        }
+    }
+
+    /// Checks `requests` as ``configureConnectivity(urls:)`` checks URLs: a plain
+    /// `GET` request of a URL already checked keeps that endpoint; any other is
+    /// judged by the configured validation, sent with its method and headers (for
+    /// a URL given twice, the last request's).
+    package mutating func setRwbutlerRequests(_ requests: [RwbutlerRequest]) {
+        let custom = Dictionary(
+            requests.filter { $0.method != "GET" || !$0.headers.isEmpty }.map { ($0.url, $0) },
+            uniquingKeysWith: { _, last in last })
+        let (endpoints, urlSet) = rwbutler.endpoints(
+            for: requests.map(\.url), replacing: self.endpoints.filter { custom[$0.url] == nil })
+        rwbutler.urlEndpoints = urlSet
+        rwbutler.requests = custom.filter { urlSet.contains($0.key) }
+        self.endpoints = rwbutler.resolve(endpoints)
+    }
+}
+
+extension Connectivity {
+    /// Changes the configuration as the other rwbutler setters do (atomically,
+    /// applied at the next check).
+    package func updateRwbutlerConfiguration(_ change: (inout ConnectivityConfiguration) -> Void) {
+        updateConfiguration(change)
+    }
+}

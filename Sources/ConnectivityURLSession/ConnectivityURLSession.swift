@@ -1,0 +1,234 @@
+// rwbutler/Connectivity's URLSession-typed API (`configureURLSession(_:)`,
+// `urlSessionConfiguration`, `connectivityURLRequests`,
+// `configureConnectivity(urlRequests:)`, the initializers taking them) over module
+// Connectivity. A module of its own because on Linux `URLSessionConfiguration` and
+// `URLRequest` live in FoundationNetworking, which costs every program linking it
+// about 30 shared libraries and 8 ms of start-up: module Connectivity (and the
+// `reachability` CLI) stays without it. rwbutler code using this API changes
+// `import Connectivity` to `import ConnectivityURLSession` (and adds
+// `import FoundationNetworking` where it names those types itself, as any Linux
+// port does). What has a meaning is mapped; the rest is ignored, as documented on
+// each declaration.
+@_exported public import Connectivity
+public import Dispatch
+public import Foundation
+public import Reachability
+
+#if canImport(FoundationNetworking)
+    public import FoundationNetworking
+#endif
+
+extension ConnectivityConfiguration {
+    /// rwbutler's default session configuration: a 5 s request and resource timeout,
+    /// caches ignored. A new value at each read (rwbutler shares one instance).
+    public static var defaultURLSessionConfiguration: URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.default
+        configuration.requestCachePolicy = .reloadIgnoringCacheData
+        configuration.urlCache = nil
+        configuration.timeoutIntervalForRequest = 5.0
+        configuration.timeoutIntervalForResource = 5.0
+        return configuration
+    }
+
+    /// rwbutler's default requests (6.1 and later): `GET` requests of Apple's two
+    /// success pages over HTTPS (``defaultConnectivityURLs``).
+    public static let defaultConnectivityURLRequests: [URLRequest] = defaultConnectivityURLs.map {
+        URLRequest(url: $0)
+    }
+
+    /// rwbutler's initializer (5.2 to 6.0) with its `urlSessionConfiguration`: the
+    /// rwbutler initializer of module Connectivity, then
+    /// ``configureURLSession(_:)`` (what the session configuration means here is
+    /// documented there). `callbackQueue` defaults to the library's serial queue,
+    /// not `.main`; `connectivityQueue` and `checkWhenApplicationDidBecomeActive` are
+    /// ignored; `environment` is this package's (the namespace to watch and probe from).
+    public init(
+        callbackQueue: DispatchQueue? = nil,
+        checkWhenApplicationDidBecomeActive: Bool = true,
+        connectivityQueue: DispatchQueue? = nil,
+        connectivityURLs: [URL] = ConnectivityConfiguration.defaultConnectivityURLs,
+        pollingInterval: Double = 10.0,
+        pollingIsEnabled: Bool = true,
+        pollWhileOfflineOnly: Bool = true,
+        responseValidator: any ConnectivityResponseValidator = ConnectivityResponseStringValidator(
+            validationMode: .containsExpectedResponseString, expectedResponse: "Success"),
+        successThreshold: Connectivity.Percentage = Connectivity.Percentage(50.0),
+        urlSessionConfiguration: URLSessionConfiguration,
+        validationMode: Connectivity.ValidationMode? = nil,
+        environment: NetworkEnvironment = .default
+    ) {
+        self.init(
+            callbackQueue: callbackQueue, checkWhenApplicationDidBecomeActive: checkWhenApplicationDidBecomeActive,
+            connectivityQueue: connectivityQueue, connectivityURLs: connectivityURLs, pollingInterval: pollingInterval,
+            pollingIsEnabled: pollingIsEnabled, pollWhileOfflineOnly: pollWhileOfflineOnly,
+            responseValidator: responseValidator, successThreshold: successThreshold, validationMode: validationMode,
+            environment: environment)
+        self = configureURLSession(urlSessionConfiguration)
+    }
+
+    /// rwbutler's initializer (6.1 and later), which takes `URLRequest`s: as the
+    /// initializer above, the requests set as ``configureConnectivity(urlRequests:)``
+    /// sets them. `urlSessionConfiguration` defaults to rwbutler's
+    /// ``defaultURLSessionConfiguration``, so its 5 s resource timeout becomes the
+    /// ``checkDeadline`` (this package's default is 10 s).
+    ///
+    /// `connectivityURLRequests` has no default here (rwbutler's is
+    /// ``defaultConnectivityURLRequests``): a call that doesn't pass it is one of the
+    /// initializers taking URLs, which check the same pages.
+    public init(
+        callbackQueue: DispatchQueue? = nil,
+        checkWhenApplicationDidBecomeActive: Bool = true,
+        connectivityQueue: DispatchQueue? = nil,
+        connectivityURLRequests: [URLRequest],
+        pollingInterval: Double = 10.0,
+        pollingIsEnabled: Bool = true,
+        pollWhileOfflineOnly: Bool = true,
+        responseValidator: any ConnectivityResponseValidator = ConnectivityResponseStringValidator(
+            validationMode: .containsExpectedResponseString, expectedResponse: "Success"),
+        successThreshold: Connectivity.Percentage = Connectivity.Percentage(50.0),
+        urlSessionConfiguration: URLSessionConfiguration = ConnectivityConfiguration.defaultURLSessionConfiguration,
+        validationMode: Connectivity.ValidationMode? = nil,
+        environment: NetworkEnvironment = .default
+    ) {
+        self.init(
+            callbackQueue: callbackQueue, checkWhenApplicationDidBecomeActive: checkWhenApplicationDidBecomeActive,
+            connectivityQueue: connectivityQueue, connectivityURLs: [], pollingInterval: pollingInterval,
+            pollingIsEnabled: pollingIsEnabled, pollWhileOfflineOnly: pollWhileOfflineOnly,
+            responseValidator: responseValidator, successThreshold: successThreshold,
+            urlSessionConfiguration: urlSessionConfiguration, validationMode: validationMode,
+            environment: environment)
+        self = configureConnectivity(urlRequests: connectivityURLRequests)
+    }
+
+    /// Applies what a session configuration means for the probes:
+    ///
+    /// - `timeoutIntervalForRequest` becomes ``probeTimeout``, and
+    ///   `timeoutIntervalForResource` ``checkDeadline`` (the whole check, retries
+    ///   included). A value that is not finite or not positive is ignored (the
+    ///   setting keeps its value); one over a week, the limit of both, counts as a week.
+    /// - `httpAdditionalHeaders` (`String` keys; values as text) are sent to the URLs
+    ///   set through rwbutler's API (``configureConnectivity(urls:)``,
+    ///   ``configureConnectivity(urlRequests:)``, `connectivityURLs`,
+    ///   `connectivityURLRequests`), replacing those of an earlier session
+    ///   configuration; a request's own header and the Authorization header of a
+    ///   bearer token win over one of the same name. The vendors' default endpoints
+    ///   get none.
+    /// - Everything else is ignored: caches and `requestCachePolicy` (probes always
+    ///   ask for a fresh answer), cookies (`httpShouldSetCookies`, the cookie
+    ///   storage and policy), credentials, proxies, `allowsCellularAccess`,
+    ///   `waitsForConnectivity`, connection limits, TLS versions, protocol classes.
+    ///
+    /// Returns a changed copy, as the other `configure…` methods here (rwbutler's
+    /// changes the configuration object and returns it).
+    public func configureURLSession(_ urlSessionConfiguration: URLSessionConfiguration) -> ConnectivityConfiguration {
+        var configuration = self
+        if let timeout = Self.duration(urlSessionConfiguration.timeoutIntervalForRequest) {
+            configuration.probeTimeout = timeout
+        }
+        if let deadline = Self.duration(urlSessionConfiguration.timeoutIntervalForResource) {
+            configuration.checkDeadline = deadline
+        }
+        var headers: [String: String] = [:]
+        for (key, value) in urlSessionConfiguration.httpAdditionalHeaders ?? [:] {
+            guard let name = key.base as? String else { continue }
+            headers[name] = value as? String ?? String(describing: value)
+        }
+        configuration.rwbutlerSessionHeaders = headers
+        return configuration
+    }
+
+    /// Checks `urlRequests` (rwbutler 6.1): each request's URL, with its HTTP method
+    /// and headers, judged by the configured validation as a URL of
+    /// ``configureConnectivity(urls:)`` (a plain `GET` of a URL already checked
+    /// keeps that endpoint). A request without a URL is left out; for a URL given
+    /// twice the last request counts. The rest of a `URLRequest` is ignored: its
+    /// body, `timeoutInterval` (``probeTimeout`` applies), cache policy, cookie and
+    /// cellular settings.
+    public func configureConnectivity(urlRequests: [URLRequest]) -> ConnectivityConfiguration {
+        var configuration = self
+        configuration.setRwbutlerRequests(urlRequests.compactMap(Self.request))
+        return configuration
+    }
+
+    /// A session configuration showing ``probeTimeout``, ``checkDeadline`` and the
+    /// session headers, over rwbutler's defaults.
+    var urlSessionConfiguration: URLSessionConfiguration {
+        let session = Self.defaultURLSessionConfiguration
+        session.timeoutIntervalForRequest = Self.seconds(probeTimeout)
+        session.timeoutIntervalForResource = Self.seconds(checkDeadline)
+        let headers = rwbutlerSessionHeaders
+        session.httpAdditionalHeaders = headers.isEmpty ? nil : headers
+        return session
+    }
+
+    /// `seconds` as a setting: nil when not finite or not positive, at most a week.
+    static func duration(_ seconds: TimeInterval) -> Duration? {
+        guard seconds.isFinite, seconds > 0 else { return nil }
+        return .seconds(min(seconds, 7 * 86_400))
+    }
+
+    static func seconds(_ duration: Duration) -> TimeInterval {
+        let (seconds, attoseconds) = duration.components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+
+    /// A `URLRequest` as this package keeps it; nil without a URL.
+    static func request(_ request: URLRequest) -> RwbutlerRequest? {
+        guard let url = request.url else { return nil }
+        return RwbutlerRequest(
+            url: url, method: request.httpMethod ?? "GET", headers: request.allHTTPHeaderFields ?? [:])
+    }
+}
+
+extension Connectivity {
+    /// The session configuration of this instance's probes, as rwbutler's
+    /// `urlSessionConfiguration`: reading it gives one with ``ConnectivityConfiguration/probeTimeout``
+    /// as `timeoutIntervalForRequest`, ``ConnectivityConfiguration/checkDeadline`` as
+    /// `timeoutIntervalForResource` and the session headers as
+    /// `httpAdditionalHeaders` (over rwbutler's defaults); setting one applies it as
+    /// ``ConnectivityConfiguration/configureURLSession(_:)`` does, at the next check.
+    ///
+    /// rwbutler's is a static property, shared by every instance (and set by
+    /// `Connectivity(configuration:)`); here it is per instance:
+    /// `Connectivity.urlSessionConfiguration = …` becomes
+    /// `connectivity.urlSessionConfiguration = …` (or `configureURLSession(_:)`).
+    /// Changing the returned object changes nothing until it is set back.
+    public var urlSessionConfiguration: URLSessionConfiguration {
+        get { configuration.urlSessionConfiguration }
+        set { updateRwbutlerConfiguration { $0 = $0.configureURLSession(newValue) } }
+    }
+
+    /// The requests checked (rwbutler 6.1): reading gives one per endpoint in use,
+    /// those set through rwbutler's API with the method and headers they were set
+    /// with (not the Authorization header of ``bearerToken``, added when sent).
+    /// Setting replaces them as ``connectivityURLs`` does: each request's URL, method
+    /// and headers, judged by ``validationMode`` (a plain `GET` of a URL already
+    /// checked keeps its expectation); with ``ConnectivityConfiguration/httpsOnly``
+    /// set, plain-HTTP requests are dropped, as rwbutler drops them while
+    /// `isHTTPSOnly`. What else a `URLRequest` carries is ignored (see
+    /// ``ConnectivityConfiguration/configureConnectivity(urlRequests:)``).
+    ///
+    /// A custom ``ConnectivityResponseValidator`` still implements
+    /// `isResponseValid(url: URL, response: ProbeResponse?, data: Data?)`, not
+    /// rwbutler 6's `isResponseValid(urlRequest: URLRequest, response: URLResponse?, data:)`:
+    /// a protocol requirement's types can't be changed from another module, and
+    /// module Connectivity doesn't link FoundationNetworking.
+    public var connectivityURLRequests: [URLRequest] {
+        get {
+            configuration.rwbutlerRequests.map { request in
+                var urlRequest = URLRequest(url: request.url)
+                urlRequest.httpMethod = request.method
+                for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+                return urlRequest
+            }
+        }
+        set {
+            let requests = newValue.compactMap(ConnectivityConfiguration.request)
+            updateRwbutlerConfiguration { configuration in
+                let kept =
+                    configuration.httpsOnly ? requests.filter { $0.url.scheme?.lowercased() == "https" } : requests
+                configuration.setRwbutlerRequests(kept)
+            }
+        }
+    }
+}
