@@ -151,7 +151,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     public convenience init() {
         var configuration = ConnectivityConfiguration()
         configuration.httpsOnly = Connectivity.isHTTPSOnly
-        self.init(configuration: configuration)
+        self.init(configuration: Connectivity.withRwbutlerSessionDefaults(configuration))
     }
 
     /// Checks against `configuration`; throws ``ConnectivityError`` when it can't

@@ -188,14 +188,39 @@ extension Connectivity {
     /// `httpAdditionalHeaders` (over rwbutler's defaults); setting one applies it as
     /// ``ConnectivityConfiguration/configureURLSession(_:)`` does, at the next check.
     ///
-    /// rwbutler's is a static property, shared by every instance (and set by
-    /// `Connectivity(configuration:)`); here it is per instance:
-    /// `Connectivity.urlSessionConfiguration = …` becomes
-    /// `connectivity.urlSessionConfiguration = …` (or `configureURLSession(_:)`).
-    /// Changing the returned object changes nothing until it is set back.
+    /// rwbutler's is a static property, shared by every instance; here the static
+    /// one is the default of the instances made afterwards, and this one is the
+    /// instance's own. Changing the returned object changes nothing until it is set
+    /// back.
     public var urlSessionConfiguration: URLSessionConfiguration {
         get { configuration.urlSessionConfiguration }
         set { updateRwbutlerConfiguration { $0 = $0.configureURLSession(newValue) } }
+    }
+
+    /// rwbutler's process-wide session configuration: setting it makes the instances
+    /// made afterwards by `Connectivity()` and `Connectivity(shouldUseHTTPS:)` start
+    /// with it, applied as ``ConnectivityConfiguration/configureURLSession(_:)`` does
+    /// (rwbutler's instances read it when they make their session, at their first
+    /// check). Instances made before keep theirs (set theirs with the instance's
+    /// `urlSessionConfiguration`), and so do those made from a configuration
+    /// (`Connectivity(configuration:)`: its own settings apply). Reading it gives the
+    /// default settings with it applied.
+    public static var urlSessionConfiguration: URLSessionConfiguration {
+        get { withRwbutlerSessionDefaults(ConnectivityConfiguration()).urlSessionConfiguration }
+        set {
+            // Applied to a configuration of defaults once, now: the closure keeps only
+            // the values that came out (a URLSessionConfiguration is not Sendable).
+            let applied = ConnectivityConfiguration().configureURLSession(newValue)
+            let (probeTimeout, checkDeadline, headers) =
+                (applied.probeTimeout, applied.checkDeadline, applied.rwbutlerSessionHeaders)
+            rwbutlerSessionDefaults.withLock {
+                $0 = { configuration in
+                    configuration.probeTimeout = probeTimeout
+                    configuration.checkDeadline = checkDeadline
+                    configuration.rwbutlerSessionHeaders = headers
+                }
+            }
+        }
     }
 
     /// The requests checked (rwbutler 6.1): reading gives one per endpoint in use,

@@ -112,7 +112,7 @@ extension Connectivity {
         Connectivity.isHTTPSOnly = shouldUseHTTPS
         var configuration = ConnectivityConfiguration()
         configuration.httpsOnly = shouldUseHTTPS
-        self.init(configuration: configuration)
+        self.init(configuration: Connectivity.withRwbutlerSessionDefaults(configuration))
     }
 
     // MARK: What is checked

@@ -2,6 +2,7 @@
 // API) builds on: rwbutler's requests and session headers as plain values, so that
 // this module never links FoundationNetworking. `package`: not part of the public API.
 package import Foundation
+package import Reachability
 
 /// One rwbutler `URLRequest` as this module keeps it: the URL, method and headers.
 package struct RwbutlerRequest: Sendable, Hashable {
@@ -58,6 +59,22 @@ extension ConnectivityConfiguration {
 }
 
 extension Connectivity {
+    /// What rwbutler's process-wide `Connectivity.urlSessionConfiguration` (module
+    /// ConnectivityURLSession) does to the configuration of the instances made
+    /// afterwards by ``init()`` and ``init(shouldUseHTTPS:)``; nil until it is set.
+    package static let rwbutlerSessionDefaults = LockedValue<(@Sendable (inout ConnectivityConfiguration) -> Void)?>(
+        nil)
+
+    /// `configuration` with rwbutler's process-wide session settings applied.
+    package static func withRwbutlerSessionDefaults(
+        _ configuration: ConnectivityConfiguration
+    ) -> ConnectivityConfiguration {
+        var configuration = configuration
+        let apply = rwbutlerSessionDefaults.withLock { $0 }
+        apply?(&configuration)
+        return configuration
+    }
+
     /// Changes the configuration as the other rwbutler setters do (atomically,
     /// applied at the next check).
     package func updateRwbutlerConfiguration(_ change: (inout ConnectivityConfiguration) -> Void) {

@@ -49,6 +49,30 @@ struct RwbutlerURLSessionUnitTests {
         #expect(Connectivity(configuration: clamped).urlSessionConfiguration.httpAdditionalHeaders == nil)
     }
 
+    @Test(
+        "The static urlSessionConfiguration is the default of instances made afterwards by Connectivity() and Connectivity(shouldUseHTTPS:)"
+    )
+    func staticDefault() {
+        // Process-wide, as rwbutler's: only a header that no other test looks for is
+        // set, and the default is put back.
+        defer { Connectivity.rwbutlerSessionDefaults.withLock { $0 = nil } }
+        let before = Connectivity()
+        Connectivity.urlSessionConfiguration = session(request: 0, resource: 0, headers: ["X-Static": "s"])
+        #expect(Connectivity.urlSessionConfiguration.httpAdditionalHeaders?["X-Static"] as? String == "s")
+        #expect(Connectivity().urlSessionConfiguration.httpAdditionalHeaders?["X-Static"] as? String == "s")
+        let isHTTPSOnly = Connectivity.isHTTPSOnly
+        #expect(
+            Connectivity(shouldUseHTTPS: isHTTPSOnly).urlSessionConfiguration.httpAdditionalHeaders?["X-Static"]
+                as? String == "s")
+        // Timeouts that can't work were ignored: the defaults stand.
+        #expect(Connectivity().configuration.probeTimeout == .seconds(5))
+        // Made before, or from a configuration of its own: unchanged.
+        #expect(before.urlSessionConfiguration.httpAdditionalHeaders == nil)
+        #expect(
+            Connectivity(configuration: ConnectivityConfiguration()).urlSessionConfiguration.httpAdditionalHeaders
+                == nil)
+    }
+
     @Test("rwbutler's initializers with urlSessionConfiguration: and connectivityURLRequests:")
     func initializers() throws {
         let url = try #require(URL(string: "https://status.example.com/ping"))
