@@ -237,11 +237,14 @@ struct PathMonitorIntegrationTests {
         }
         try await eventually("the monitor cancelled after the loop") { monitor.queue == nil }
 
-        // Started by its owner: a loop over it leaves it running.
+        // Started by its owner: a loop over it leaves it running (a later change still
+        // reaches the owner's handler).
         let queue = DispatchQueue(label: "test.owned")
+        let log = PathLog(monitor)
         try monitor.start(queue: queue)
         for await _ in monitor { break }
-        try await Task.sleep(for: .milliseconds(100))
+        try ns.ip("route add default via 192.0.2.2 dev veth0")
+        try await log.wait(for: "satisfied after the loop") { $0.last?.status == .satisfied }
         #expect(monitor.queue === queue)
         monitor.cancel()
     }

@@ -69,9 +69,17 @@ struct AshleyMillsTests {
         #expect(reachability.connection == .unavailable)
 
         reachability.stopNotifier()
+        // A second instance, still running, marks when the monitor has taken the change.
+        let marker = try Reachability(environment: ns.environment)
+        let markerCalls = Calls()
+        marker.whenReachable = { _ in markerCalls.add("reachable") }
+        marker.whenUnreachable = { _ in markerCalls.add("unreachable") }
+        try marker.startNotifier()
+        try await markerCalls.wait(for: "the marker's first delivery") { $0 == ["unreachable"] }
         try ns.ip("route add default via 192.0.2.2 dev veth0")
-        try await Task.sleep(for: .milliseconds(200))
+        try await markerCalls.wait(for: "the marker reachable") { $0.last == "reachable" }
         #expect(calls.all.count == 4, "stopped: no delivery")
+        marker.stopNotifier()
         #expect(stray.all.isEmpty)
     }
 

@@ -488,23 +488,43 @@ struct RwbutlerConnectivityIntegrationTests {
         #expect(log.callbacks == (1, 1))
     }
 
+    /// A second instance polling `/marker` every 0.1 s: its polls measure time in the
+    /// unit a polling instance would check in, so that "no check" waits for an event.
+    static func startMarker(_ ns: TestNamespace, _ server: TestHTTPServer) -> Connectivity {
+        server.set("/marker", .respond(status: 200, body: "Success"))
+        let marker = Connectivity(
+            configuration: ConnectivityConfiguration(
+                connectivityURLs: [server.url("/marker")], pollingInterval: 0.1, pollWhileOfflineOnly: false,
+                environment: ns.environment))
+        marker.startNotifier()
+        return marker
+    }
+
+    /// Waits until the marker has polled `count` more times.
+    static func markerPolls(_ count: Int, _ server: TestHTTPServer) async throws {
+        let start = server.count("/marker")
+        try await eventually("\(count) polls of the marker") { server.count("/marker") >= start + count }
+    }
+
     @Test("polling: isPollingEnabled checks every pollingInterval while connected; off, it doesn't")
     func polling() async throws {
         let (ns, server, connectivity) = try await Self.setUp(["/success"])
         defer { withExtendedLifetime((ns, server)) {} }
+        let marker = Self.startMarker(ns, server)
+        defer { marker.stopNotifier() }
         let log = RwbutlerLog(connectivity)
         connectivity.startNotifier()
         try await log.wait("connected") { $0 == [.connectedViaEthernet] }
-        try await Task.sleep(for: .milliseconds(800))
+        try await Self.markerPolls(8, server)
         #expect(server.count("/success") == 1, "no polling: checked at start only")
         // Turned on while running: applies at once.
         connectivity.pollingInterval = 0.1
         connectivity.isPollingEnabled = true
         try await eventually("polled") { server.count("/success") >= 5 }
         connectivity.isPollingEnabled = false
-        try await Task.sleep(for: .milliseconds(300))  // A check in flight may still land.
+        try await Self.markerPolls(3, server)  // A check in flight may still land.
         let settled = server.count("/success")
-        try await Task.sleep(for: .milliseconds(800))
+        try await Self.markerPolls(8, server)
         #expect(server.count("/success") == settled, "polling off again")
         #expect(log.statuses == [.connectedViaEthernet], "polls that change nothing notify nothing")
     }
@@ -517,10 +537,12 @@ struct RwbutlerConnectivityIntegrationTests {
         connectivity.isPollingEnabled = true
         connectivity.pollingInterval = 0.1
         connectivity.pollWhileOfflineOnly = true
+        let marker = Self.startMarker(ns, server)
+        defer { marker.stopNotifier() }
         let log = RwbutlerLog(connectivity)
         connectivity.startNotifier()
         try await log.wait("connected") { $0 == [.connectedViaEthernet] }
-        try await Task.sleep(for: .milliseconds(800))
+        try await Self.markerPolls(8, server)
         #expect(server.count("/check") == 1, "connected: no polling")
         connectivity.stopNotifier()
 
