@@ -369,10 +369,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     /// Stops the run `run` (nil: whichever is running; also clears a failed start).
     private func stop(run: UInt64?) {
         let stopped = state.withLock {
-            state -> (
-                PathMonitor?, [Task<Void, Never>], [AsyncStream<ConnectivityResult>.Continuation],
-                [@Sendable (Connectivity) -> Void], DispatchQueue
-            )? in
+            state -> (PathMonitor?, [Task<Void, Never>], [AsyncStream<ConnectivityResult>.Continuation])? in
             guard state.running, run == nil || state.run == run else {
                 if run == nil, !state.running {
                     state.failure = nil
@@ -391,16 +388,14 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             let monitor = state.monitor
             state.monitor = nil
             let streams = state.streams.takeAll()
-            let waiting = state.waiting
-            state.waiting = []
+            releaseWaiting(&state)
             ProbeClients.shared.release(state.environment)  // The start's lease.
-            return (monitor, tasks, streams, waiting, state.notificationQueue)
+            return (monitor, tasks, streams)
         }
-        guard let (monitor, tasks, streams, waiting, queue) = stopped else { return }
+        guard let (monitor, tasks, streams) = stopped else { return }
         monitor?.cancel()
         for task in tasks { task.cancel() }
         for stream in streams { stream.finish() }
-        if !waiting.isEmpty { queue.async { for completion in waiting { completion(self) } } }
     }
 
     /// Checks once, now, whether or not the notifier runs (its state is left
@@ -477,21 +472,15 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     /// The completion handler is `@Sendable`: in Swift 6 mode it can't capture
     /// non-`Sendable` state (in Swift 5 mode that is a warning).
     public func checkConnectivity(completion: (@Sendable (Connectivity) -> Void)? = nil) {
-        let running = state.withLock { state -> (run: UInt64, queue: DispatchQueue)? in
-            guard state.running else { return nil }
+        let handledByNotifier = state.withLock { state -> Bool in
+            guard state.running else { return false }
             if let completion { state.waiting.append(completion) }
-            return (state.run, state.notificationQueue)
+            let (actions, willReport) = state.machine.checkRequested()
+            apply(actions, state: &state, run: state.run)
+            if !willReport { releaseWaiting(&state) }  // Nothing to check: called at once.
+            return true
         }
-        if let running {
-            let nothingToCheck = state.withLock { state -> Bool in
-                guard state.running, state.run == running.run else { return false }  // Stop called them.
-                let (actions, willReport) = state.machine.checkRequested()
-                apply(actions, state: &state, run: running.run)
-                return !willReport
-            }
-            if nothingToCheck { flushWaiting(run: running.run) }
-            return
-        }
+        if handledByNotifier { return }
         Task {
             let result: ConnectivityResult
             var failure: ConnectivityError?
@@ -512,15 +501,13 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Calls the completion handlers waiting for a check of `run` now (there will be none).
-    private func flushWaiting(run: UInt64) {
-        let flushed = state.withLock { state -> ([@Sendable (Connectivity) -> Void], DispatchQueue)? in
-            guard state.running, state.run == run, !state.waiting.isEmpty else { return nil }
-            defer { state.waiting = [] }
-            return (state.waiting, state.notificationQueue)
-        }
-        guard let (waiting, queue) = flushed else { return }
-        queue.async { for completion in waiting { completion(self) } }
+    /// Queues the completion handlers waiting for a check, in order, on the
+    /// notification queue; called under the lock.
+    private func releaseWaiting(_ state: inout State) {
+        guard !state.waiting.isEmpty else { return }
+        let waiting = state.waiting
+        state.waiting = []
+        state.notificationQueue.async { for completion in waiting { completion(self) } }
     }
 
     /// What ends a one-off check first: the probes, or the path going away.
@@ -598,11 +585,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         }
         if state.machine.results != state.resultsSeen {
             state.resultsSeen = state.machine.results
-            if !state.waiting.isEmpty {
-                let waiting = state.waiting
-                state.waiting = []
-                state.notificationQueue.async { for completion in waiting { completion(self) } }
-            }
+            releaseWaiting(&state)
         }
     }
 
