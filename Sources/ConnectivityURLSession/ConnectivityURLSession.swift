@@ -154,8 +154,8 @@ extension ConnectivityConfiguration {
     /// session headers, over rwbutler's defaults.
     var urlSessionConfiguration: URLSessionConfiguration {
         let session = Self.defaultURLSessionConfiguration
-        session.timeoutIntervalForRequest = Self.seconds(probeTimeout)
-        session.timeoutIntervalForResource = Self.seconds(checkDeadline)
+        session.timeoutIntervalForRequest = probeTimeout.secondsValue
+        session.timeoutIntervalForResource = checkDeadline.secondsValue
         let headers = rwbutlerSessionHeaders
         session.httpAdditionalHeaders = headers.isEmpty ? nil : headers
         return session
@@ -165,11 +165,6 @@ extension ConnectivityConfiguration {
     static func duration(_ seconds: TimeInterval) -> Duration? {
         guard seconds.isFinite, seconds > 0 else { return nil }
         return .seconds(min(seconds, 7 * 86_400))
-    }
-
-    static func seconds(_ duration: Duration) -> TimeInterval {
-        let (seconds, attoseconds) = duration.components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
 
     /// A `URLRequest` as this package keeps it; nil without a URL.

@@ -233,9 +233,7 @@ extension Connectivity {
     public var pollingInterval: Double {
         get {
             let configuration = configuration
-            guard let interval = configuration.pollingInterval else { return configuration.rwbutler.pollingInterval }
-            let (seconds, attoseconds) = interval.components
-            return Double(seconds) + Double(attoseconds) / 1e18
+            return configuration.pollingInterval?.secondsValue ?? configuration.rwbutler.pollingInterval
         }
         set {
             updateConfiguration {

@@ -81,3 +81,11 @@ extension Connectivity {
         updateConfiguration(change)
     }
 }
+
+extension Duration {
+    /// The duration in seconds, as rwbutler's `TimeInterval`/`Double` settings give it.
+    package var secondsValue: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
