@@ -157,34 +157,28 @@ extension Connectivity {
     /// rwbutler's does.
     public var validationMode: ValidationMode {
         get { configuration.rwbutler.validationMode }
-        set {
-            updateConfiguration {
-                $0.rwbutler.validationMode = newValue
-                $0.rwbutler.validationChanged()
-            }
-        }
+        set { updateValidation { $0.validationMode = newValue } }
     }
 
     /// The text the contains and equals modes look for; default `"Success"`.
     public var expectedResponseString: String {
         get { configuration.rwbutler.expectedResponseString }
-        set {
-            updateConfiguration {
-                $0.rwbutler.expectedResponseString = newValue
-                $0.rwbutler.validationChanged()
-            }
-        }
+        set { updateValidation { $0.expectedResponseString = newValue } }
     }
 
     /// The pattern of the regular-expression mode; default
     /// ``ConnectivityResponseRegExValidator/defaultRegularExpression``.
     public var expectedResponseRegEx: String {
         get { configuration.rwbutler.expectedResponseRegEx }
-        set {
-            updateConfiguration {
-                $0.rwbutler.expectedResponseRegEx = newValue
-                $0.rwbutler.validationChanged()
-            }
+        set { updateValidation { $0.expectedResponseRegEx = newValue } }
+    }
+
+    /// Changes one of rwbutler's validation settings; ``responseValidator`` then
+    /// becomes the mode's validator, as rwbutler's does.
+    private func updateValidation(_ change: (inout RwbutlerSettings) -> Void) {
+        updateConfiguration {
+            change(&$0.rwbutler)
+            $0.rwbutler.validationChanged()
         }
     }
 
