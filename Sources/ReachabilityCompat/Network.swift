@@ -517,14 +517,8 @@ public final class NWPathMonitor: Sendable, AsyncSequence {
 
     private struct State: Sendable {
         var handler: (@Sendable (NWPath) -> Void)?
-        var queue: DispatchQueue?
         /// Why the latest start failed, if it did.
         var startError: ReachabilityError?
-        /// The monitor was started by `for await` loops, and this many are running.
-        var iterations = 0
-        var startedByIteration = false
-        /// Counts starts and cancels: a loop of an earlier start ends without effect.
-        var generation: UInt64 = 0
     }
 
     /// Nil when it could not be made (``lastError`` says why).
@@ -590,7 +584,7 @@ public final class NWPathMonitor: Sendable, AsyncSequence {
 
     /// The queue given to ``start(queue:)`` (or the library's, when a `for await`
     /// loop started the monitor), until ``cancel()``.
-    public var queue: DispatchQueue? { state.withLock { $0.queue } }
+    public var queue: DispatchQueue? { monitor?.queue }
 
     /// Why the monitor could not be made or started, or why it stopped by itself
     /// (the watched namespace went away); nil while all is well.
@@ -611,14 +605,8 @@ public final class NWPathMonitor: Sendable, AsyncSequence {
     /// ``NWPath/UnsatisfiedReason/monitorFailed``, ``lastError`` says why, and one
     /// line goes to standard error.
     public func start(queue: DispatchQueue) {
-        let failure = state.withLock { state -> ReachabilityError? in
-            state.generation += 1
-            state.startedByIteration = false
-            state.iterations = 0
-            state.queue = queue
-            state.startError = Self.start(monitor, makeError, on: queue)
-            return state.startError
-        }
+        let failure = Self.start(monitor, makeError, on: queue)
+        state.withLock { $0.startError = failure }
         guard let failure else { return }
         Self.logStartFailure(failure)
         queue.async { [state] in
@@ -629,13 +617,7 @@ public final class NWPathMonitor: Sendable, AsyncSequence {
 
     /// Stops watching; queued updates are dropped and `for await` loops end.
     public func cancel() {
-        state.withLock { state in
-            state.generation += 1
-            state.startedByIteration = false
-            state.iterations = 0
-            state.queue = nil
-            monitor?.cancel()
-        }
+        monitor?.cancel()
     }
 
     private static func start(
@@ -656,69 +638,31 @@ public final class NWPathMonitor: Sendable, AsyncSequence {
 
     // MARK: AsyncSequence
 
-    /// Iterates the paths: the current one first, then every change. Starts the
-    /// monitor if it is not started, and cancels it when the last loop that
-    /// started it ends; a monitor that can't start yields one
-    /// ``NWPath/UnsatisfiedReason/monitorFailed`` path and ends.
+    /// Iterates the paths: the current one first, then every change. The core
+    /// ``PathMonitor``'s iteration: it starts the monitor if it is not started, and
+    /// cancels it when the last loop that started it ends. A monitor that can't
+    /// start yields one ``NWPath/UnsatisfiedReason/monitorFailed`` path and ends.
     public func makeAsyncIterator() -> Iterator {
-        // Made before the start: a stream made while stopped waits for the start and
-        // gets its first path, and one made while running gets the current path.
-        // (Made after it, a namespace lost in between would leave it waiting.)
-        let paths = monitor?.paths
-        let begun = state.withLock { state -> Result<UInt64?, ReachabilityError> in
-            if let monitor, monitor.queue != nil {
-                // Running: join the loops that started it, or leave a start of the caller's alone.
-                guard state.startedByIteration else { return .success(nil) }
-                state.iterations += 1
-                return .success(state.generation)
-            }
-            state.generation += 1
-            let queue = Reachability.defaultNotificationQueue
-            if let error = Self.start(monitor, makeError, on: queue) {
-                state.startError = error
-                return .failure(error)
-            }
-            state.queue = queue
-            state.startError = nil
-            state.startedByIteration = true
-            state.iterations = 1
-            return .success(state.generation)
+        guard let monitor else {
+            if let makeError { Self.logStartFailure(makeError) }
+            return Iterator(paths: nil, pending: .failed)
         }
-        switch begun {
-        case .failure(let error):
-            Self.logStartFailure(error)
-            return Iterator(lease: IterationLease(self, generation: nil), paths: nil, pending: .failed)
-        case .success(let generation):
-            return Iterator(
-                lease: IterationLease(self, generation: generation), paths: paths?.makeAsyncIterator(), pending: nil)
+        let paths = monitor.makeAsyncIterator()
+        // The core starts a stopped monitor before returning: not running now, it failed.
+        guard monitor.queue == nil, let error = monitor.lastError else {
+            state.withLock { $0.startError = nil }
+            return Iterator(paths: paths, pending: nil)
         }
-    }
-
-    /// A `for await` loop over the monitor ended.
-    fileprivate func endIteration(generation: UInt64) {
-        state.withLock { state in
-            guard state.startedByIteration, state.generation == generation else { return }
-            state.iterations -= 1
-            guard state.iterations == 0 else { return }
-            state.startedByIteration = false
-            state.generation += 1
-            state.queue = nil
-            monitor?.cancel()
-        }
+        state.withLock { $0.startError = error }
+        Self.logStartFailure(error)
+        return Iterator(paths: nil, pending: .failed)
     }
 
     /// The iterator of a `for await` loop over a monitor. It keeps the monitor
     /// alive while the loop runs.
     public struct Iterator: AsyncIteratorProtocol {
-        fileprivate let lease: IterationLease
-        fileprivate var paths: AsyncStream<NetworkPath>.Iterator?
+        fileprivate var paths: PathMonitor.Iterator?
         fileprivate var pending: NWPath?
-
-        fileprivate init(lease: IterationLease, paths: AsyncStream<NetworkPath>.Iterator?, pending: NWPath?) {
-            self.lease = lease
-            self.paths = paths
-            self.pending = pending
-        }
 
         /// The next path; nil once the monitor is cancelled or the task is.
         public mutating func next() async -> NWPath? {
@@ -729,21 +673,5 @@ public final class NWPathMonitor: Sendable, AsyncSequence {
             guard let path = await paths?.next() else { return nil }
             return NWPath(path)
         }
-    }
-}
-
-/// Holds a monitor while a `for await` loop over it runs; when the loop's iterator
-/// goes away, tells the monitor (which cancels itself if the loops started it).
-final class IterationLease: Sendable {
-    let monitor: NWPathMonitor
-    let generation: UInt64?
-
-    init(_ monitor: NWPathMonitor, generation: UInt64?) {
-        self.monitor = monitor
-        self.generation = generation
-    }
-
-    deinit {
-        if let generation { monitor.endIteration(generation: generation) }
     }
 }
