@@ -203,17 +203,13 @@ extension Connectivity {
     public static var urlSessionConfiguration: URLSessionConfiguration {
         get { withRwbutlerSessionDefaults(ConnectivityConfiguration()).urlSessionConfiguration }
         set {
-            // Applied to a configuration of defaults once, now: the closure keeps only
-            // the values that came out (a URLSessionConfiguration is not Sendable).
+            // Applied once, now: only the values that came out are kept (a
+            // URLSessionConfiguration is not Sendable).
             let applied = ConnectivityConfiguration().configureURLSession(newValue)
-            let (probeTimeout, checkDeadline, headers) =
-                (applied.probeTimeout, applied.checkDeadline, applied.rwbutlerSessionHeaders)
             rwbutlerSessionDefaults.withLock {
-                $0 = { configuration in
-                    configuration.probeTimeout = probeTimeout
-                    configuration.checkDeadline = checkDeadline
-                    configuration.rwbutlerSessionHeaders = headers
-                }
+                $0 = RwbutlerSessionDefaults(
+                    probeTimeout: applied.probeTimeout, checkDeadline: applied.checkDeadline,
+                    headers: applied.rwbutlerSessionHeaders)
             }
         }
     }

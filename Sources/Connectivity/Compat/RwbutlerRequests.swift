@@ -5,6 +5,19 @@ package import Foundation
 package import Reachability
 
 /// One rwbutler `URLRequest` as this module keeps it: the URL, method and headers.
+/// The session settings rwbutler's static `urlSessionConfiguration` carries here.
+package struct RwbutlerSessionDefaults: Sendable {
+    package var probeTimeout: Duration
+    package var checkDeadline: Duration
+    package var headers: [String: String]
+
+    package init(probeTimeout: Duration, checkDeadline: Duration, headers: [String: String]) {
+        self.probeTimeout = probeTimeout
+        self.checkDeadline = checkDeadline
+        self.headers = headers
+    }
+}
+
 package struct RwbutlerRequest: Sendable, Hashable {
     /// The URL fetched.
     package var url: URL
@@ -60,18 +73,21 @@ extension ConnectivityConfiguration {
 
 extension Connectivity {
     /// What rwbutler's process-wide `Connectivity.urlSessionConfiguration` (module
-    /// ConnectivityURLSession) does to the configuration of the instances made
-    /// afterwards by ``init()`` and ``init(shouldUseHTTPS:)``; nil until it is set.
-    package static let rwbutlerSessionDefaults = LockedValue<(@Sendable (inout ConnectivityConfiguration) -> Void)?>(
-        nil)
+    /// ConnectivityURLSession) set: the probe timeout, check deadline and session
+    /// headers of the instances made afterwards by ``init()`` and
+    /// ``init(shouldUseHTTPS:)``; nil until it is set.
+    package static let rwbutlerSessionDefaults = LockedValue<RwbutlerSessionDefaults?>(nil)
 
     /// `configuration` with rwbutler's process-wide session settings applied.
     package static func withRwbutlerSessionDefaults(
         _ configuration: ConnectivityConfiguration
     ) -> ConnectivityConfiguration {
         var configuration = configuration
-        let apply = rwbutlerSessionDefaults.withLock { $0 }
-        apply?(&configuration)
+        if let defaults = rwbutlerSessionDefaults.withLock({ $0 }) {
+            configuration.probeTimeout = defaults.probeTimeout
+            configuration.checkDeadline = defaults.checkDeadline
+            configuration.rwbutlerSessionHeaders = defaults.headers
+        }
         return configuration
     }
 
