@@ -32,6 +32,12 @@ let package = Package(
             dependencies: [.product(name: "Reachability", package: "Reachability")],
             path: "ReachabilityScale"
         ),
+        // A Reachability-only program: its peak RSS (BENCHMARKS.md).
+        .executableTarget(
+            name: "ReachabilityMinimal",
+            dependencies: [.product(name: "Reachability", package: "Reachability")],
+            path: "ReachabilityMinimal"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -330,6 +330,17 @@ public final class Reachability: Sendable {
         ReachabilityObservation(core: core, id: core.addObserver(block))
     }
 
+    /// Calls `sink` with every state the notifier delivers (the first one at the
+    /// start, then each change), synchronously on the thread that decided it: the
+    /// monitor's reader thread for kernel events. No queue hop, so the latency
+    /// from the kernel event is the evaluation's alone. It runs under the
+    /// instance's lock, in delivery order, while the reader waits: it must not
+    /// call this instance or block for long. There is no removing it. For the
+    /// CLI, whose `watch` writes a line per change and does nothing else.
+    package func deliverSynchronously(_ sink: @escaping @Sendable (ReachabilityState) -> Void) {
+        core.addSynchronousSink(sink)
+    }
+
     /// Removes a block observer. Removing one twice does nothing.
     public func removeObserver(_ observation: ReachabilityObservation) {
         observation.remove()

@@ -44,15 +44,15 @@ struct Watch: ParsableCommand {
             // The namespace gone: exit 1 with a message. A resolver failure: a message,
             // and the watch goes on (the library tries the name again).
             TargetArgument.exitOnErrors(reachability, resolverFailure: nil)
+            // Called with the state (a hostname: once resolved), then on every change,
+            // on the monitor's reader thread: the line is written with no hop to a queue.
+            reachability.deliverSynchronously { [json] state in
+                Output.emit(
+                    json
+                        ? Output.json(target: name, state: state)
+                        : Output.line(target: name, state: state, width: width))
+            }
             try reachability.startNotifier()
-            // Called at once with the state (a hostname: once resolved), then on every change.
-            Self.running.append(
-                reachability.addObserver { [json] state in
-                    Output.emit(
-                        json
-                            ? Output.json(target: name, state: state)
-                            : Output.line(target: name, state: state, width: width))
-                })
         }
         // Wait for a signal; the monitor's reader thread does the work, and nothing
         // else runs: no Swift concurrency, so no libdispatch pool monitor waking

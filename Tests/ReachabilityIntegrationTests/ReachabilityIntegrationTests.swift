@@ -70,6 +70,35 @@ struct ReachabilityIntegrationTests {
         #expect(log.entries.map(\.status) == [.reachableViaWiFi, .notReachable, .reachableViaWiFi])
     }
 
+    @Test("A synchronous sink gets the same states as the queue, in order, changes on the reader thread")
+    func synchronousSink() async throws {
+        let ns = try TestNamespace()
+        try ns.ipv4WithDefaultRoute()
+        try ns.disableIPv6()
+        let reachability = try Reachability(environment: ns.environment)
+        let sunk = LockedValue<[(state: NetworkStatus, thread: String)]>([])
+        reachability.deliverSynchronously { state in
+            let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+            sunk.withLock { $0.append((state.status, name.trimmingCharacters(in: .newlines))) }
+        }
+        let log = try DeliveryLog.started(reachability)
+        // Each sink call comes before its queue delivery, so once the log has a state the
+        // sink has it too.
+        try await log.wait(forLast: .reachableViaWiFi, "reachable at start")
+        try ns.ip("link set veth0 down")
+        try await log.wait(forLast: .notReachable, "notReachable after link down")
+        try ns.ip("link set veth0 up")
+        try ns.ip("route add default via 192.0.2.2 dev veth0")
+        try await log.wait(forLast: .reachableViaWiFi, "reachable after link up + route")
+
+        let calls = sunk.withLock { $0 }
+        #expect(calls.map(\.state) == log.entries.map(\.status))
+        #expect(calls.map(\.state) == [.reachableViaWiFi, .notReachable, .reachableViaWiFi])
+        // The changes were written by the monitor's reader thread, with no hop to a queue.
+        #expect(calls.dropFirst().allSatisfy { $0.thread == "reachability-nl" })
+        reachability.stopNotifier()
+    }
+
     @Test("Default route delete and add; replace onto a second interface gives one delivery")
     func defaultRouteChanges() async throws {
         let ns = try TestNamespace()

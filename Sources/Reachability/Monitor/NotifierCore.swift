@@ -48,6 +48,9 @@ final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
         var monitor: NetlinkMonitor?
         var observers: [UInt64: Observer] = [:]
         var streams = StreamRegistry<ReachabilityState>()
+        /// Called under the lock, in delivery order, on the thread that decided the
+        /// delivery (``Reachability/deliverSynchronously(_:)``).
+        var synchronousSinks: [ObserverBlock] = []
         var nextID: UInt64 = 0
         /// Hostname targets: the latest resolution (nil before the first).
         var resolution: Resolution?
@@ -341,6 +344,15 @@ final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
         return id
     }
 
+    /// Adds a sink called with every delivered state under the lock; when running,
+    /// with the current state at once.
+    func addSynchronousSink(_ sink: @escaping ObserverBlock) {
+        storage.withLock { storage in
+            storage.synchronousSinks.append(sink)
+            if let current = storage.machine.current { sink(current) }
+        }
+    }
+
     func removeObserver(_ id: UInt64) {
         // Released after unlocking: the block may own the last reference to the
         // instance, whose deinit takes this lock.
@@ -354,6 +366,8 @@ final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
         guard case .deliver(let state, let session) = action else { return }
         // Streams keep only the newest state; yielding runs no user code.
         storage.streams.yield(state)
+        // The package's own sinks (the CLI's line writer): at once, no queue hop.
+        for sink in storage.synchronousSinks { sink(state) }
         // Observers added after this point get their own immediate call instead.
         let observers = storage.observers.keys.sorted()
         for id in observers { storage.observers[id]?.awaitingFirstState = false }
