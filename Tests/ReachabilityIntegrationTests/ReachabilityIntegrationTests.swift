@@ -326,7 +326,15 @@ struct ReachabilityIntegrationTests {
         let reachability = try Reachability(address: "198.51.100.7", environment: ns.environment)
         let log = try DeliveryLog.started(reachability)
         try await log.wait(forCount: 1, "the initial delivery")
-        return (ns, reachability, log, try #require(MonitorRegistry.running(for: ns.environment)))
+        let monitor = try #require(MonitorRegistry.running(for: ns.environment))
+        // The kernel reports a veth's carrier (operstate up) a moment after the link is
+        // up: that event causes a pass of its own. Wait until the monitor has it for both
+        // links, so that the counters a test reads next see only its own events.
+        try await eventually("veth0 and veth2 operationally up in the monitor's table") {
+            let up = monitor.snapshot.0.interfaces.values.filter { $0.operState == IFOper.up }.map(\.name)
+            return up.contains("veth0") && up.contains("veth2")
+        }
+        return (ns, reachability, log, monitor)
     }
 
     @Test("Routes whose prefixes cover no target cause no evaluation pass; a covering one does")
