@@ -8,18 +8,19 @@ import Dispatch
 import Glibc
 import Reachability
 
-/// A /proc/self/status field in KiB (0 when missing).
-func statusKiB(_ field: String) -> Int {
-    guard let file = fopen("/proc/self/status", "r") else { return 0 }
+/// Fields of /proc/self/status in KiB, read in one pass (0 when missing).
+func statusKiB(_ fields: [String]) -> [String: Int] {
+    var values = Dictionary(uniqueKeysWithValues: fields.map { ($0, 0) })
+    guard let file = fopen("/proc/self/status", "r") else { return values }
     defer { fclose(file) }
     var line = [CChar](repeating: 0, count: 256)
     while fgets(&line, Int32(line.count), file) != nil {
         let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        if text.hasPrefix(field + ":") {
-            return Int(text.dropFirst(field.count + 1).split { $0 == " " || $0 == "\t" }.first ?? "") ?? 0
-        }
+        guard let colon = text.firstIndex(of: ":"), values[String(text[..<colon])] != nil else { continue }
+        let number = text[text.index(after: colon)...].split { $0 == " " || $0 == "\t" }.first ?? ""
+        values[String(text[..<colon])] = Int(number) ?? 0
     }
-    return 0
+    return values
 }
 
 let delivered = DispatchSemaphore(value: 0)
@@ -33,5 +34,7 @@ guard delivered.wait(timeout: .now() + 10) == .success else {
     exit(2)
 }
 usleep(200_000)
-print("{\"figure\": \"minimalRSS\", \"peakKiB\": \(statusKiB("VmHWM")), \"rssKiB\": \(statusKiB("VmRSS"))}")
+let memory = statusKiB(["VmHWM", "VmRSS"])
+let (peak, resident) = (memory["VmHWM", default: 0], memory["VmRSS", default: 0])
+print("{\"figure\": \"minimalRSS\", \"peakKiB\": \(peak), \"rssKiB\": \(resident)}")
 withExtendedLifetime(reachability) {}

@@ -37,18 +37,22 @@ struct ReachabilityIntegrationTests {
         #expect(reachability.interface == nil)
     }
 
+    /// veth0 down, then up with its default route back, waiting for notReachable and
+    /// then reachableViaWiFi.
+    static func cycleDefaultLink(_ ns: TestNamespace, _ log: DeliveryLog) async throws {
+        // Link down removes the IPv4 routes without RTM_DELROUTE: the link event must trigger re-evaluation.
+        try ns.ip("link set veth0 down")
+        try await log.wait(forLast: .notReachable, "notReachable after link down")
+        try ns.ip("link set veth0 up")
+        try ns.ip("route add default via 192.0.2.2 dev veth0")
+        try await log.wait(forLast: .reachableViaWiFi, "reachable after link up + route")
+    }
+
     @Test("IPv4 only: link down on the default-route interface, then up with the route back")
     func linkDownUp() async throws {
         let (ns, _, log) = try TestNamespace.watchingInternet(ipv4Only: true)
         try await log.wait(forLast: .reachableViaWiFi, "reachable at start")
-
-        // Link down removes the IPv4 routes without RTM_DELROUTE: the link event must trigger re-evaluation.
-        try ns.ip("link set veth0 down")
-        try await log.wait(forLast: .notReachable, "notReachable after link down")
-
-        try ns.ip("link set veth0 up")
-        try ns.ip("route add default via 192.0.2.2 dev veth0")
-        try await log.wait(forLast: .reachableViaWiFi, "reachable after link up + route")
+        try await Self.cycleDefaultLink(ns, log)
         #expect(log.entries.map(\.status) == [.reachableViaWiFi, .notReachable, .reachableViaWiFi])
         #expect(log.notificationCount == log.entries.count)
     }
@@ -85,11 +89,7 @@ struct ReachabilityIntegrationTests {
         // Each sink call comes before its queue delivery, so once the log has a state the
         // sink has it too.
         try await log.wait(forLast: .reachableViaWiFi, "reachable at start")
-        try ns.ip("link set veth0 down")
-        try await log.wait(forLast: .notReachable, "notReachable after link down")
-        try ns.ip("link set veth0 up")
-        try ns.ip("route add default via 192.0.2.2 dev veth0")
-        try await log.wait(forLast: .reachableViaWiFi, "reachable after link up + route")
+        try await Self.cycleDefaultLink(ns, log)
 
         let calls = sunk.withLock { $0 }
         #expect(calls.map(\.state) == log.entries.map(\.status))
