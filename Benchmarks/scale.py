@@ -33,19 +33,29 @@ def sh(*argv, stdin=None):
 
 
 class Namespace:
-    """`ip netns add`, with veth0 (10.0.0.1/8, default via 10.0.0.2; peer veth1 up)
-    and vC/vD for bulk routes (which link flaps on veth0 never flush)."""
+    """`ip netns add`, with veth0 (10.0.0.1/8, default via 10.0.0.2) whose peer veth1 is
+    up in a second namespace, `peer_path` (as the far end of a cable: changing it shows
+    here only as veth0's carrier), and vC/vD for bulk routes (which link flaps on veth0
+    never flush)."""
 
     def __init__(self):
         self.name = f"rbench-{os.getpid()}"
         self.path = f"/run/netns/{self.name}"
+        self.peer_path = f"/run/netns/{self.name}-peer"
         sh("ip", "netns", "add", self.name)
+        sh("ip", "netns", "add", self.name + "-peer")
+        sh("ip", "-n", self.name + "-peer", "link", "set", "lo", "up")
         self.batch([
             "link set lo up",
-            "link add veth0 type veth peer name veth1", "link set veth1 up", "link set veth0 up",
+            # Distinct indexes: the kernel reports a carrier change at once only for a
+            # link whose index differs from its peer's (linkwatch's "urgent" test);
+            # otherwise it batches the event for up to a second.
+            f"link add veth0 index 10 type veth peer name veth1 index 11 netns {self.peer_path}",
+            "link set veth0 up",
             "addr add 10.0.0.1/8 dev veth0", "route add default via 10.0.0.2 dev veth0",
             "link add vC type veth peer name vD", "link set vD up", "link set vC up",
         ])
+        sh("ip", "-n", self.name + "-peer", "link", "set", "veth1", "up")
         sh("ip", "netns", "exec", self.name, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
 
     def batch(self, lines):
@@ -56,6 +66,7 @@ class Namespace:
 
     def close(self):
         subprocess.run(["ip", "netns", "del", self.name], capture_output=True)
+        subprocess.run(["ip", "netns", "del", self.name + "-peer"], capture_output=True)
 
 
 def bulk_routes(start, count, verb="add"):
@@ -161,7 +172,7 @@ def figure_storm(ns, binary, events):
 
 
 def run_scale(ns, scale_binary, figure, count):
-    out = sh(scale_binary, figure, ns.path, str(count))
+    out = sh(scale_binary, figure, ns.path, str(count), ns.peer_path)
     return json.loads(out.strip().splitlines()[-1])
 
 

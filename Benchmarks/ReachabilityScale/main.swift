@@ -2,10 +2,11 @@
 // changes it through one long-lived `ip -batch -` (so no process start is timed),
 // and prints one JSON line of figures.
 //
-//   ReachabilityScale targets NSPATH COUNT     COUNT address targets, one link change
-//   ReachabilityScale latency NSPATH CHANGES   kernel event → callback, link down/up
+//   ReachabilityScale targets NSPATH COUNT [PEERPATH]     COUNT address targets, one link change
+//   ReachabilityScale latency NSPATH CHANGES [PEERPATH]   kernel event → callback, link down/up
 //
-// NSPATH has veth0 (10.0.0.1/8, default via 10.0.0.2) whose peer veth1 is up.
+// NSPATH has veth0 (10.0.0.1/8, default via 10.0.0.2) whose peer veth1 is up, in
+// PEERPATH when given (then NSPATH sees only veth0's carrier change), else in NSPATH.
 import Dispatch
 import Foundation
 import Reachability
@@ -84,13 +85,14 @@ func percentile(_ sorted: [Double], _ p: Double) -> Double {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4, let count = Int(arguments[3]), count > 0 else {
-    fail("usage: ReachabilityScale targets|latency NSPATH COUNT")
+guard arguments.count == 4 || arguments.count == 5, let count = Int(arguments[3]), count > 0 else {
+    fail("usage: ReachabilityScale targets|latency NSPATH COUNT [PEERPATH]")
 }
 let namespace = arguments[2]
 let environment = NetworkEnvironment(networkNamespacePath: namespace)
 let queue = DispatchQueue(label: "scale.callbacks")
-let batch = try IPBatch(namespace: namespace)
+/// Where veth1, whose state is veth0's carrier, is changed.
+let batch = try IPBatch(namespace: arguments.count == 5 ? arguments[4] : namespace)
 
 switch arguments[1] {
 case "targets":

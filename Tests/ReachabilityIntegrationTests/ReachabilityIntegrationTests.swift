@@ -74,6 +74,84 @@ struct ReachabilityIntegrationTests {
         #expect(log.entries.map(\.status) == [.reachableViaWiFi, .notReachable, .reachableViaWiFi])
     }
 
+    /// IPv4 only: `veth0` (192.0.2.1/24, default route via .2, metric 10) and `veth2`
+    /// (198.51.100.1/24, default route via .2, metric 20), each with its peer in a
+    /// second namespace; `ignore_routes_with_linkdown` on veth0 as given. The Internet
+    /// target is watched, and the monitor has both links operationally up.
+    static func watchingOverTwoFarLinks(ignoreLinkdownOnVeth0: Bool) async throws -> (
+        ns: TestNamespace, far: TestNamespace, log: DeliveryLog, monitor: NetlinkMonitor, reachability: Reachability
+    ) {
+        let (ns, far) = (try TestNamespace(), try TestNamespace())
+        try ns.disableIPv6()
+        try ns.addVeth("veth0", peerIn: far, peer: "veth1", address: "192.0.2.1/24")
+        try ns.addVeth("veth2", peerIn: far, peer: "veth3", address: "198.51.100.1/24")
+        try ns.ip("route add default via 192.0.2.2 dev veth0 metric 10")
+        try ns.ip("route add default via 198.51.100.2 dev veth2 metric 20")
+        if ignoreLinkdownOnVeth0 {
+            try ns.run(["sysctl", "-qw", "net.ipv4.conf.veth0.ignore_routes_with_linkdown=1"])
+        }
+        let reachability = try Reachability(environment: ns.environment)
+        let log = try DeliveryLog.started(reachability)
+        let monitor = try #require(MonitorRegistry.running(for: ns.environment))
+        try await eventually("veth0 and veth2 operationally up in the monitor's table") {
+            let up = monitor.snapshot.0.interfaces.values.filter { $0.operState == IFOper.up }.map(\.name)
+            return up.contains("veth0") && up.contains("veth2")
+        }
+        try await log.wait(for: "reachable over veth0 at start") {
+            $0.last?.status == .reachableViaWiFi && $0.last?.interface == "veth0"
+        }
+        return (ns, far, log, monitor, reachability)
+    }
+
+    @Test("A carrier change alone reuses the last answers while the kernel keeps using the link's routes")
+    func carrierOnlyPassesReuseAnswers() async throws {
+        let (ns, far, log, monitor, reachability) = try await Self.watchingOverTwoFarLinks(ignoreLinkdownOnVeth0: false)
+        defer { withExtendedLifetime((ns, reachability)) {} }
+        let (reused, failed) = (monitor.statistics.reusedAnswerPasses, monitor.statistics.failedPasses)
+        // The kernel flags veth0's route linkdown and still picks it over the metric-20 one.
+        try far.ip("link set veth1 down")
+        try await log.wait(for: "not reachable over veth0 after its carrier went") {
+            $0.last?.status == .notReachable && $0.last?.interface == "veth0"
+        }
+        try far.ip("link set veth1 up")
+        try await log.wait(for: "reachable over veth0 again") {
+            $0.last?.status == .reachableViaWiFi && $0.last?.interface == "veth0"
+        }
+        #expect(monitor.statistics.reusedAnswerPasses - reused >= 2)
+        #expect(monitor.statistics.failedPasses == failed)
+    }
+
+    @Test("With ignore_routes_with_linkdown set, a carrier loss moves the answer to the other route")
+    func carrierLossWithIgnoreLinkdownMovesTheAnswer() async throws {
+        let (ns, far, log, monitor, reachability) = try await Self.watchingOverTwoFarLinks(ignoreLinkdownOnVeth0: true)
+        defer { withExtendedLifetime((ns, reachability)) {} }
+        let reused = monitor.statistics.reusedAnswerPasses
+        try far.ip("link set veth1 down")
+        try await log.wait(for: "reachable over veth2 once veth0 lost its carrier") {
+            $0.last?.status == .reachableViaWiFi && $0.last?.interface == "veth2"
+        }
+        try far.ip("link set veth1 up")
+        try await log.wait(for: "back over veth0 with its carrier") { $0.last?.interface == "veth0" }
+        #expect(monitor.statistics.reusedAnswerPasses == reused)
+    }
+
+    @Test("Setting ignore_routes_with_linkdown while a link has no carrier is a change (netconf event)")
+    func ignoreLinkdownSettingIsAnEvent() async throws {
+        let (ns, far, log, monitor, reachability) = try await Self.watchingOverTwoFarLinks(ignoreLinkdownOnVeth0: false)
+        defer { withExtendedLifetime((ns, reachability)) {} }
+        try far.ip("link set veth1 down")
+        try await log.wait(for: "not reachable over veth0 after its carrier went") {
+            $0.last?.status == .notReachable && $0.last?.interface == "veth0"
+        }
+        let passes = monitor.statistics.evaluationPasses
+        // No link, address or route event: only RTM_NEWNETCONF says the answer moved.
+        try ns.run(["sysctl", "-qw", "net.ipv4.conf.all.ignore_routes_with_linkdown=1"])
+        try await log.wait(for: "reachable over veth2 once linkdown routes are ignored") {
+            $0.last?.status == .reachableViaWiFi && $0.last?.interface == "veth2"
+        }
+        #expect(monitor.statistics.evaluationPasses > passes)
+    }
+
     @Test("A synchronous sink gets the same states as the queue, in order, changes on the reader thread")
     func synchronousSink() async throws {
         let ns = try TestNamespace()

@@ -327,6 +327,22 @@ import Testing
         }
     }
 
+    @Test("RTM_NEWNETCONF: family, device and ignore_routes_with_linkdown; a short attribute is malformed")
+    func netconf() {
+        typealias B = NetlinkBuilder
+        let payload =
+            B.padded([AddressFamily.inet6]) + B.attribute(NETCONFA.ifindex, B.raw(NETCONFA.indexAll))
+            + B.attribute(2, B.raw(Int32(1))) + B.attribute(NETCONFA.ignoreRoutesWithLinkdown, B.raw(Int32(1)))
+        let parsed = NetlinkParser.parse(B.message(type: NLMsgType.newNetconf, payload: payload))
+        #expect(
+            parsed.messages.map(\.message) == [
+                .netconf(NetconfMessage(family: AddressFamily.inet6, index: -1, ignoresLinkdownRoutes: true))
+            ])
+        let short = B.padded([AddressFamily.inet]) + B.attribute(NETCONFA.ignoreRoutesWithLinkdown, [1, 0])
+        #expect(NetlinkParser.parse(B.message(type: NLMsgType.delNetconf, payload: short)).malformed != nil)
+        #expect(NetlinkParser.parse(B.message(type: NLMsgType.newNetconf, payload: [])).malformed != nil)
+    }
+
     // MARK: - Alignment and garbage
 
     @Test(arguments: Fixture.all)

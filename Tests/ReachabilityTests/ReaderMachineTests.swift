@@ -152,11 +152,14 @@ final class ScriptedEventSource: NetlinkEventSource {
                 + B.attribute(RTA.dst, destination) + B.attribute(RTA.oif, B.raw(UInt32(2))))
     }
 
-    static func drain(_ items: [ScriptedEventSource.Item], destinations: [IPAddress] = [])
+    static func drain(
+        _ items: [ScriptedEventSource.Item], destinations: [IPAddress] = [],
+        table start: InterfaceTable = InterfaceTable()
+    )
         -> (ReaderWakeup, InterfaceTable, asked: Int)
     {
         let source = ScriptedEventSource(items)
-        var table = InterfaceTable()
+        var table = start
         var wakeup = ReaderWakeup()
         var asked = 0
         ReaderDrain.drain(
@@ -209,6 +212,56 @@ final class ScriptedEventSource: NetlinkEventSource {
         #expect(moved.changed && moved.relevantRoutes == 1 && !moved.tableChanged)
     }
 
+    /// RTM_NEWLINK for eth0 (index 2) with `flags` and `operState`.
+    static func eth0(flags: UInt32, operState: UInt8, name: String = "eth0") -> [UInt8] {
+        B.message(
+            type: NLMsgType.newLink,
+            payload: B.ifinfomsg(index: 2, flags: flags) + B.attribute(IFLA.ifname, B.cString(name))
+                + B.attribute(IFLA.operstate, [operState]))
+    }
+
+    /// RTM_NEWNETCONF: eth0's IPv4 ignore_routes_with_linkdown.
+    static let netconf = B.message(
+        type: NLMsgType.newNetconf,
+        payload: B.padded([AddressFamily.inet]) + B.attribute(NETCONFA.ifindex, B.raw(Int32(2)))
+            + B.attribute(NETCONFA.ignoreRoutesWithLinkdown, B.raw(Int32(1))))
+
+    @Test(
+        "Carrier alone: an up link losing LOWER_UP may reuse answers; admin down, renames, addresses, routes, netconf may not"
+    )
+    func carrierOnly() throws {
+        let (_, up, _) = Self.drain([
+            .datagram(Self.eth0(flags: IFF.up | IFF.lowerUp | IFF.running, operState: IFOper.up))
+        ])
+        let lost = Self.eth0(flags: IFF.up, operState: IFOper.lowerLayerDown)
+        let (carrier, _, _) = Self.drain([.datagram(lost)], table: up)
+        #expect(carrier.changed && carrier.cause.carrierOnlyLinks == [2])
+
+        let (adminDown, _, _) = Self.drain([.datagram(Self.eth0(flags: 0, operState: IFOper.down))], table: up)
+        #expect(adminDown.changed && adminDown.cause.carrierOnlyLinks == nil)
+        let renamed = Self.eth0(flags: IFF.up, operState: IFOper.lowerLayerDown, name: "wan0")
+        #expect(Self.drain([.datagram(renamed)], table: up).0.cause.carrierOnlyLinks == nil)
+        let address = B.newAddress(family: AddressFamily.inet, address: [192, 0, 2, 1])
+        #expect(Self.drain([.datagram(lost + address)], table: up).0.cause.carrierOnlyLinks == nil)
+        let (withNetconf, _, _) = Self.drain([.datagram(lost + Self.netconf)], table: up)
+        #expect(withNetconf.cause.netconfChanged && withNetconf.cause.carrierOnlyLinks == nil)
+
+        // A route covering a destination still counts after the carrier change made a pass due.
+        let target = try IPAddress("198.51.100.7")
+        let covering = Self.route([198, 51, 100, 0], length: 24)
+        let (routed, _, _) = Self.drain([.datagram(lost + covering)], destinations: [target], table: up)
+        #expect(routed.cause.relevantRoute && routed.cause.carrierOnlyLinks == nil)
+        let unrelated = Self.route([10, 0, 0, 0], length: 24)
+        let (quiet, _, _) = Self.drain([.datagram(lost + unrelated)], destinations: [target], table: up)
+        #expect(quiet.cause.carrierOnlyLinks == [2], "a route covering no destination changes no answer")
+    }
+
+    @Test("A netconf event alone makes a pass")
+    func netconfAlone() {
+        let (wakeup, _, _) = Self.drain([.datagram(Self.netconf)])
+        #expect(wakeup.changed && wakeup.cause.netconfChanged && !wakeup.tableChanged)
+    }
+
     @Test("At most drainLimit datagrams per wake-up: the rest waits in the socket")
     func drainLimit() {
         let items = Array(repeating: ScriptedEventSource.Item.overrun, count: ReaderDrain.drainLimit + 5)
@@ -220,5 +273,26 @@ final class ScriptedEventSource: NetlinkEventSource {
             classify: { InterfaceClassifier.classify($0, sysfs: SysfsReader(root: "/nonexistent")) })
         #expect(source.receives == ReaderDrain.drainLimit)
         #expect(wakeup.overruns == ReaderDrain.drainLimit)
+    }
+}
+
+@Suite struct KnownAnswersTests {
+    static func request(_ text: String) throws -> LookupRequest { LookupRequest(destination: try IPAddress(text)) }
+
+    @Test("A pass's answers, plus starts' at the same generation; nil while one is unknown")
+    func answers() throws {
+        let (a, b, c) = (try Self.request("192.0.2.1"), try Self.request("192.0.2.2"), try Self.request("2001:db8::1"))
+        var known = KnownAnswers(
+            slots: [a: 0, b: 1], results: [.noRoute(errno: 101), .noRoute(errno: 113)], generation: 7)
+        #expect(known.answers(for: [b, a]) == [.noRoute(errno: 113), .noRoute(errno: 101)])
+        #expect(known.answers(for: [a, c]) == nil)
+        known.add([c], [.noRoute(errno: 22)], askedAt: 6)
+        #expect(known.answers(for: [c]) == nil, "asked before the pass: may predate a change")
+        known.add([c], [.noRoute(errno: 22)], askedAt: 7)
+        #expect(known.answers(for: [a, c]) == [.noRoute(errno: 101), .noRoute(errno: 22)])
+        known.stillHold(at: 9)
+        #expect(known.generation == 9 && known.answers(for: [c]) == [.noRoute(errno: 22)])
+        known.add([a], [.noRoute(errno: 1)], askedAt: 9)
+        #expect(known.answers(for: [a]) == [.noRoute(errno: 101)], "a pass's answer is not replaced")
     }
 }

@@ -18,6 +18,20 @@
     var publicInterface: NetworkInterface {
         NetworkInterface(name: name, index: Int(index), type: classification.type)
     }
+
+    /// The flags a carrier change alone moves: IFF_LOWER_UP, IFF_RUNNING, IFF_DORMANT.
+    static let carrierFlags = IFF.lowerUp | IFF.running | IFF.dormant
+
+    /// Whether `after` is this link with only its carrier changed: administratively
+    /// up before and after, the same name, kind and classification, and no flag
+    /// other than ``carrierFlags`` moved. While the link's
+    /// `ignore_routes_with_linkdown` is 0, such a change can't change which route
+    /// the kernel picks (it flags the link's routes `linkdown` and keeps using them).
+    func differsOnlyInCarrier(from after: InterfaceState) -> Bool {
+        isUp && after.isUp && index == after.index && name == after.name && kind == after.kind
+            && hardwareType == after.hardwareType && classification == after.classification
+            && flags & ~Self.carrierFlags == after.flags & ~Self.carrierFlags
+    }
 }
 
 /// An address on an interface, with the flags that decide whether it is usable.
@@ -115,7 +129,7 @@ struct InterfaceAddress: Sendable, Hashable {
             list.remove(at: position)
             addresses[message.index] = list.isEmpty ? nil : list
             return true
-        case .route, .rule, .error, .done, .overrun, .ignored:
+        case .route, .rule, .netconf, .error, .done, .overrun, .ignored:
             return false
         }
     }

@@ -59,6 +59,9 @@ final class NetlinkMonitor: Sendable {
         var planVersion: UInt64 = 0
         /// Bumped each time the table or the routing state changes.
         var generation: UInt64 = 0
+        /// The answers known to hold since the last change that could move one: what
+        /// a pass after a carrier change alone reuses (nil after a failed pass).
+        var knownAnswers: KnownAnswers?
         var stopRequested = false
         /// Why the monitor stopped by itself (its namespace went away), if it did.
         var failure: ReachabilityError?
@@ -188,7 +191,19 @@ final class NetlinkMonitor: Sendable {
     /// with the table's generation.
     func evaluate<E: Evaluation>(_ evaluation: E) throws(ReachabilityError) -> (E.State, UInt64) {
         let (table, generation) = snapshot
-        return (try evaluation.evaluate(in: table, lookup: lookup), generation)
+        let state = try evaluation.evaluate(in: table) { requests throws(ReachabilityError) in
+            let results = try lookup(requests)
+            // A start's answers join the known ones if no pass came in between.
+            shared.withLock { shared in
+                guard shared.generation == generation else { return }
+                if shared.knownAnswers?.generation != generation {
+                    shared.knownAnswers = KnownAnswers(generation: generation)
+                }
+                shared.knownAnswers?.add(requests, results, askedAt: generation)
+            }
+            return results
+        }
+        return (state, generation)
     }
 
     /// The published interface table and its generation.
@@ -463,6 +478,21 @@ final class NetlinkMonitor: Sendable {
         return true
     }
 
+    /// Whether the kernel may skip routes over `links` without carrier for the
+    /// families `requests` ask about (`ignore_routes_with_linkdown` set on one of
+    /// them or on `all`); also when that can't be read.
+    private func linkdownRoutesMayBeIgnored(links: Set<Int32>, requests: [LookupRequest]) -> Bool {
+        var families = Set<UInt8>()
+        for request in requests {
+            families.insert(request.destination.family == .ipv4 ? AddressFamily.inet : AddressFamily.inet6)
+            if families.count == 2 { break }
+        }
+        return self.requests.withLock { socket in
+            guard let socket else { return true }
+            return (try? socket.socket.ignoresLinkdownRoutes(links: links, families: families)) ?? true
+        }
+    }
+
     /// Looks up every client's target (pipelined, identical lookups shared) and
     /// hands each its new state. Returns false when the lookups failed.
     private func reevaluateAll(cause: PassCause) -> Bool {
@@ -483,13 +513,34 @@ final class NetlinkMonitor: Sendable {
                 return ordered.count - 1
             }
         }
-        shared.withLock { $0.keep(ordered, plannedAt: version) }
+        let known = shared.withLock { shared in
+            shared.keep(ordered, plannedAt: version)
+            return cause.carrierOnlyLinks == nil ? nil : shared.knownAnswers
+        }
         let results: [LookupResult]
-        do throws(ReachabilityError) {
-            results = try lookup(ordered)
-        } catch {
-            shared.withLock { $0.statistics.failedPasses += 1 }
-            return false
+        if let links = cause.carrierOnlyLinks, let reused = known?.answers(for: ordered),
+            !linkdownRoutesMayBeIgnored(links: links, requests: ordered)
+        {
+            // Only carrier changed, on links whose routes the kernel keeps using
+            // without it: the known answers still hold (no lookup round trips).
+            results = reused
+            shared.withLock {
+                $0.knownAnswers?.stillHold(at: generation)
+                $0.statistics.reusedAnswerPasses += 1
+            }
+        } else {
+            do throws(ReachabilityError) {
+                results = try lookup(ordered)
+                shared.withLock {
+                    $0.knownAnswers = KnownAnswers(slots: unique, results: results, generation: generation)
+                }
+            } catch {
+                shared.withLock {
+                    $0.statistics.failedPasses += 1
+                    $0.knownAnswers = nil
+                }
+                return false
+            }
         }
         for (plan, slots) in zip(passPlans, slots) {
             plan.finish(slots.map { results[$0] }, generation, cause)
@@ -527,6 +578,8 @@ struct MonitorStatistics: Sendable, Equatable {
     /// Route events whose prefix covered a looked-up destination (they cause a pass).
     var relevantRouteEvents = 0
     var evaluationPasses = 0
+    /// Passes after a carrier change alone that reused the last pass's answers.
+    var reusedAnswerPasses = 0
     var failedPasses = 0
     /// Changes of the resolver's configuration files seen (inotify).
     var resolverConfigurationChanges = 0

@@ -14,6 +14,16 @@ struct PassCause: Sendable, Equatable {
     var routes: [RoutePrefix] = []
     /// More than ``routeLimit`` route events came: treated as relevant to everything.
     var manyRoutes = false
+    /// A route event covered a looked-up destination.
+    var relevantRoute = false
+    /// A device's or `all`'s IP settings changed (RTM_NEWNETCONF, RTM_DELNETCONF),
+    /// `ignore_routes_with_linkdown` among them.
+    var netconfChanged = false
+    /// Links whose carrier alone changed (``InterfaceState/differsOnlyInCarrier(from:)``).
+    var carrierChangedLinks: Set<Int32> = []
+    /// The table changed in another way: a link appeared, went, or changed more
+    /// than its carrier, or an address changed.
+    var otherInterfaceChange = false
 
     /// Route prefixes kept per pass; past this, a pass counts as a route storm.
     static let routeLimit = 64
@@ -26,6 +36,17 @@ struct PassCause: Sendable, Equatable {
             manyRoutes = true
             routes = []
         }
+    }
+
+    /// The links whose carrier changed, when that is all that changed since the
+    /// last pass; nil otherwise. Such a pass may reuse the last pass's lookup
+    /// answers, once the kernel confirms that those links' routes don't depend on
+    /// their carrier (``NetlinkSocket/ignoresLinkdownRoutes(links:families:)``).
+    var carrierOnlyLinks: Set<Int32>? {
+        guard !carrierChangedLinks.isEmpty, !otherInterfaceChange, !relevantRoute, !manyRoutes, !rulesChanged,
+            !resynced, !netconfChanged, !resolverConfigurationChanged
+        else { return nil }
+        return carrierChangedLinks
     }
 
     /// Whether this pass may change what a hostname now resolving to `addresses`

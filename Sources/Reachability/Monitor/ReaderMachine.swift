@@ -142,22 +142,42 @@ enum ReaderDrain {
                     switch item.message {
                     case .route(let route, _):
                         wakeup.cause.noteRoute(route.prefix)
-                        guard !wakeup.changed else { continue }
+                        // Once a pass is due, a route matters only to whether it may
+                        // reuse the last answers (a carrier change so far alone).
+                        guard !wakeup.cause.relevantRoute, !wakeup.changed || wakeup.cause.carrierOnlyLinks != nil
+                        else { continue }
                         let targets = known ?? destinations(table)
                         known = targets
                         if targets.contains(where: route.covers) {
                             wakeup.changed = true
                             wakeup.relevantRoutes += 1
+                            wakeup.cause.relevantRoute = true
                         }
                     case .rule:
                         wakeup.changed = true
                         wakeup.cause.rulesChanged = true
+                    case .netconf:
+                        // ignore_routes_with_linkdown (among others) decides whether routes
+                        // over a link without carrier are used: it can move an answer.
+                        wakeup.changed = true
+                        wakeup.cause.netconfChanged = true
                     case .overrun:
                         wakeup.needsResync = true
+                    case .newLink(let link):
+                        let before = table[link.index]
+                        guard table.apply(item.message, classify: classify) else { continue }
+                        wakeup.changed = true
+                        wakeup.tableChanged = true
+                        if let before, let after = table[link.index], before.differsOnlyInCarrier(from: after) {
+                            wakeup.cause.carrierChangedLinks.insert(link.index)
+                        } else {
+                            wakeup.cause.otherInterfaceChange = true
+                        }
                     default:
                         if table.apply(item.message, classify: classify) {
                             wakeup.changed = true
                             wakeup.tableChanged = true
+                            wakeup.cause.otherInterfaceChange = true
                         }
                     }
                 }

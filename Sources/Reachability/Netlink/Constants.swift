@@ -20,6 +20,17 @@ enum NLMsgType {
     static let getRoute: UInt16 = 26  // RTM_GETROUTE
     static let newRule: UInt16 = 32  // RTM_NEWRULE
     static let delRule: UInt16 = 33  // RTM_DELRULE
+    static let newNetconf: UInt16 = 80  // RTM_NEWNETCONF
+    static let delNetconf: UInt16 = 81  // RTM_DELNETCONF
+    static let getNetconf: UInt16 = 82  // RTM_GETNETCONF
+}
+
+/// Attributes of RTM_*NETCONF messages (NETCONFA_*).
+enum NETCONFA {
+    static let ifindex: UInt16 = 1  // NETCONFA_IFINDEX
+    static let ignoreRoutesWithLinkdown: UInt16 = 6  // NETCONFA_IGNORE_ROUTES_WITH_LINKDOWN
+    /// NETCONFA_IFINDEX_ALL: the `all` settings, which the kernel ORs with each device's.
+    static let indexAll: Int32 = -1
 }
 
 /// Netlink header flags (`nlmsghdr.nlmsg_flags`).
@@ -40,8 +51,12 @@ enum RTNLGroup {
     static let ipv6Address: UInt32 = 9
     static let ipv6Route: UInt32 = 11
     static let ipv6Rule: UInt32 = 19
+    static let ipv4Netconf: UInt32 = 24
+    static let ipv6Netconf: UInt32 = 25
     /// Everything the monitor listens to.
-    static let monitored: [UInt32] = [link, ipv4Address, ipv6Address, ipv4Route, ipv6Route, ipv4Rule, ipv6Rule]
+    static let monitored: [UInt32] = [
+        link, ipv4Address, ipv6Address, ipv4Route, ipv6Route, ipv4Rule, ipv6Rule, ipv4Netconf, ipv6Netconf,
+    ]
 }
 
 /// Socket options and levels.

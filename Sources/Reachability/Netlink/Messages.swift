@@ -93,6 +93,9 @@ struct RoutePrefix: Sendable, Hashable {
     case route(RouteMessage, deleted: Bool)
     /// RTM_NEWRULE or (`deleted`) RTM_DELRULE: a policy rule changed.
     case rule(deleted: Bool)
+    /// RTM_NEWNETCONF or RTM_DELNETCONF: a device's (or `all`'s) IP settings
+    /// changed, or the answer to an RTM_GETNETCONF.
+    case netconf(NetconfMessage)
     /// NLMSG_ERROR: `errno` 0 is an acknowledgement.
     case error(errno: Int32)
     /// NLMSG_DONE: the end of a dump.
@@ -101,6 +104,16 @@ struct RoutePrefix: Sendable, Hashable {
     case overrun
     /// A valid message of a type or family the monitor does not use.
     case ignored(type: UInt16)
+}
+
+/// An RTM_*NETCONF message: the one setting the monitor reads, of a device or of `all`.
+@_spi(Testing) public struct NetconfMessage: Sendable, Equatable {
+    /// AF_INET or AF_INET6.
+    var family: UInt8
+    /// The device, ``NETCONFA/indexAll`` for `all` (nil when absent).
+    var index: Int32? = nil
+    /// NETCONFA_IGNORE_ROUTES_WITH_LINKDOWN, when the message carries it.
+    var ignoresLinkdownRoutes: Bool? = nil
 }
 
 /// A message with the header fields the socket layer matches on.
@@ -211,6 +224,8 @@ struct MalformedMessage: Error, Sendable, Equatable, CustomStringConvertible {
             return parseRoute(header, deleted: type == NLMsgType.delRoute)
         case NLMsgType.newRule, NLMsgType.delRule:
             return .success(.rule(deleted: type == NLMsgType.delRule))
+        case NLMsgType.newNetconf, NLMsgType.delNetconf:
+            return parseNetconf(header)
         default:
             return .success(.ignored(type: type))
         }
@@ -265,6 +280,25 @@ struct MalformedMessage: Error, Sendable, Equatable, CustomStringConvertible {
         let expected = family == AddressFamily.inet ? 4 : family == AddressFamily.inet6 ? 16 : -1
         guard length == expected else { return nil }
         return IPAddress(bytes: UnsafeRawBufferPointer(start: mnl_attr_get_payload(attribute), count: length))
+    }
+
+    /// A netconf message: `struct netconfmsg` (the family, one byte), then attributes.
+    private static func parseNetconf(_ header: UnsafePointer<nlmsghdr>) -> One {
+        guard mnl_nlmsg_get_payload_len(header) >= 1 else { return .failure("netconf message without its family") }
+        var message = NetconfMessage(family: mnl_nlmsg_get_payload(header).load(as: UInt8.self))
+        let failure = forEachAttribute(header, headerSize: 1) { attribute in
+            let kind = mnl_attr_get_type(attribute)
+            guard kind == NETCONFA.ifindex || kind == NETCONFA.ignoreRoutesWithLinkdown else { return nil }
+            let name = kind == NETCONFA.ifindex ? "NETCONFA_IFINDEX" : "NETCONFA_IGNORE_ROUTES_WITH_LINKDOWN"
+            switch u32(attribute, name) {
+            case .success(let value) where kind == NETCONFA.ifindex: message.index = Int32(bitPattern: value)
+            case .success(let value): message.ignoresLinkdownRoutes = value != 0
+            case .failure(let failure): return failure.reason
+            }
+            return nil
+        }
+        if let failure { return .failure(failure) }
+        return .success(.netconf(message))
     }
 
     private static func parseLink(_ header: UnsafePointer<nlmsghdr>, deleted: Bool) -> One {

@@ -252,6 +252,63 @@ final class NetlinkSocket {
         return results.map { $0 ?? .noRoute(errno: 0) }
     }
 
+    /// Whether the kernel ignores routes over any of `links` while they have no
+    /// carrier, for any of `families` (`ignore_routes_with_linkdown`: a device's
+    /// value or `all`'s, which the kernel ORs). One RTM_GETNETCONF per link and
+    /// family, and one for `all`, pipelined in one write. An answer without the
+    /// setting counts as "ignores" (the caller then looks up afresh).
+    func ignoresLinkdownRoutes(links: Set<Int32>, families: Set<UInt8>) throws(ReachabilityError) -> Bool {
+        let questions = families.sorted().flatMap { family in
+            (links.sorted() + [NETCONFA.indexAll]).map { (family, $0) }
+        }
+        guard !questions.isEmpty else { return false }
+        let first = sequence &+ 1
+        var batch = [UInt8]()
+        for (family, index) in questions {
+            var one = [UInt64](repeating: 0, count: 4)  // header 16, netconfmsg 4, NETCONFA_IFINDEX 8
+            let length = one.withUnsafeMutableBytes { raw -> Int in
+                let header = mnl_nlmsg_put_header(raw.baseAddress)!
+                header.pointee.nlmsg_type = NLMsgType.getNetconf
+                header.pointee.nlmsg_flags = NLMsgFlag.request
+                header.pointee.nlmsg_seq = nextSequence()
+                mnl_nlmsg_put_extra_header(header, 4)!.storeBytes(of: family, as: UInt8.self)
+                mnl_attr_put_u32(header, NETCONFA.ifindex, UInt32(bitPattern: index))
+                return Int(header.pointee.nlmsg_len)
+            }
+            one.withUnsafeBytes { batch.append(contentsOf: $0[0..<length]) }
+        }
+        try batch.withUnsafeBytes { raw in Result { () throws(ReachabilityError) in try send(raw) } }.get()
+        var answered = [Bool](repeating: false, count: questions.count)
+        var pending = questions.count
+        var ignores = false
+        while pending > 0 {
+            guard
+                let datagram = try nextReply(
+                    timedOut: "the kernel did not answer \(pending) netconf requests",
+                    overrun: "netconf answers overran the socket")
+            else { continue }
+            let parsed = NetlinkParser.parse(datagram)
+            for item in parsed.messages {
+                let offset = Int(item.sequence &- first)
+                guard offset >= 0, offset < questions.count, !answered[offset] else { continue }
+                switch item.message {
+                case .netconf(let answer):
+                    ignores = ignores || answer.ignoresLinkdownRoutes != false
+                case .error(let errno):
+                    throw ReachabilityError(.systemCall, "reading ignore_routes_with_linkdown failed", errno: errno)
+                default:
+                    continue
+                }
+                answered[offset] = true
+                pending -= 1
+            }
+            if let malformed = parsed.malformed {
+                throw ReachabilityError(.netlinkProtocol, "netconf answer: \(malformed)")
+            }
+        }
+        return ignores
+    }
+
     /// Writes one RTM_GETROUTE request into `raw`; returns its length.
     static func putLookup(_ request: LookupRequest, seq: UInt32, into raw: UnsafeMutableRawBufferPointer) -> Int {
         let header = mnl_nlmsg_put_header(raw.baseAddress)!

@@ -130,6 +130,16 @@ final class TestNamespace: @unchecked Sendable {
         if let address { try ip("addr add \(address) dev \(name)") }
     }
 
+    /// A veth pair whose peer end is in `far` (and up there), with `address` on
+    /// `name`: `name`'s carrier follows the peer's state in `far`, and nothing of the
+    /// peer shows here, as with a cable to another machine.
+    func addVeth(_ name: String, peerIn far: TestNamespace, peer: String, address: String) throws {
+        try ip("link add \(name) type veth peer name \(peer) netns \(far.path)")
+        try far.ip("link set \(peer) up")
+        try ip("link set \(name) up")
+        try ip("addr add \(address) dev \(name)")
+    }
+
     /// Turns IPv6 off in the namespace, so that only IPv4 events exist (link down
     /// then removes routes with no RTM_DELROUTE at all, and no IPv6 route event
     /// hides a missed link event).

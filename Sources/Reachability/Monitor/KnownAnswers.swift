@@ -1,0 +1,56 @@
+/// The kernel's lookup answers known to hold as of one generation of the table:
+/// the last full pass's, plus those that starts looked up since at that same
+/// generation. A pass after a carrier change alone takes its answers from here,
+/// when every lookup it needs is known, instead of asking the kernel again
+/// (DESIGN §4.2). Kept by the monitor under its lock; pure.
+struct KnownAnswers: Sendable {
+    /// The table generation the answers hold at.
+    private(set) var generation: UInt64
+    /// A full pass's distinct requests (each with its slot in `results`) and answers.
+    private var slots: [LookupRequest: Int]
+    private var results: [LookupResult]
+    /// Answers that starts looked up at `generation`.
+    private var added: [LookupRequest: LookupResult] = [:]
+
+    /// A full pass's answers: `slots` maps each request to its answer's index.
+    init(slots: [LookupRequest: Int], results: [LookupResult], generation: UInt64) {
+        self.slots = slots
+        self.results = results
+        self.generation = generation
+    }
+
+    /// No answers yet, as of `generation`.
+    init(generation: UInt64) {
+        self.init(slots: [:], results: [], generation: generation)
+    }
+
+    /// Adds answers asked at `generation` (the table's when the lookups began);
+    /// ignored when the table has changed since the known ones.
+    mutating func add(_ requests: [LookupRequest], _ answers: [LookupResult], askedAt generation: UInt64) {
+        guard generation == self.generation, requests.count == answers.count else { return }
+        for (request, answer) in zip(requests, answers) where slots[request] == nil {
+            added[request] = answer
+        }
+    }
+
+    /// The known answers to `requests`, in order; nil unless every one is known.
+    func answers(for requests: [LookupRequest]) -> [LookupResult]? {
+        var found: [LookupResult] = []
+        found.reserveCapacity(requests.count)
+        for request in requests {
+            if let slot = slots[request] {
+                found.append(results[slot])
+            } else if let answer = added[request] {
+                found.append(answer)
+            } else {
+                return nil
+            }
+        }
+        return found
+    }
+
+    /// A pass at `generation` reused these answers: they still hold there.
+    mutating func stillHold(at generation: UInt64) {
+        self.generation = generation
+    }
+}
