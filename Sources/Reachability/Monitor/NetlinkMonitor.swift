@@ -513,12 +513,13 @@ final class NetlinkMonitor: Sendable {
                 return ordered.count - 1
             }
         }
+        let carrierOnly = cause.carrierOnlyLinks
         let known = shared.withLock { shared in
             shared.keep(ordered, plannedAt: version)
-            return cause.carrierOnlyLinks == nil ? nil : shared.knownAnswers
+            return carrierOnly == nil ? nil : shared.knownAnswers
         }
         let results: [LookupResult]
-        if let links = cause.carrierOnlyLinks, let reused = known?.answers(for: ordered),
+        if let links = carrierOnly, let reused = known?.answers(for: ordered),
             !linkdownRoutesMayBeIgnored(links: links, requests: ordered)
         {
             // Only carrier changed, on links whose routes the kernel keeps using

@@ -208,48 +208,23 @@ final class NetlinkSocket {
     /// Requests are pipelined: a window of them per write, answers matched by
     /// sequence number.
     func lookup(_ requests: [LookupRequest]) throws(ReachabilityError) -> [LookupResult] {
-        var results = [LookupResult?](repeating: nil, count: requests.count)
+        var results = [LookupResult](repeating: .noRoute(errno: 0), count: requests.count)
         var start = 0
-        let message = [UInt64](repeating: 0, count: 12)  // 96 bytes: header, rtmsg, RTA_DST, RTA_SRC, RTA_OIF
-        var batch = [UInt8]()
         while start < requests.count {
-            let end = min(start + Self.lookupWindow, requests.count)
-            let first = sequence &+ 1
-            batch.removeAll(keepingCapacity: true)
-            for request in requests[start..<end] {
-                var one = message
-                let length = one.withUnsafeMutableBytes { Self.putLookup(request, seq: nextSequence(), into: $0) }
-                one.withUnsafeBytes { batch.append(contentsOf: $0[0..<length]) }
-            }
-            try batch.withUnsafeBytes { raw in Result { () throws(ReachabilityError) in try send(raw) } }.get()
-            var pending = end - start
-            while pending > 0 {
-                guard
-                    let datagram = try nextReply(
-                        timedOut: "the kernel did not answer \(pending) route lookups",
-                        overrun: "route lookup answers overran the socket")
-                else { continue }
-                let parsed = NetlinkParser.parse(datagram)
-                for item in parsed.messages {
-                    let offset = Int(item.sequence &- first)
-                    guard offset >= 0, offset < end - start, results[start + offset] == nil else { continue }
-                    switch item.message {
-                    case .route(let route, deleted: false):
-                        results[start + offset] = .route(route)
-                    case .error(let errno):
-                        results[start + offset] = .noRoute(errno: errno)
-                    default:
-                        continue
-                    }
-                    pending -= 1
+            let window = requests[start..<min(start + Self.lookupWindow, requests.count)]
+            try exchange(count: window.count, what: "route lookup") { index, seq, raw in
+                Self.putLookup(window[start + index], seq: seq, into: raw)
+            } answer: { index, message in
+                switch message {
+                case .route(let route, deleted: false): results[start + index] = .route(route)
+                case .error(let errno): results[start + index] = .noRoute(errno: errno)
+                default: return false
                 }
-                if let malformed = parsed.malformed {
-                    throw ReachabilityError(.netlinkProtocol, "route lookup answer: \(malformed)")
-                }
+                return true
             }
-            start = end
+            start = window.endIndex
         }
-        return results.map { $0 ?? .noRoute(errno: 0) }
+        return results
     }
 
     /// Whether the kernel ignores routes over any of `links` while they have no
@@ -261,52 +236,69 @@ final class NetlinkSocket {
         let questions = families.sorted().flatMap { family in
             (links.sorted() + [NETCONFA.indexAll]).map { (family, $0) }
         }
-        guard !questions.isEmpty else { return false }
+        var ignores = false
+        try exchange(count: questions.count, what: "netconf request") { index, seq, raw in
+            let header = mnl_nlmsg_put_header(raw.baseAddress)!
+            header.pointee.nlmsg_type = NLMsgType.getNetconf
+            header.pointee.nlmsg_flags = NLMsgFlag.request
+            header.pointee.nlmsg_seq = seq
+            // struct netconfmsg: the family, padded to 4 bytes.
+            mnl_nlmsg_put_extra_header(header, 4)!.storeBytes(of: questions[index].0, as: UInt8.self)
+            mnl_attr_put_u32(header, NETCONFA.ifindex, UInt32(bitPattern: questions[index].1))
+            return Int(header.pointee.nlmsg_len)
+        } answer: { _, message throws(ReachabilityError) in
+            switch message {
+            case .netconf(let answer): ignores = ignores || answer.ignoresLinkdownRoutes != false
+            case .error(let errno):
+                throw ReachabilityError(.systemCall, "reading ignore_routes_with_linkdown failed", errno: errno)
+            default: return false
+            }
+            return true
+        }
+        return ignores
+    }
+
+    /// Sends `count` requests in one write, then waits for an answer to each,
+    /// matched by sequence number. `put` writes request `index` with sequence
+    /// number `seq` into `raw` (96 zeroed bytes) and returns its length. `answer`
+    /// takes each message that carries one of the sequence numbers, until each is
+    /// answered; it returns false for a message that is not an answer. `what` names
+    /// one request in errors.
+    private func exchange(
+        count: Int, what: String, put: (_ index: Int, _ seq: UInt32, UnsafeMutableRawBufferPointer) -> Int,
+        answer: (_ index: Int, NetlinkMessage) throws(ReachabilityError) -> Bool
+    ) throws(ReachabilityError) {
+        guard count > 0 else { return }
         let first = sequence &+ 1
         var batch = [UInt8]()
-        for (family, index) in questions {
-            var one = [UInt64](repeating: 0, count: 4)  // header 16, netconfmsg 4, NETCONFA_IFINDEX 8
-            let length = one.withUnsafeMutableBytes { raw -> Int in
-                let header = mnl_nlmsg_put_header(raw.baseAddress)!
-                header.pointee.nlmsg_type = NLMsgType.getNetconf
-                header.pointee.nlmsg_flags = NLMsgFlag.request
-                header.pointee.nlmsg_seq = nextSequence()
-                mnl_nlmsg_put_extra_header(header, 4)!.storeBytes(of: family, as: UInt8.self)
-                mnl_attr_put_u32(header, NETCONFA.ifindex, UInt32(bitPattern: index))
-                return Int(header.pointee.nlmsg_len)
+        var one = [UInt64](repeating: 0, count: 12)  // 96 bytes: header, rtmsg, RTA_DST, RTA_SRC, RTA_OIF
+        for index in 0..<count {
+            let length = one.withUnsafeMutableBytes { raw in
+                raw.initializeMemory(as: UInt8.self, repeating: 0)
+                return put(index, nextSequence(), raw)
             }
             one.withUnsafeBytes { batch.append(contentsOf: $0[0..<length]) }
         }
         try batch.withUnsafeBytes { raw in Result { () throws(ReachabilityError) in try send(raw) } }.get()
-        var answered = [Bool](repeating: false, count: questions.count)
-        var pending = questions.count
-        var ignores = false
+        var answered = [Bool](repeating: false, count: count)
+        var pending = count
         while pending > 0 {
             guard
                 let datagram = try nextReply(
-                    timedOut: "the kernel did not answer \(pending) netconf requests",
-                    overrun: "netconf answers overran the socket")
+                    timedOut: "the kernel did not answer \(pending) \(what)s",
+                    overrun: "\(what) answers overran the socket")
             else { continue }
             let parsed = NetlinkParser.parse(datagram)
             for item in parsed.messages {
                 let offset = Int(item.sequence &- first)
-                guard offset >= 0, offset < questions.count, !answered[offset] else { continue }
-                switch item.message {
-                case .netconf(let answer):
-                    ignores = ignores || answer.ignoresLinkdownRoutes != false
-                case .error(let errno):
-                    throw ReachabilityError(.systemCall, "reading ignore_routes_with_linkdown failed", errno: errno)
-                default:
-                    continue
-                }
+                guard offset >= 0, offset < count, !answered[offset], try answer(offset, item.message) else { continue }
                 answered[offset] = true
                 pending -= 1
             }
             if let malformed = parsed.malformed {
-                throw ReachabilityError(.netlinkProtocol, "netconf answer: \(malformed)")
+                throw ReachabilityError(.netlinkProtocol, "\(what) answer: \(malformed)")
             }
         }
-        return ignores
     }
 
     /// Writes one RTM_GETROUTE request into `raw`; returns its length.
