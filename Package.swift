@@ -5,6 +5,9 @@ let package = Package(
     name: "Reachability",
     products: [
         .library(name: "Reachability", targets: ["Reachability"]),
+        // The same API without Foundation (no NotificationCenter posts, no compatibility
+        // layers): for programs that count their memory (DESIGN §4.1, BENCHMARKS.md).
+        .library(name: "ReachabilityCore", targets: ["ReachabilityCore"]),
         .library(name: "Connectivity", targets: ["Connectivity"]),
         // rwbutler/Connectivity's URLSession-typed API: links FoundationNetworking,
         // which module Connectivity (and the CLI) stays without.
@@ -26,9 +29,17 @@ let package = Package(
             pkgConfig: "libmnl",
             providers: [.apt(["libmnl-dev"])]
         ),
+        // Everything but what needs Foundation: Glibc and Dispatch only.
+        .target(
+            name: "ReachabilityCore",
+            dependencies: ["CNetlink"]
+        ),
+        // The load-time constructor that installs the NotificationCenter poster.
+        .target(name: "CReachabilityPosting"),
+        // ReachabilityCore re-exported, plus NotificationCenter posts and Compat/.
         .target(
             name: "Reachability",
-            dependencies: ["CNetlink"]
+            dependencies: ["ReachabilityCore", "CReachabilityPosting"]
         ),
         .target(
             name: "Connectivity",
@@ -67,20 +78,21 @@ let package = Package(
         .target(name: "TestSupport", dependencies: [], path: "Tests/TestSupport"),
         .testTarget(
             name: "ReachabilityTests",
-            dependencies: ["Reachability", "TestSupport"],
+            dependencies: ["Reachability", "ReachabilityCore", "TestSupport"],
             exclude: ["Support/capture_fixtures.py"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "ConnectivityTests",
-            dependencies: ["Connectivity", "Reachability", "TestSupport"]
+            dependencies: ["Connectivity", "Reachability", "ReachabilityCore", "TestSupport"]
         ),
         .testTarget(
             name: "ReachabilityIntegrationTests",
             // The CLI tests run the built `reachability` binary inside test namespaces;
             // the Connectivity tests probe real SwiftNIO HTTP servers there.
             dependencies: [
-                "Reachability", "Connectivity", "ConnectivityURLSession", "ReachabilityCompat", "ReachabilityCLI",
+                "Reachability", "ReachabilityCore", "Connectivity", "ConnectivityURLSession", "ReachabilityCompat",
+                "ReachabilityCLI",
                 "CNetlink", "TestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -122,7 +134,7 @@ package.targets.append(
 package.targets += [
     .executableTarget(
         name: "ReachabilityStress",
-        dependencies: ["Reachability", "Connectivity"],
+        dependencies: ["Reachability", "ReachabilityCore", "Connectivity"],
         path: "Tests/ReachabilityStress"
     )
 ]

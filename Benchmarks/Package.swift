@@ -20,6 +20,7 @@ let package = Package(
             name: "ReachabilityBenchmarks",
             dependencies: [
                 .product(name: "Reachability", package: "Reachability"),
+                .product(name: "ReachabilityCore", package: "Reachability"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "ReachabilityBenchmarks",
@@ -32,10 +33,11 @@ let package = Package(
             dependencies: [.product(name: "Reachability", package: "Reachability")],
             path: "ReachabilityScale"
         ),
-        // A Reachability-only program: its peak RSS (BENCHMARKS.md).
+        // A Reachability-only program: its peak RSS (BENCHMARKS.md). It links only
+        // ReachabilityCore, the API without Foundation (no NotificationCenter).
         .executableTarget(
             name: "ReachabilityMinimal",
-            dependencies: [.product(name: "Reachability", package: "Reachability")],
+            dependencies: [.product(name: "ReachabilityCore", package: "Reachability")],
             path: "ReachabilityMinimal"
         ),
     ],

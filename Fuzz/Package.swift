@@ -17,7 +17,7 @@ let package = Package(
         .target(name: "CFuzzDriver", path: "CFuzzDriver"),
         .executableTarget(
             name: "NetlinkFuzz",
-            dependencies: [.product(name: "Reachability", package: "Reachability"), "CFuzzDriver"],
+            dependencies: [.product(name: "ReachabilityCore", package: "Reachability"), "CFuzzDriver"],
             path: "NetlinkFuzz",
             // Its entry point is `NetlinkFuzz_main`, which libFuzzer's main calls.
             swiftSettings: [

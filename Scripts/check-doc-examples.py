@@ -2,7 +2,7 @@
 """Type-checks the Swift examples of the documentation against the built library
 modules, as a user of the package sees them (public API only):
 
-- every ```swift block of a /// comment in Sources/Reachability,
+- every ```swift block of a /// comment in Sources/ReachabilityCore, Sources/Reachability,
   Sources/Connectivity and Sources/ReachabilityCompat, and of their DocC articles, each as the body of an async
   throwing function (names an example takes from its surroundings, such as
   `connectivity`, are declared first: CONTEXT);
@@ -22,7 +22,7 @@ import json, os, re, subprocess, sys, tempfile
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 SOURCES = [
-    "Sources/Reachability", "Sources/Connectivity", "Sources/ConnectivityURLSession", "Sources/ReachabilityCompat"]
+    "Sources/ReachabilityCore", "Sources/Reachability", "Sources/Connectivity", "Sources/ConnectivityURLSession", "Sources/ReachabilityCompat"]
 
 # Names an example uses from its surroundings, declared before it.
 CONTEXT = {

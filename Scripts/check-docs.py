@@ -5,13 +5,13 @@ a public enum, the requirements of a public protocol and the members of a
 `public extension`. `public import` lines are not declarations. Attribute lines
 and plain `//` comments between the doc comment and the declaration are allowed.
 
-Usage: python3 Scripts/check-docs.py [FOLDER...]   (default: Sources/Reachability
+Usage: python3 Scripts/check-docs.py [FOLDER...]   (default: Sources/ReachabilityCore, Sources/Reachability
 Sources/Connectivity; exit 1 when a declaration lacks a doc comment)
 """
 import os, re, sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-DEFAULT_FOLDERS = ["Sources/Reachability", "Sources/Connectivity", "Sources/ConnectivityURLSession",
+DEFAULT_FOLDERS = ["Sources/ReachabilityCore", "Sources/Reachability", "Sources/Connectivity", "Sources/ConnectivityURLSession",
                    "Sources/ReachabilityCompat"]
 
 ATTRIBUTE = r"@\w+(?:\([^)]*\))?\s+"

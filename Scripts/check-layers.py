@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""Checks that the folders of Sources/Reachability form layers with no upward
+"""Checks that the folders of Sources/ReachabilityCore form layers with no upward
 references: a file may use types declared in its own folder or in a folder below
 it, never in one above. The order, bottom to top, is LAYERS; files directly in
-Sources/Reachability (the public API) are the top layer.
+Sources/ReachabilityCore (the public API) are the top layer. (The `Reachability`
+module above it, Sources/Reachability, is NotificationCenter and Compat/ only.)
 
 Usage: python3 Scripts/check-layers.py [--graph]   (exit 1 on a violation)
 """
 import os, re, sys
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources", "Reachability")
-LAYERS = ["Values", "Support", "Netlink", "Model", "Evaluation", "Resolution", "Monitor", ".", "Compat"]
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources", "ReachabilityCore")
+LAYERS = ["Values", "Support", "Netlink", "Model", "Evaluation", "Resolution", "Monitor", "."]
 
 DECL = re.compile(r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|private|fileprivate|final|indirect)\s+)*"
                   r"(?:struct|enum|class|protocol|actor|typealias)\s+([A-Z]\w*)", re.M)  # top-level only

@@ -1,6 +1,7 @@
+import Reachability
 // Inputs for the in-process benchmarks, built here from the library's internals
 // reached through its `Testing` SPI (this is a package of its own).
-@_spi(Testing) import Reachability
+@_spi(Testing) import ReachabilityCore
 
 enum Messages {
     /// How many netlink messages a buffer holds (as one datagram or dump reply

@@ -1,12 +1,13 @@
-// A Reachability-only program: the library and nothing else (no Foundation import of
-// its own, no Connectivity), for the RSS figure of BENCHMARKS.md. It starts a notifier
+// A Reachability-only program: the library's Foundation-free API (ReachabilityCore)
+// and nothing else (no Foundation, no Connectivity), for the RSS figure of
+// BENCHMARKS.md; CI checks that it loads no Foundation library. It starts a notifier
 // on the Internet target, waits for the first delivery and a short settle, then prints
 // its peak RSS (VmHWM) as one JSON line.
 //   swift build -c release --product ReachabilityMinimal [--static-swift-stdlib]
 //   .build/release/ReachabilityMinimal
 import Dispatch
 import Glibc
-import Reachability
+import ReachabilityCore
 
 /// Fields of /proc/self/status in KiB, read in one pass (0 when missing).
 func statusKiB(_ fields: [String]) -> [String: Int] {

@@ -1,6 +1,6 @@
 // What one fuzz input goes through: the reader thread's path, with the library's
 // internals reached through its `Testing` SPI (the fuzzer is a package of its own).
-@_spi(Testing) import Reachability
+@_spi(Testing) import ReachabilityCore
 
 enum Pipeline {
     /// Parses `bytes` as one datagram; applies every link and address message to an

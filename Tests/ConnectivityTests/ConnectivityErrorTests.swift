@@ -1,8 +1,9 @@
 import Foundation
+import Reachability
 import Testing
 
 @testable import Connectivity
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// ConnectivityError's codes and messages (issue 13): configuration errors read as
 /// before; a check that can't run says why, with the errno.

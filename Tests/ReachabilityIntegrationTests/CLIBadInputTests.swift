@@ -1,8 +1,9 @@
 import Foundation
+import Reachability
 import TestSupport
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// One malformed command line, named for the test report (a 100 kB argument
 /// would otherwise be printed whole): the value is the arguments, and `says` a

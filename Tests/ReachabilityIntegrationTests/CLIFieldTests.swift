@@ -1,7 +1,8 @@
 import Foundation
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// The CLI in the field (issue 13), run from the host's own namespace against a
 /// named test namespace with `--namespace`, as an operator would: namespaces that

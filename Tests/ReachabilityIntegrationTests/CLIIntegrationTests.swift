@@ -1,8 +1,9 @@
 import Foundation
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
 @testable import ReachabilityCLI
+@_spi(Testing) @testable import ReachabilityCore
 
 /// The `reachability` binary under test: `REACHABILITY_CLI` when set (e.g. the
 /// release build, `.ci/run` runs the CLI suites against it too), otherwise the

@@ -1,8 +1,9 @@
 import Foundation
+import Reachability
 import Synchronization
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// Hostname targets against a real DNS server (dnsmasq) inside a named test
 /// namespace, resolved by the real system resolver through /etc/netns/NAME.

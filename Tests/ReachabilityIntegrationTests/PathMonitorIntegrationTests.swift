@@ -1,7 +1,8 @@
 import Foundation
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// Records every path a PathMonitor delivers and lets a test wait for one.
 final class PathLog: Sendable {

@@ -1,7 +1,8 @@
 import Foundation
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// Against the real kernel, each test in a network namespace of its own (so they
 /// can run in parallel). See DESIGN §9.

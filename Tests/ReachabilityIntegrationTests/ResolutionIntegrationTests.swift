@@ -1,8 +1,9 @@
 import Connectivity
 import Foundation
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// Records what a block observer is called with.
 final class ObserverLog: Sendable {

@@ -1,7 +1,8 @@
 import Foundation
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// Regressions found in review: namespaces leaking into Dispatch threads, forged
 /// rtnetlink messages, zoned link-local pairs, hidden notifications, lock re-entry.

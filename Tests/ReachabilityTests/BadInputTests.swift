@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
+import Reachability
 import TestSupport
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// Big inputs, made once.
 private enum Huge {

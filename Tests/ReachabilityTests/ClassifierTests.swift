@@ -1,6 +1,7 @@
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// `InterfaceClassifier.classify` (DESIGN §3) against a fake sysfs tree.
 @Suite struct ClassifierTests {

@@ -1,6 +1,7 @@
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// One test per row of the DESIGN §2 table, on synthetic interface tables and
 /// synthetic kernel answers. Evaluation is pure, so nothing here touches the kernel.

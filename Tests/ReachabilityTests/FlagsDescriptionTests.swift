@@ -1,6 +1,7 @@
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// `ReachabilityFlags` bit values, letter string and names (DESIGN §2).
 @Suite struct FlagsDescriptionTests {

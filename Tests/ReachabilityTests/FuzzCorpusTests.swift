@@ -1,7 +1,8 @@
 import Foundation
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// The fuzz target's committed corpus (captured kernel datagrams, Fuzz/capture.py)
 /// through the parser, an interface table and flags evaluation.

@@ -1,7 +1,8 @@
 import Glibc
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// Strict parsing of address literals: valid forms round-trip, everything else
 /// throws `.invalidAddress` with a message that names the input.

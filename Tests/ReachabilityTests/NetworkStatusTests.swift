@@ -1,6 +1,7 @@
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// `NetworkStatus(flags:)` against Apple's `networkStatusForFlags:`, restated here
 /// independently of the implementation.

@@ -1,6 +1,7 @@
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// The pure notification state machine (DESIGN §5), driven by tables of steps.
 @Suite struct NotifierStateMachineTests {

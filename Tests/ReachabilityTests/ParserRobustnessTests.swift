@@ -1,7 +1,8 @@
 import Glibc
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// The parser must never crash, whatever the bytes. Each corpus is parsed in a
 /// child process (an exit test), so that a crash fails one test, names the input

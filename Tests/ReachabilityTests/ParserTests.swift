@@ -1,6 +1,7 @@
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// `NetlinkParser` on datagrams captured from a real kernel (see
 /// `Support/capture_fixtures.py`), and on malformed input, which must be reported,

@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// The pure path evaluation: ordering, filters, reasons, gateways, families, DNS.
 @Suite struct PathEvaluatorTests {

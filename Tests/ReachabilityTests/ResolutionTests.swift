@@ -1,7 +1,8 @@
 import Foundation
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// The pure parts of hostname resolution: the schedule (coalescing, interval,
 /// priority, stalls), which network changes are relevant to a name, IDNA and

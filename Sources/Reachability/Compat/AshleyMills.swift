@@ -103,15 +103,15 @@ extension Reachability {
     /// ``whenReachable``. Default true. (``flags``, ``currentReachabilityStatus``,
     /// observers and ``updates`` still report the cellular route as it is.)
     public var allowsCellularConnection: Bool {
-        get { core.storage.withLock { $0.allowsCellular } }
-        set { core.storage.withLock { $0.allowsCellular = newValue } }
+        get { allowsCellular }
+        set { allowsCellular = newValue }
     }
 
     /// The notification center the `.reachabilityChanged` notification is posted to.
     /// Default: `NotificationCenter.default`.
     public var notificationCenter: NotificationCenter {
-        get { core.storage.withLock { $0.notificationCenter } }
-        set { core.storage.replace(\.notificationCenter, with: newValue) }
+        get { (postingCenter as? NotificationCenter) ?? .default }
+        set { postingCenter = newValue }
     }
 
     /// `connection != .unavailable`.

@@ -1,8 +1,9 @@
 import Foundation
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
 @testable import ReachabilityCompat
+@_spi(Testing) @testable import ReachabilityCore
 
 /// What a compatibility callback was called with, in order, and a wait on it (the
 /// three compatibility suites share it).

@@ -1,7 +1,8 @@
 import Foundation
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// Apple's Reachability sample (`Reachability.h`): its factories, notification name and
 /// status constants. The factories take no namespace, as the sample's don't: they watch

@@ -1,7 +1,8 @@
 import Foundation
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// ashleymills/Reachability.swift's documented behaviour (its README, its source and
 /// its own test suite), against the real kernel in test namespaces.

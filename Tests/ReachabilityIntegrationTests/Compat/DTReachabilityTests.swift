@@ -1,8 +1,9 @@
 import Foundation
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
 @testable import ReachabilityCompat
+@_spi(Testing) @testable import ReachabilityCore
 
 /// DTFoundation's `DTReachability`, from its header's documented behaviour: each
 /// observer block is called once right after it is added, then every time the

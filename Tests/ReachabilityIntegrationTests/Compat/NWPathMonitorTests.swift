@@ -1,8 +1,9 @@
 import Foundation
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
 @testable import ReachabilityCompat
+@_spi(Testing) @testable import ReachabilityCore
 
 /// Network's `NWPathMonitor` and the values its paths carry, from Apple's
 /// documentation: non-throwing `init()` and `start(queue:)`, the handler's first

@@ -1,6 +1,7 @@
 import Foundation
+import Reachability
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// Runs programs for the tests with posix_spawn and waitpid. Foundation's
 /// `Process` was seen to hang in `waitUntilExit` on an exited child and to leak

@@ -1,6 +1,7 @@
 import Foundation
+import Reachability
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// A real DNS server for a test: dnsmasq inside the test's named namespace,
 /// listening on 127.0.0.1:53 there, answering from a hosts file it re-reads on

@@ -1,7 +1,8 @@
 import Foundation
+import Reachability
 import Testing
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// Whether integration tests must run: in CI they fail (never skip) when a
 /// namespace cannot be made.
@@ -161,11 +162,12 @@ final class TestNamespace: @unchecked Sendable {
     }
 
     /// The common IPv6 setup: `name` with 2001:db8::1/64 and a default route via
-    /// 2001:db8::2, its duplicate address detection slowed down (3 probes) so that
-    /// the address's tentative phase is certain to be seen.
+    /// 2001:db8::2, its duplicate address detection slowed down (6 probes, about 6 s)
+    /// so that the address's tentative phase is certain to be seen, even by a test
+    /// process slowed by ThreadSanitizer or a loaded machine (3 s was not enough).
     func ipv6WithSlowDAD(_ name: String, peer: String) throws {
         try addVeth(name, peer: peer)
-        try run(["sysctl", "-qw", "net.ipv6.conf.\(name).dad_transmits=3"])
+        try run(["sysctl", "-qw", "net.ipv6.conf.\(name).dad_transmits=6"])
         try ip("-6 addr add 2001:db8::1/64 dev \(name)")
         try ip("-6 route add default via 2001:db8::2 dev \(name)")
     }

@@ -1,6 +1,7 @@
 import Foundation
+import Reachability
 
-@_spi(Testing) @testable import Reachability
+@_spi(Testing) @testable import ReachabilityCore
 
 /// A throwaway directory laid out like `/sys` (`class/net/IF/uevent`,
 /// `class/net/IF/phy80211`), for classification tests. Call `remove()` when done.

@@ -1,4 +1,6 @@
-@_spi(Testing) @testable import Reachability
+import Reachability
+
+@_spi(Testing) @testable import ReachabilityCore
 
 /// Inputs for the parser's crash tests. Deterministic: the parent process and
 /// the child that parses them regenerate the same buffers from the same seeds.

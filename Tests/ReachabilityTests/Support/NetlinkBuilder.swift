@@ -1,4 +1,6 @@
-@_spi(Testing) @testable import Reachability
+import Reachability
+
+@_spi(Testing) @testable import ReachabilityCore
 
 /// Builds raw rtnetlink bytes (host byte order, as the kernel sends them) for
 /// parser tests that need a message the kernel would never send.

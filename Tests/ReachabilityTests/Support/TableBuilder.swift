@@ -1,4 +1,6 @@
-@_spi(Testing) @testable import Reachability
+import Reachability
+
+@_spi(Testing) @testable import ReachabilityCore
 
 /// Link flags of a typical interface in each state.
 enum LinkFlags {

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import Glibc
 
 /// The part of a `PathMonitor` the netlink monitor holds: a ``Subscription`` over
 /// a ``PathEvaluation``, delivering to one handler and the streams.
@@ -40,7 +40,7 @@ final class PathMonitorCore: Subscription {
         let netnsConf = named.map { "/etc/netns/\($0)/resolv.conf" }
         let conf =
             evaluator.options.resolvConfPath
-            ?? netnsConf.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil } ?? "/etc/resolv.conf"
+            ?? netnsConf.flatMap { access($0, F_OK) == 0 ? $0 : nil } ?? "/etc/resolv.conf"
         self.dns = DNSConfiguration(resolvConf: conf)
     }
 

@@ -46,21 +46,21 @@ public struct ReachabilityError: Error, Sendable, Hashable, CustomStringConverti
     public let errno: Int32?
     /// What was being done when it failed, as far as the public API knows: the case of
     /// ashleymills' `ReachabilityError` it matches (`Compat/AshleyMills.swift`).
-    var operation: Operation?
+    package var operation: Operation?
 
     /// The step of the public API that failed.
-    enum Operation: Sendable, Hashable {
+    package enum Operation: Sendable, Hashable {
         case creatingWithAddress, creatingWithHostname, startingNotifier, settingQueue, gettingFlags
     }
 
-    init(_ code: Code, _ message: String, errno: Int32? = nil) {
+    package init(_ code: Code, _ message: String, errno: Int32? = nil) {
         self.code = code
         self.message = message
         self.errno = errno
     }
 
     /// This error, noted as failing `operation` unless a narrower step already was.
-    func during(_ operation: Operation) -> ReachabilityError {
+    package func during(_ operation: Operation) -> ReachabilityError {
         var error = self
         error.operation = error.operation ?? operation
         return error

@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 
 /// What a notifier watches: a fixed target, or a hostname resolved as it goes.
 enum NotifierSpec: Sendable, Hashable {
@@ -39,8 +38,9 @@ final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
         var whenUnreachable: Callback?
         var whenError: ErrorCallback?
         var queue: DispatchQueue
-        /// Where the owner's notification is posted (`NotificationCenter.default` unless set).
-        var notificationCenter = NotificationCenter.default
+        /// Where the owner's notification is posted: a `NotificationCenter`, nil for
+        /// `NotificationCenter.default` (``NotificationPosting``; this module has no Foundation).
+        var notificationCenter: (any AnyObject & Sendable)?
         /// False: a state reachable only over cellular goes to `whenUnreachable`
         /// (ashleymills' `allowsCellularConnection`).
         var allowsCellular = true
@@ -78,14 +78,15 @@ final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
     let lookupName: String?
     let environment: NetworkEnvironment
     let storage: LockedValue<Storage>
-    /// Posted with the owner on each delivery; nil for the internal watcher of
-    /// `waitUntilReachable`, which posts nothing.
-    let notification: Notification.Name?
+    /// The name of the notification posted with the owner on each delivery (when
+    /// the `Reachability` module has installed ``NotificationPosting/poster``); nil
+    /// for the internal watcher of `waitUntilReachable`, which posts nothing.
+    let notification: String?
     /// The resolver for hostname targets (tests give their own).
     let resolver: ResolverPool
 
     init(
-        spec: Spec, environment: NetworkEnvironment, queue: DispatchQueue, notification: Notification.Name?,
+        spec: Spec, environment: NetworkEnvironment, queue: DispatchQueue, notification: String?,
         resolver: ResolverPool = .shared
     ) {
         self.spec = spec
@@ -392,7 +393,7 @@ final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
     /// Runs on the notification queue, with no lock held while user code runs.
     private func deliver(_ state: ReachabilityState, session: UInt64, observers: [UInt64]) {
         let pending = storage.withLock {
-            storage -> (Owner, Callback?, NotificationCenter, [UInt64])? in
+            storage -> (Owner, Callback?, (any AnyObject & Sendable)?, [UInt64])? in
             guard storage.machine.accepts(session: session), let owner = storage.owner else { return nil }
             let reachable = state.isReachable && (storage.allowsCellular || state.status != .reachableViaWWAN)
             let callback = reachable ? storage.whenReachable : storage.whenUnreachable
@@ -400,7 +401,7 @@ final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
         }
         guard let (owner, callback, center, observers) = pending else { return }
         callback?(owner)
-        defer { if let notification { center.post(name: notification, object: owner) } }
+        defer { if let notification, let post = NotificationPosting.poster { post(notification, owner, center) } }
         for id in observers {
             // Removal takes effect at once, even from inside an earlier callback.
             guard

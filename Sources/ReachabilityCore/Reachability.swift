@@ -1,5 +1,4 @@
 public import Dispatch
-public import Foundation
 
 /// Can this host reach a target now, over what kind of link — and tell me the
 /// moment that changes. Apple's SCNetworkReachability / Reachability model, driven
@@ -52,7 +51,7 @@ public final class Reachability: Sendable {
         _ = try MonitorRegistry.Key(environment)
         core = NotifierCore(
             spec: spec, environment: environment, queue: queue ?? Self.defaultNotificationQueue,
-            notification: postsNotifications ? .reachabilityChanged : nil, resolver: resolver)
+            notification: postsNotifications ? NotificationPosting.reachabilityChanged : nil, resolver: resolver)
         core.storage.withLock { $0.owner = self }
     }
 
@@ -430,14 +429,23 @@ public final class ReachabilityObservation: Sendable, Hashable {
     }
 }
 
+extension Reachability {
+    /// ashleymills' `allowsCellularConnection` (the Compat layer of the `Reachability`
+    /// module): false, a state reachable only over cellular goes to ``whenUnreachable``.
+    package var allowsCellular: Bool {
+        get { core.storage.withLock { $0.allowsCellular } }
+        set { core.storage.withLock { $0.allowsCellular = newValue } }
+    }
+
+    /// The center this instance's notification is posted on; nil for the default
+    /// one (``NotificationPosting``: a `NotificationCenter`, which this module can't name).
+    package var postingCenter: (any AnyObject & Sendable)? {
+        get { core.storage.withLock { $0.notificationCenter } }
+        set { core.storage.replace(\.notificationCenter, with: newValue) }
+    }
+}
+
 extension Reachability: CustomStringConvertible {
     /// `"internet: reachableViaWiFi -R ------- via eth0 (#2, wiredEthernet)"`.
     public var description: String { "\(targetDescription): \(core.state)" }
-}
-
-extension Notification.Name {
-    /// Posted on the instance's ``Reachability/notificationQueue`` with the
-    /// ``Reachability`` instance as `object`: once when the notifier starts, then
-    /// whenever its flags or output interface change.
-    public static let reachabilityChanged = Notification.Name("reachabilityChanged")
 }

@@ -1,0 +1,26 @@
+/// How the core posts its notifications without linking Foundation.
+///
+/// `ReachabilityCore` has no Foundation import, so that a program that uses only it
+/// doesn't load Foundation (BENCHMARKS.md: 5–8 MB peak instead of 10–20). The
+/// `Reachability` module, which re-exports this one and imports Foundation, installs
+/// ``poster`` when it is linked into the process (a load-time constructor, before
+/// `main`): from then on every delivery of an instance that posts also posts
+/// `Notification.Name(name)` with the instance as `object` on its center
+/// (`NotificationCenter.default` when the center is nil). Without that module
+/// nothing is posted, and nothing could observe it.
+package enum NotificationPosting {
+    /// Posts `name` with `object` on `center` (nil: the default center).
+    package typealias Poster =
+        @Sendable (_ name: String, _ object: any AnyObject & Sendable, _ center: (any AnyObject & Sendable)?) -> Void
+
+    private static let installed = LockedValue<Poster?>(nil)
+
+    /// The installed poster; nil while the `Reachability` module isn't linked.
+    package static var poster: Poster? {
+        get { installed.withLock { $0 } }
+        set { installed.withLock { $0 = newValue } }
+    }
+
+    /// The name `Notification.Name.reachabilityChanged` stands for.
+    package static let reachabilityChanged = "reachabilityChanged"
+}
