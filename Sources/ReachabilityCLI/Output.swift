@@ -97,11 +97,17 @@ enum TargetArgument {
     static func make(_ argument: String?, queue: DispatchQueue? = nil, environment: NetworkEnvironment = .default)
         throws -> (name: String, reachability: Reachability)
     {
-        guard let argument, argument != "internet" else {
-            return ("internet", try Reachability(environment: environment, notificationQueue: queue))
-        }
-        // Hostname parsing also takes IP literals (as addresses, no DNS) and names the bad input.
-        return (argument, try Reachability(hostname: argument, environment: environment, notificationQueue: queue))
+        let (name, reachability) =
+            if let argument, argument != "internet" {
+                // Hostname parsing also takes IP literals (as addresses, no DNS) and names the bad input.
+                (argument, try Reachability(hostname: argument, environment: environment, notificationQueue: queue))
+            } else {
+                ("internet", try Reachability(environment: environment, notificationQueue: queue))
+            }
+        // Nobody observes the command's notifications: posting them would only start
+        // Foundation's NotificationCenter (most of `watch`'s memory) and a queue hop.
+        reachability.postsNotifications = false
+        return (name, reachability)
     }
 
     /// Ends the command when its instance meets an error it can't get past: the

@@ -437,6 +437,14 @@ extension Reachability {
         set { core.storage.withLock { $0.allowsCellular = newValue } }
     }
 
+    /// False: this instance posts no notification, and a delivery with no closure
+    /// or observer to call makes no hop to ``notificationQueue`` (the CLI, which
+    /// writes its lines through ``deliverSynchronously(_:)`` and needs nothing else).
+    package var postsNotifications: Bool {
+        get { core.storage.withLock { $0.postsNotifications } }
+        set { core.storage.withLock { $0.postsNotifications = newValue } }
+    }
+
     /// The center this instance's notification is posted on; nil for the default
     /// one (``NotificationPosting``: a `NotificationCenter`, which this module can't name).
     package var postingCenter: (any AnyObject & Sendable)? {

@@ -178,6 +178,25 @@ struct ReachabilityIntegrationTests {
         reachability.stopNotifier()
     }
 
+    @Test("An instance set not to post: its closures are still called, no reachabilityChanged for it")
+    func instanceThatDoesNotPost() async throws {
+        let ns = try TestNamespace()
+        try ns.ipv4WithDefaultRoute()
+        try ns.disableIPv6()
+        // The control posts as every instance does by default: it shows that the
+        // notifications of this namespace's changes reach an observer here.
+        let silent = try Reachability(environment: ns.environment)
+        silent.postsNotifications = false
+        let silentLog = try DeliveryLog.started(silent)
+        let postingLog = try DeliveryLog.started(try Reachability(environment: ns.environment))
+        try await postingLog.wait(forLast: .reachableViaWiFi, "reachable at start")
+        try await Self.cycleDefaultLink(ns, postingLog)
+        try await silentLog.wait(for: "the silent instance's three deliveries") { $0.count == 3 }
+        try await eventually("the control's three notifications") { postingLog.notificationCount == 3 }
+        #expect(silentLog.entries.map(\.status) == [.reachableViaWiFi, .notReachable, .reachableViaWiFi])
+        #expect(silentLog.notificationCount == 0)
+    }
+
     @Test("Default route delete and add; replace onto a second interface gives one delivery")
     func defaultRouteChanges() async throws {
         let ns = try TestNamespace()

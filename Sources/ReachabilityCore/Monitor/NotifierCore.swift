@@ -41,6 +41,8 @@ final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
         /// Where the owner's notification is posted: a `NotificationCenter`, nil for
         /// `NotificationCenter.default` (``NotificationPosting``; this module has no Foundation).
         var notificationCenter: (any AnyObject & Sendable)?
+        /// False: this instance posts nothing (the CLI, whose lines are all it delivers).
+        var postsNotifications = true
         /// False: a state reachable only over cellular goes to `whenUnreachable`
         /// (ashleymills' `allowsCellularConnection`).
         var allowsCellular = true
@@ -372,6 +374,12 @@ final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
         // Observers added after this point get their own immediate call instead.
         let observers = storage.observers.keys.sorted()
         for id in observers { storage.observers[id]?.awaitingFirstState = false }
+        // Nothing to call and nothing to post (the CLI's instances): no queue hop, so
+        // no thread wakes up beside the reader.
+        let posts = notification != nil && storage.postsNotifications && NotificationPosting.poster != nil
+        guard posts || !observers.isEmpty || storage.whenReachable != nil || storage.whenUnreachable != nil else {
+            return
+        }
         storage.queue.async { [self] in deliver(state, session: session, observers: observers) }
     }
 
@@ -393,15 +401,17 @@ final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
     /// Runs on the notification queue, with no lock held while user code runs.
     private func deliver(_ state: ReachabilityState, session: UInt64, observers: [UInt64]) {
         let pending = storage.withLock {
-            storage -> (Owner, Callback?, (any AnyObject & Sendable)?, [UInt64])? in
+            storage -> (Owner, Callback?, (any AnyObject & Sendable)?, Bool, [UInt64])? in
             guard storage.machine.accepts(session: session), let owner = storage.owner else { return nil }
             let reachable = state.isReachable && (storage.allowsCellular || state.status != .reachableViaWWAN)
             let callback = reachable ? storage.whenReachable : storage.whenUnreachable
-            return (owner, callback, storage.notificationCenter, observers)
+            return (owner, callback, storage.notificationCenter, storage.postsNotifications, observers)
         }
-        guard let (owner, callback, center, observers) = pending else { return }
+        guard let (owner, callback, center, posts, observers) = pending else { return }
         callback?(owner)
-        defer { if let notification, let post = NotificationPosting.poster { post(notification, owner, center) } }
+        defer {
+            if let notification, posts, let post = NotificationPosting.poster { post(notification, owner, center) }
+        }
         for id in observers {
             // Removal takes effect at once, even from inside an earlier callback.
             guard
