@@ -13,12 +13,22 @@ package enum NotificationPosting {
     package typealias Poster =
         @Sendable (_ name: String, _ object: any AnyObject & Sendable, _ center: (any AnyObject & Sendable)?) -> Void
 
-    private static let installed = LockedValue<Poster?>(nil)
+    /// The poster in a class, never a bare closure behind the lock: `withLock` hands
+    /// its value `inout`, and a function value read through a generic `inout` is
+    /// reabstracted and written back, two thunks deeper on every read. Read on every
+    /// delivery, the stored closure grew without bound until a call overflowed the
+    /// stack (a signal 11 in the suite's concurrency test).
+    private final class Box: Sendable {
+        let post: Poster
+        init(_ post: @escaping Poster) { self.post = post }
+    }
+
+    private static let installed = LockedValue<Box?>(nil)
 
     /// The installed poster; nil while the `Reachability` module isn't linked.
     package static var poster: Poster? {
-        get { installed.withLock { $0 } }
-        set { installed.withLock { $0 = newValue } }
+        get { installed.withLock { $0 }?.post }
+        set { installed.withLock { $0 = newValue.map(Box.init) } }
     }
 
     /// The name `Notification.Name.reachabilityChanged` stands for.
