@@ -189,6 +189,8 @@ struct AlamofireIntegrationTests {
         try await core.wait(for: "the core sees veth0 again") { $0.count == 3 }
         try ns.ip("route del default")  // The marker: statuses are ordered.
         try await log.wait(for: "notReachable") { $0.last == .notReachable }
+        // The two deliver on queues of their own: wait for the core's too.
+        try await core.wait(forCount: 4, "the core sees no route")
         #expect(log.all == [.reachable(.ethernetOrWiFi), .notReachable])
         #expect(core.entries.map(\.interface) == ["veth0", "veth2", "veth0", nil])
         manager.stopListening()
