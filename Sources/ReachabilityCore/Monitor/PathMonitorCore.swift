@@ -36,12 +36,8 @@ final class PathMonitorCore: Subscription {
     init(evaluator: PathEvaluator, environment: NetworkEnvironment) {
         self.evaluator = evaluator
         self.environment = environment
-        let named = environment.networkNamespacePath.flatMap(NetworkNamespace.name(of:))
-        let netnsConf = named.map { "/etc/netns/\($0)/resolv.conf" }
-        let conf =
-            evaluator.options.resolvConfPath
-            ?? netnsConf.flatMap { access($0, F_OK) == 0 ? $0 : nil } ?? "/etc/resolv.conf"
-        self.dns = DNSConfiguration(resolvConf: conf)
+        self.dns = DNSConfiguration(
+            resolvConf: DNSConfiguration.resolvConfPath(for: environment, override: evaluator.options.resolvConfPath))
     }
 
     /// The path the getter reports: cached while running, else evaluated afresh.

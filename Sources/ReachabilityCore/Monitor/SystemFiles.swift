@@ -44,6 +44,16 @@ struct DNSConfiguration: Sendable, Hashable {
             resolvedUpstream: { readSmallFile(resolvedUpstream, limit: Self.sizeLimit) })
     }
 
+    /// The resolv.conf that applies to `environment`: `override` when given; for a
+    /// `/run/netns/NAME` namespace `/etc/netns/NAME/resolv.conf` when it exists (as
+    /// `ip netns exec` arranges); else `/etc/resolv.conf`.
+    static func resolvConfPath(for environment: NetworkEnvironment, override: String? = nil) -> String {
+        if let override { return override }
+        let named = environment.networkNamespacePath.flatMap(NetworkNamespace.name(of:))
+        if let named, access("/etc/netns/\(named)/resolv.conf", F_OK) == 0 { return "/etc/netns/\(named)/resolv.conf" }
+        return "/etc/resolv.conf"
+    }
+
     /// The `nameserver` addresses in the file at `path` (none when it can't be read).
     static func nameservers(in path: String) -> [String] {
         NameserverRule.nameservers(in: readSmallFile(path, limit: sizeLimit) ?? "")
