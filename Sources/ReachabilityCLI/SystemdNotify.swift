@@ -1,0 +1,46 @@
+import Glibc
+
+/// sd_notify(3) without libsystemd: under systemd (`NOTIFY_SOCKET` set, as for a
+/// unit with `Type=notify` or `NotifyAccess=`), each message is one datagram of
+/// `KEY=VALUE` lines to that AF_UNIX socket; a leading '@' names an abstract socket.
+/// Failures are ignored, as sd_notify's callers do: the command's work doesn't
+/// depend on the service manager hearing it.
+enum SystemdNotify {
+    /// The socket from the environment, read once (nil outside systemd).
+    static let socketPath: String? = {
+        guard let value = getenv("NOTIFY_SOCKET").map({ String(cString: $0) }), !value.isEmpty else { return nil }
+        // Only a path or an abstract name; sd_notify also takes vsock, which this doesn't.
+        guard value.hasPrefix("/") || value.hasPrefix("@") else { return nil }
+        return value
+    }()
+
+    /// Sends `message` ("STATUS=…", "READY=1", several joined by newlines). Returns
+    /// whether it went out (false outside systemd).
+    @discardableResult
+    static func send(_ message: String) -> Bool {
+        guard let path = socketPath else { return false }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        var name = Array(path.utf8)
+        if name.first == UInt8(ascii: "@") { name[0] = 0 }
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard name.count < capacity else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: name) }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + name.count + (name.first == 0 ? 0 : 1))
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        let bytes = Array(message.utf8)
+        let sent = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bytes.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), pointer, length) }
+            }
+        }
+        return sent == bytes.count
+    }
+
+    /// A STATUS= line: one line of text (newlines would start another assignment).
+    static func status(_ text: String) {
+        send("STATUS=" + text.map { $0.isNewline ? " " : String($0) }.joined())
+    }
+}
