@@ -15,6 +15,11 @@ let package = Package(
         // Alamofire's NetworkReachabilityManager, DTReachability and Network's
         // NWPathMonitor, as thin layers over the core (docs/MIGRATING.md).
         .library(name: "ReachabilityCompat", targets: ["ReachabilityCompat"]),
+        // swift-metrics gauges and counters of reachability, path, connectivity and
+        // monitor figures (what `reachability exporter` serves to Prometheus).
+        .library(name: "ReachabilityMetrics", targets: ["ReachabilityMetrics"]),
+        // Reachability, PathMonitor and Connectivity as swift-service-lifecycle services.
+        .library(name: "ReachabilityServiceLifecycle", targets: ["ReachabilityServiceLifecycle"]),
         .executable(name: "reachability", targets: ["ReachabilityCLI"]),
     ],
     dependencies: [
@@ -22,6 +27,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.24.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -61,6 +70,20 @@ let package = Package(
             name: "ReachabilityCompat",
             dependencies: ["Reachability"]
         ),
+        .target(
+            name: "ReachabilityMetrics",
+            dependencies: [
+                "Reachability", "Connectivity", .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
+        .target(
+            name: "ReachabilityServiceLifecycle",
+            dependencies: [
+                "Reachability", "Connectivity",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "ReachabilityExample",
             dependencies: ["Reachability", "Connectivity"]
@@ -70,7 +93,13 @@ let package = Package(
             dependencies: [
                 "Reachability",
                 "Connectivity",
+                "ReachabilityMetrics",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         // What the test targets share: the named parameterized-test input and the
@@ -92,7 +121,10 @@ let package = Package(
             // the Connectivity tests probe real SwiftNIO HTTP servers there.
             dependencies: [
                 "Reachability", "ReachabilityCore", "Connectivity", "ConnectivityURLSession", "ReachabilityCompat",
-                "ReachabilityCLI",
+                "ReachabilityCLI", "ReachabilityMetrics", "ReachabilityServiceLifecycle",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
                 "CNetlink", "TestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -12,7 +12,7 @@ import os, re, sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 DEFAULT_FOLDERS = ["Sources/ReachabilityCore", "Sources/Reachability", "Sources/Connectivity", "Sources/ConnectivityURLSession",
-                   "Sources/ReachabilityCompat"]
+                   "Sources/ReachabilityCompat", "Sources/ReachabilityMetrics", "Sources/ReachabilityServiceLifecycle"]
 
 ATTRIBUTE = r"@\w+(?:\([^)]*\))?\s+"
 MODIFIER = (r"(?:public|open|package|internal|private|fileprivate|final|static|class|override|mutating|"

@@ -20,7 +20,7 @@ struct ReachabilityCommand: ParsableCommand {
 
             Exit status: 0 reachable (or done), 1 not reachable (or timed out), 2 usage or input error.
             """,
-        subcommands: [Status.self, Watch.self, Wait.self, Check.self, Interfaces.self],
+        subcommands: [Status.self, Watch.self, Wait.self, Check.self, Interfaces.self, Exporter.self],
         defaultSubcommand: Status.self)
 
     /// Runs the command and maps errors to the documented exit statuses: usage

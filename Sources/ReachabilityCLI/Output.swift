@@ -123,7 +123,7 @@ enum TargetArgument {
     }
 
     /// The subcommands a mistyped TARGET may have meant.
-    static let subcommands = ["status", "watch", "wait", "check", "interfaces"]
+    static let subcommands = ["status", "watch", "wait", "check", "interfaces", "exporter"]
 
     /// `"did you mean `reachability watch`?"` when `argument` is one edit (an
     /// insertion, deletion, substitution or swap of two neighbours) from a

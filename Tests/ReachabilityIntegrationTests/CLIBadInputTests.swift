@@ -140,6 +140,18 @@ struct CLIBadInputTests {
         }
         + [
             BadCommand("wait --timeout=-1", ["wait", "--timeout=-1"], says: "timeout"),
+            BadCommand(
+                "wait --interface with a bad state", ["wait", "--timeout", "1", "--interface", "lo:online"],
+                says: "not a state"),
+            BadCommand("wait --interface with an empty state", ["wait", "--timeout", "1", "-i", "lo:"], says: "state"),
+            BadCommand("wait --any without --interface", ["wait", "--timeout", "1", "--any"], says: "--any"),
+            BadCommand("wait --dns=yes", ["wait", "--timeout", "1", "--dns=yes"], says: "dns"),
+            BadCommand("wait --ignore a slash", ["wait", "--timeout", "1", "--ignore", "a/b"], says: "ignore"),
+            BadCommand(
+                "wait --ignore with --interface", ["wait", "--timeout", "1", "--ignore", "lo", "-i", "lo"],
+                says: "--ignore"),
+            BadCommand(
+                "wait --ignore with a target", ["wait", "--timeout", "1", "--ignore", "lo", "::1"], says: "::1"),
             BadCommand("wait --ipv4 --ipv6", ["wait", "--timeout", "1", "--ipv4", "--ipv6"], says: "ipv6"),
             BadCommand("wait --ipv4 with a target", ["wait", "--timeout", "1", "--ipv4", "127.0.0.1"], says: "ipv4"),
             BadCommand("wait --ipv6 with a target", ["wait", "--timeout", "1", "--ipv6", "::1"], says: "ipv6"),
@@ -183,6 +195,40 @@ struct CLIBadInputTests {
                 "wait --connectivity --deadline inf",
                 ["wait", "--timeout", "1", "--connectivity", "--deadline", "inf"],
                 says: "deadline"),
+        ]
+
+    static let exporter: [BadCommand] =
+        [
+            ("no port", "127.0.0.1"), ("a name", "localhost:9469"), ("port 65536", "127.0.0.1:65536"),
+            ("empty port", "127.0.0.1:"), ("no bracket", "[::1:9469"), ("IPv6 bare", "::1:9469"),
+            ("signed port", "127.0.0.1:+80"), ("empty", ""), ("100 kB", huge),
+        ].map { BadCommand("exporter --listen \($0.0)", ["exporter", "--listen", $0.1], says: "--listen") }
+        + [
+            BadCommand("exporter: bad target", ["exporter", "999.1.1.1"], says: "999.1.1.1"),
+            BadCommand("exporter: a target twice", ["exporter", "::1", "::1"], says: "twice"),
+            BadCommand("exporter --url without --connectivity", ["exporter", "--url", url], says: "url"),
+            BadCommand("exporter --connectivity --url ftp", ["exporter", "--connectivity", "--url", "ftp://x.test/"]),
+            BadCommand("exporter --connectivity=1", ["exporter", "--connectivity=1"], says: "connectivity"),
+            BadCommand("exporter: no --json option", ["exporter", "--json"], says: "json"),
+            BadCommand(
+                "exporter --captive-api without --connectivity", ["exporter", "--captive-api", url], says: "captive-api"
+            ),
+            BadCommand(
+                "exporter --https-only without --connectivity", ["exporter", "--https-only"], says: "https-only"),
+            BadCommand("exporter --header without --url", ["exporter", "--header", "X: y"], says: "header"),
+            BadCommand("exporter --expect-status without --url", ["exporter", "--expect-status", "204"]),
+            BadCommand("exporter --expect-body without --url", ["exporter", "--expect-body", "ok"]),
+            BadCommand(
+                "exporter --threshold nan", ["exporter", "--connectivity", "--threshold", "nan"],
+                says: "successThreshold"),
+            BadCommand(
+                "exporter --probe-timeout 0", ["exporter", "--connectivity", "--probe-timeout", "0"],
+                says: "probe-timeout"),
+            BadCommand(
+                "exporter --deadline inf", ["exporter", "--connectivity", "--deadline", "inf"], says: "deadline"),
+            BadCommand(
+                "exporter --ca-file /dev/zero", ["exporter", "--connectivity", "--ca-file", "/dev/zero"],
+                says: "regular file"),
         ]
 
     /// `check` cases name a good `--url` unless the URL is the point, so that the
@@ -284,7 +330,8 @@ struct CLIBadInputTests {
 
     /// `--namespace` on every subcommand: empty, missing, not a namespace file, a
     /// FIFO (a blocking open would hang), a directory, 100 kB.
-    static let namespaces: [BadCommand] = ["status", "watch", "wait", "check", "interfaces"].flatMap { command in
+    static let namespaces: [BadCommand] = ["status", "watch", "wait", "check", "interfaces", "exporter"].flatMap {
+        command in
         [
             BadCommand("\(command) --namespace \"\"", [command, "--namespace", ""], says: "namespace"),
             BadCommand(
@@ -300,7 +347,7 @@ struct CLIBadInputTests {
         ]
     }
 
-    static let all = status + watch + wait + check + interfaces + namespaces
+    static let all = status + watch + wait + check + interfaces + exporter + namespaces
 
     @Test("Exit 2, a message on stderr, nothing on stdout, no signal", arguments: all)
     func refused(_ command: BadCommand) async throws {
@@ -321,7 +368,7 @@ struct CLIBadInputTests {
 
     @Test("Every option of every subcommand (from its own --help) has a case here")
     func everyOptionIsCovered() async throws {
-        for subcommand in ["status", "watch", "wait", "check", "interfaces"] {
+        for subcommand in ["status", "watch", "wait", "check", "interfaces", "exporter"] {
             let cases = Self.all.filter { $0.arguments.first == subcommand }
             #expect(!cases.isEmpty, "\(subcommand)")
             let covered = Set(cases.flatMap(\.arguments).map { Self.optionName($0) })

@@ -1,0 +1,267 @@
+public import Connectivity
+public import CoreMetrics
+import Foundation
+public import Reachability
+
+/// Reachability, path, connectivity and monitor figures as swift-metrics gauges
+/// (meters), counters and timers: an app that bootstraps a metrics backend
+/// (`MetricsSystem.bootstrap`) gets them under the names below, and
+/// `reachability exporter` serves them to Prometheus through swift-prometheus.
+///
+/// Updated by events: ``observe(_:target:)``, ``observe(_:)-(PathMonitor)`` and
+/// ``observe(_:)-(Connectivity)`` record every delivery; ``recordMonitorCounters(environment:)``
+/// copies the shared monitor's counters (cheap: a lock and a copy, no netlink work).
+///
+/// | series | kind | meaning |
+/// |---|---|---|
+/// | `reachability_reachable{target}` | gauge | 1 when the target's status is not notReachable |
+/// | `reachability_flags{target}` | gauge | the SCNetworkReachabilityFlags bit value |
+/// | `reachability_status{target,status}` | gauge | 1 for the current status (notReachable, reachableViaWiFi, reachableViaWWAN), 0 for the others |
+/// | `reachability_interface_info{target,interface,type}` | gauge | 1 for the output interface; no series without a route |
+/// | `reachability_changes_total{target}` | counter | deliveries after the first (changes of flags or interface) |
+/// | `reachability_path_satisfied` | gauge | 1 when the path is satisfied |
+/// | `reachability_path_status{status}` | gauge | 1 for the path's status (satisfied, unsatisfied, requiresConnection) |
+/// | `reachability_path_expensive` | gauge | 1 when the path is expensive |
+/// | `reachability_path_changes_total` | counter | path deliveries after the first |
+/// | `reachability_connectivity_verdict{verdict}` | gauge | 1 for the last verdict (online, captivePortal, noInternet, limited, notConnected) |
+/// | `reachability_connectivity_checks_total{verdict}` | counter | checks by verdict |
+/// | `reachability_connectivity_probe_duration_seconds{endpoint}` | histogram | each endpoint's probe time in a check, retries included |
+/// | `reachability_monitor_events_total` … | counter | the monitor's ``MonitorCounters``: `events`, `overruns`, `resyncs`, `failed_resyncs`, `malformed_messages`, `evaluation_passes`, `failed_passes` |
+public final class ReachabilityMetrics: Sendable {
+    private let factory: any MetricsFactory
+    private let state = LockedState()
+
+    /// Records into `factory` (the bootstrapped backend by default).
+    public init(factory: any MetricsFactory = MetricsSystem.factory) {
+        self.factory = factory
+    }
+
+    // MARK: Recording
+
+    /// Records a target's state (from a delivery, or read with ``Reachability/state``).
+    public func record(_ reachability: ReachabilityState, target: String) {
+        let status = NetworkStatus(flags: reachability.flags)
+        let interface = reachability.interface.map { [($0.name), $0.type.rawValue] }
+        state.withLock { state in
+            var series = state.targets[target] ?? TargetSeries(target: target, factory: factory)
+            if series.recorded { series.changes.increment() }
+            series.recorded = true
+            series.reachable.set(status == .notReachable ? 0 : 1)
+            series.flags.set(Int(reachability.flags.rawValue))
+            for (name, meter) in series.statuses { meter.set(name == status.rawValue ? 1 : 0) }
+            if series.interfaceLabels != interface {
+                series.interfaceInfo?.destroy()
+                series.interfaceInfo = interface.map {
+                    Meter(
+                        label: "reachability_interface_info",
+                        dimensions: [("target", target), ("interface", $0[0]), ("type", $0[1])], factory: factory)
+                }
+                series.interfaceInfo?.set(1)
+                series.interfaceLabels = interface
+            }
+            state.targets[target] = series
+        }
+    }
+
+    /// Records a path (from a ``PathMonitor`` delivery).
+    public func record(_ path: NetworkPath) {
+        state.withLock { state in
+            let series = state.path ?? PathSeries(factory: factory)
+            if series.recorded { series.changes.increment() }
+            series.satisfied.set(path.status == .satisfied ? 1 : 0)
+            series.expensive.set(path.isExpensive ? 1 : 0)
+            for (name, meter) in series.statuses { meter.set(name == path.status.rawValue ? 1 : 0) }
+            var recorded = series
+            recorded.recorded = true
+            state.path = recorded
+        }
+    }
+
+    /// Records a connectivity verdict and its probes' durations.
+    public func record(_ result: ConnectivityResult) {
+        state.withLock { state in
+            let series = state.connectivity ?? ConnectivitySeries(factory: factory)
+            for (name, meter) in series.verdicts { meter.set(name == result.verdict.name ? 1 : 0) }
+            let checks =
+                series.checks[result.verdict.name]
+                ?? Counter(
+                    label: "reachability_connectivity_checks_total", dimensions: [("verdict", result.verdict.name)],
+                    factory: factory)
+            checks.increment()
+            var recorded = series
+            recorded.checks[result.verdict.name] = checks
+            for endpoint in result.endpoints {
+                let url = endpoint.url.absoluteString
+                let timer =
+                    recorded.durations[url]
+                    ?? CoreMetrics.Timer(
+                        label: "reachability_connectivity_probe_duration_seconds", dimensions: [("endpoint", url)],
+                        factory: factory)
+                recorded.durations[url] = timer
+                let (seconds, attoseconds) = endpoint.duration.components
+                timer.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+            }
+            state.connectivity = recorded
+        }
+    }
+
+    /// Copies the counters of the monitor serving `environment` (nothing when none
+    /// runs). Counters only grow: a monitor that restarted from zero starts a new count.
+    public func recordMonitorCounters(environment: NetworkEnvironment = .default) {
+        guard let counters = environment.monitorCounters else { return }
+        state.withLock { state in
+            let series = state.monitor ?? MonitorSeries(factory: factory)
+            let now = MonitorSeries.values(counters)
+            for (index, counter) in series.counters.enumerated() {
+                let previous = series.last[index]
+                // A new monitor counts from zero again: count what it has seen since.
+                let delta = now[index] >= previous ? now[index] - previous : now[index]
+                if delta > 0 { counter.increment(by: delta) }
+            }
+            var recorded = series
+            recorded.last = now
+            state.monitor = recorded
+        }
+    }
+
+    // MARK: Observing
+
+    /// Records `reachability`'s every delivery (the first included) under `target`,
+    /// until the observation is removed or the instance stops.
+    @discardableResult
+    public func observe(_ reachability: Reachability, target: String) -> ReachabilityObservation {
+        reachability.addObserver { [self] state in record(state, target: target) }
+    }
+
+    /// Records every verdict `connectivity` publishes while its notifier runs; the
+    /// task ends when its `updates` sequence finishes (``Connectivity/stopNotifier()``).
+    @discardableResult
+    public func observe(_ connectivity: Connectivity) -> Task<Void, Never> {
+        let updates = connectivity.updates
+        return Task { [self] in
+            for await result in updates { record(result) }
+        }
+    }
+
+    /// Records every path `monitor` delivers while it runs; the task ends when its
+    /// `paths` sequence finishes (``PathMonitor/cancel()``).
+    @discardableResult
+    public func observe(_ monitor: PathMonitor) -> Task<Void, Never> {
+        let paths = monitor.paths
+        return Task { [self] in
+            for await path in paths { record(path) }
+        }
+    }
+
+    /// Removes a target's series (for a target no longer watched).
+    public func forget(target: String) {
+        state.withLock { state in
+            guard let series = state.targets.removeValue(forKey: target) else { return }
+            series.destroy()
+        }
+    }
+}
+
+// MARK: - Series
+
+private struct TargetSeries: @unchecked Sendable {
+    // @unchecked: swift-metrics' handles are thread-safe; these live inside a lock.
+    let reachable: Meter
+    let flags: Meter
+    let statuses: [(String, Meter)]
+    let changes: Counter
+    var interfaceInfo: Meter?
+    var interfaceLabels: [String]?
+    var recorded = false
+
+    init(target: String, factory: any MetricsFactory) {
+        reachable = Meter(label: "reachability_reachable", dimensions: [("target", target)], factory: factory)
+        flags = Meter(label: "reachability_flags", dimensions: [("target", target)], factory: factory)
+        statuses = NetworkStatus.allCases.map {
+            (
+                $0.rawValue,
+                Meter(
+                    label: "reachability_status", dimensions: [("target", target), ("status", $0.rawValue)],
+                    factory: factory)
+            )
+        }
+        changes = Counter(label: "reachability_changes_total", dimensions: [("target", target)], factory: factory)
+    }
+
+    func destroy() {
+        reachable.destroy()
+        flags.destroy()
+        for (_, meter) in statuses { meter.destroy() }
+        changes.destroy()
+        interfaceInfo?.destroy()
+    }
+}
+
+private struct PathSeries: @unchecked Sendable {
+    let satisfied: Meter
+    let expensive: Meter
+    let statuses: [(String, Meter)]
+    let changes: Counter
+    var recorded = false
+
+    init(factory: any MetricsFactory) {
+        satisfied = Meter(label: "reachability_path_satisfied", factory: factory)
+        expensive = Meter(label: "reachability_path_expensive", factory: factory)
+        statuses = ["satisfied", "unsatisfied", "requiresConnection"].map {
+            ($0, Meter(label: "reachability_path_status", dimensions: [("status", $0)], factory: factory))
+        }
+        changes = Counter(label: "reachability_path_changes_total", factory: factory)
+    }
+}
+
+private struct ConnectivitySeries: @unchecked Sendable {
+    static let verdictNames = ["online", "captivePortal", "noInternet", "limited", "notConnected"]
+    let verdicts: [(String, Meter)]
+    var checks: [String: Counter] = [:]
+    var durations: [String: CoreMetrics.Timer] = [:]
+
+    init(factory: any MetricsFactory) {
+        verdicts = Self.verdictNames.map {
+            ($0, Meter(label: "reachability_connectivity_verdict", dimensions: [("verdict", $0)], factory: factory))
+        }
+    }
+}
+
+private struct MonitorSeries: @unchecked Sendable {
+    static let names = [
+        "events", "overruns", "resyncs", "failed_resyncs", "malformed_messages", "evaluation_passes", "failed_passes",
+    ]
+    let counters: [Counter]
+    var last: [Int]
+
+    init(factory: any MetricsFactory) {
+        counters = Self.names.map { Counter(label: "reachability_monitor_\($0)_total", factory: factory) }
+        last = Array(repeating: 0, count: Self.names.count)
+    }
+
+    static func values(_ counters: MonitorCounters) -> [Int] {
+        [
+            counters.eventsReceived, counters.overruns, counters.resyncs, counters.failedResyncs,
+            counters.malformedMessages, counters.evaluationPasses, counters.failedPasses,
+        ]
+    }
+}
+
+private final class LockedState: @unchecked Sendable {
+    // @unchecked: every access is under `lock`.
+    struct Contents {
+        var targets: [String: TargetSeries] = [:]
+        var path: PathSeries?
+        var connectivity: ConnectivitySeries?
+        var monitor: MonitorSeries?
+    }
+
+    private let lock = NSLock()
+    private var contents = Contents()
+
+    func withLock<T>(_ body: (inout Contents) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&contents)
+    }
+}
