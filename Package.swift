@@ -41,7 +41,7 @@ let package = Package(
         // Everything but what needs Foundation: Glibc and Dispatch only.
         .target(
             name: "ReachabilityCore",
-            dependencies: ["CNetlink"]
+            dependencies: ["CNetlink", .product(name: "Logging", package: "swift-log")]
         ),
         // The load-time constructor that installs the NotificationCenter poster.
         .target(name: "CReachabilityPosting"),
@@ -55,6 +55,7 @@ let package = Package(
             dependencies: [
                 "Reachability",
                 "CNetlink",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -81,7 +82,6 @@ let package = Package(
             dependencies: [
                 "Reachability", "Connectivity",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(

@@ -545,7 +545,8 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             client: client, endpoints: resolved.endpoints, successThreshold: configuration.successThreshold,
             captivePortalAPI: configuration.captivePortalAPI, probeTimeout: configuration.probeTimeout,
             checkDeadline: configuration.checkDeadline, maximumBodySize: configuration.maximumBodySize,
-            userAgent: configuration.userAgent, tlsConfiguration: resolved.tlsConfiguration)
+            userAgent: configuration.userAgent, tlsConfiguration: resolved.tlsConfiguration,
+            logger: configuration.environment.logger)
     }
 
     /// Feeds one input to the machine (if `run` is still current) and runs the
@@ -621,6 +622,10 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         state.streams.yield(result)
         let changed = state.deliveredStatus != result.status
         state.deliveredStatus = result.status
+        if changed {
+            state.environment.logger?.info(
+                "connectivity changed", metadata: ["verdict": "\(result.verdict)", "status": "\(result.status)"])
+        }
         let callback: (@Sendable (Connectivity) -> Void)? =
             changed ? (result.status.isConnected ? state.whenConnected : state.whenDisconnected) : nil
         state.notificationQueue.async { [weak self] in

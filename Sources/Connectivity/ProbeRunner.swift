@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -20,6 +21,8 @@ struct ProbeRunner: Sendable {
     let maximumBodySize: Int
     let userAgent: String
     let tlsConfiguration: TLSConfiguration?
+    /// Where failed probes are logged (debug), if anywhere.
+    var logger: Logger? = nil
     /// The pause before a fast failure's second attempt.
     static let retryDelay: Duration = .milliseconds(200)
 
@@ -80,7 +83,18 @@ struct ProbeRunner: Sendable {
         tally.finishOpen(with: .cancelled, at: clock.now)
         var api: CaptivePortalAPIResponse?
         if case .answered(let answer)? = tally.apiOutcome { api = answer }
-        return Outcome(verdict: tally.verdict, endpoints: tally.results, api: api)
+        let outcome = Outcome(verdict: tally.verdict, endpoints: tally.results, api: api)
+        if let logger, logger.logLevel <= .debug {
+            for endpoint in outcome.endpoints where !endpoint.isValid {
+                logger.debug(
+                    "connectivity probe failed",
+                    metadata: [
+                        "url": "\(endpoint.url.absoluteString)", "error": "\(endpoint.error ?? "-")",
+                        "attempts": "\(endpoint.attempts)",
+                    ])
+            }
+        }
+        return outcome
     }
 
     /// One attempt, bounded by `timeout` (the request, and the body read).

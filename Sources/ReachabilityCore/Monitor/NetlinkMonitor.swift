@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import Logging
 import Synchronization
 
 /// Something the monitor re-evaluates after every relevant kernel event.
@@ -309,6 +310,7 @@ final class NetlinkMonitor: Sendable {
     /// The monitor's namespace is gone: every client is dropped and told, the
     /// monitor leaves the registry, and its reader thread cleans up after itself.
     private func fail(_ error: ReachabilityError) {
+        log(.info, "the watched network namespace is gone: the monitor stops", ["error": "\(error)"])
         let clients = shared.withLock { shared -> [any MonitorClient] in
             shared.failure = error
             shared.stopRequested = true
@@ -407,6 +409,14 @@ final class NetlinkMonitor: Sendable {
                     events, into: &table, wakeup: &wakeup, destinations: { lookupDestinations($0) },
                     classify: { InterfaceClassifier.classify($0, sysfs: sysfs) })
                 let foreign = events.foreignDatagrams
+                if wakeup.overruns > 0 {
+                    log(.info, "netlink events were lost (ENOBUFS): reading links and addresses again")
+                }
+                if wakeup.malformedDatagrams > 0 {
+                    log(
+                        .info, "malformed netlink messages dropped: reading links and addresses again",
+                        ["count": "\(wakeup.malformedDatagrams)"])
+                }
                 shared.withLock {
                     $0.statistics.eventsReceived += wakeup.messages
                     $0.statistics.overruns += wakeup.overruns
@@ -471,10 +481,14 @@ final class NetlinkMonitor: Sendable {
         }
         guard case .success(let fresh) = outcome else {
             shared.withLock { $0.statistics.failedResyncs += 1 }
+            if case .failure(let error) = outcome {
+                log(.info, "reading links and addresses again failed; retrying", ["error": "\(error)"])
+            }
             return false
         }
         table = fresh
         shared.withLock { $0.statistics.resyncs += 1 }
+        log(.debug, "links and addresses read again", ["interfaces": "\(fresh.interfaces.count)"])
         return true
     }
 
@@ -598,5 +612,15 @@ extension InterfaceTable {
             return known.classification
         }
         return InterfaceClassifier.classify(link, sysfs: sysfs)
+    }
+}
+
+extension NetlinkMonitor {
+    /// Logs to the environment's logger (nothing without one), with the namespace.
+    func log(_ level: Logger.Level, _ message: @autoclosure () -> String, _ metadata: [String: String] = [:]) {
+        guard let logger = environment.logger, logger.logLevel <= level else { return }
+        var all: Logger.Metadata = ["namespace": "\(environment.networkNamespacePath ?? "own")"]
+        for (key, value) in metadata { all[key] = "\(value)" }
+        logger.log(level: level, "\(message())", metadata: all)
     }
 }

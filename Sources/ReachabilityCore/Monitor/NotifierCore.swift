@@ -277,6 +277,14 @@ final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
             }
             return (storage.owner, storage.whenError, storage.queue, retry)
         }
+        if let logger = environment.logger, report.retry != nil {
+            logger.info(
+                "resolving a hostname failed; trying again",
+                metadata: [
+                    "target": "\(spec)", "error": "\(error)",
+                    "namespace": "\(environment.networkNamespacePath ?? "own")",
+                ])
+        }
         if let owner = report.owner, let handler = report.handler { report.queue.async { handler(owner, error) } }
         if let retry = report.retry {
             let (seconds, attoseconds) = retry.components

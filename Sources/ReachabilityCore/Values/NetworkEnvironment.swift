@@ -1,3 +1,5 @@
+public import Logging
+
 /// Where the library looks: which network namespace it watches and which sysfs
 /// tree it reads interface details from.
 ///
@@ -29,13 +31,38 @@ public struct NetworkEnvironment: Sendable, Hashable {
     /// grant less). Not API: SPI `Testing`, for tests that make a storm overrun a
     /// tiny buffer (the kernel's minimum).
     @_spi(Testing) public var eventReceiveBuffer: Int = 4 << 20
+    /// Where the library logs what it gets past on its own: lost netlink events and
+    /// the re-reads they cause (info), failed re-reads (info), malformed messages
+    /// (info), the namespace going away (info), resolver failures (info), and with
+    /// `Connectivity` each failed probe (debug) and each verdict change (info).
+    /// `nil` (the default): it logs nothing, anywhere.
+    ///
+    /// The namespace's shared monitor logs to the logger of the environment that
+    /// started it (the first instance to start). Not part of equality: instances
+    /// that differ only in their loggers share a monitor.
+    public var logger: Logger?
 
     /// Watches the namespace in `networkNamespacePath` (nil: the process's own),
     /// reading sysfs from `sysfsRoot`, which defaults to `/sys` for the process's
     /// own namespace and to none for another.
-    public init(networkNamespacePath: String? = nil, sysfsRoot: String? = nil) {
+    public init(networkNamespacePath: String? = nil, sysfsRoot: String? = nil, logger: Logger? = nil) {
         self.networkNamespacePath = networkNamespacePath
         self.sysfsRoot = sysfsRoot ?? (networkNamespacePath == nil ? "/sys" : nil)
+        self.logger = logger
+    }
+
+    /// Equal when they watch the same namespace path with the same sysfs root and
+    /// buffer; the ``logger`` doesn't count.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.networkNamespacePath == rhs.networkNamespacePath && lhs.sysfsRoot == rhs.sysfsRoot
+            && lhs.eventReceiveBuffer == rhs.eventReceiveBuffer
+    }
+
+    /// Hashes what ``==(_:_:)`` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(networkNamespacePath)
+        hasher.combine(sysfsRoot)
+        hasher.combine(eventReceiveBuffer)
     }
 
     /// The process's own namespace and `/sys`.
