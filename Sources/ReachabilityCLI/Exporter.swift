@@ -74,7 +74,7 @@ struct Exporter: ParsableCommand {
         let pathMonitor = try PathMonitor(environment: environment)
         pathMonitor.pathUpdateHandler = { path in
             metrics.record(path)
-            board.setPath(Self.json(path))
+            board.setPath(Output.pathJSON(path))
         }
         try pathMonitor.start(queue: DispatchQueue(label: "reachability.exporter.path"))
         var kept: [AnyObject] = watched.map(\.reachability) + [pathMonitor]
@@ -120,15 +120,6 @@ struct Exporter: ParsableCommand {
         Self.running.append(server)
         CLIProcess.writeError("reachability: listening on http://\(server.boundAddress)/metrics\n")
         CLIProcess.parkForever()
-    }
-
-    /// `{"status": …, "satisfied": …, "interfaces": […], "expensive": …}` for /status.
-    static func json(_ path: NetworkPath) -> String {
-        let interfaces = path.availableInterfaces.map(Output.interfaceJSON).joined(separator: ", ")
-        return "{\"status\": \(Output.quote(path.status.rawValue)), "
-            + "\"satisfied\": \(path.status == .satisfied), \"interfaces\": [\(interfaces)], "
-            + "\"supportsIPv4\": \(path.supportsIPv4), \"supportsIPv6\": \(path.supportsIPv6), "
-            + "\"supportsDNS\": \(path.supportsDNS), \"expensive\": \(path.isExpensive)}"
     }
 }
 

@@ -56,6 +56,18 @@ enum Output {
             + "\"rawFlags\": \(state.flags.rawValue), \"interface\": \(interfaceJSON(state.interface))\(extra)}"
     }
 
+    /// `{"status": …, "interfaces": [{…}], "gateways": […], "supportsIPv4": …,
+    /// "supportsIPv6": …, "supportsDNS": …, "isExpensive": …}`, keys in that order
+    /// (`status`'s `"path"`, `watch --path`, the exporter's `/status`).
+    static func pathJSON(_ path: NetworkPath) -> String {
+        let interfaces = path.availableInterfaces.map { interfaceJSON($0) }.joined(separator: ", ")
+        let gateways = path.gateways.map { quote($0.description) }.joined(separator: ", ")
+        return "{\"status\": \(quote(path.status.rawValue)), \"interfaces\": [\(interfaces)], "
+            + "\"gateways\": [\(gateways)], \"supportsIPv4\": \(path.supportsIPv4), "
+            + "\"supportsIPv6\": \(path.supportsIPv6), \"supportsDNS\": \(path.supportsDNS), "
+            + "\"isExpensive\": \(path.isExpensive)}"
+    }
+
     /// `2026-11-22T08:31:16.120Z  internet  reachableViaWiFi  -R -------  eth0 (#2, wiredEthernet)`.
     static func line(target: String, state: ReachabilityState, width: Int, time: Date = Date()) -> String {
         let padded = target.padding(toLength: max(width, target.count), withPad: " ", startingAt: 0)

@@ -50,13 +50,7 @@ struct Status: AsyncParsableCommand {
         }
         let path = try PathMonitor(environment: environment).currentPath
         if json {
-            let interfaces = path.availableInterfaces.map { Output.interfaceJSON($0) }.joined(separator: ", ")
-            let gateways = path.gateways.map { Output.quote($0.description) }.joined(separator: ", ")
-            let pathJSON =
-                ", \"path\": {\"status\": \(Output.quote(path.status.rawValue)), \"interfaces\": [\(interfaces)], "
-                + "\"gateways\": [\(gateways)], \"supportsIPv4\": \(path.supportsIPv4), "
-                + "\"supportsIPv6\": \(path.supportsIPv6), \"supportsDNS\": \(path.supportsDNS), "
-                + "\"isExpensive\": \(path.isExpensive)}"
+            let pathJSON = ", \"path\": \(Output.pathJSON(path))"
             let provisional = state.isProvisional ? ", \"provisional\": true" : ""
             Output.emit(Output.json(target: name, state: state, extra: pathJSON + provisional))
         } else {

@@ -124,6 +124,22 @@ struct CLIBadInputTests {
         BadCommand("watch: control character", ["watch", "a\u{1}b"], says: "U+1"),
         BadCommand("watch --json=1", ["watch", "--json=1"], says: "json"),
         BadCommand("watch: no --timeout option", ["watch", "--timeout", "1"], says: "timeout"),
+        BadCommand("watch --path=1", ["watch", "--path=1"], says: "path"),
+        BadCommand("watch --connectivity=1", ["watch", "--connectivity=1"], says: "connectivity"),
+        BadCommand("watch --url without --connectivity", ["watch", "--url", url], says: "url"),
+        BadCommand("watch --captive-api without --connectivity", ["watch", "--captive-api", url], says: "captive-api"),
+        BadCommand("watch --https-only without --connectivity", ["watch", "--https-only"], says: "https-only"),
+        BadCommand("watch --header without --url", ["watch", "--header", "X: y"], says: "header"),
+        BadCommand("watch --expect-status without --url", ["watch", "--expect-status", "204"]),
+        BadCommand("watch --expect-body without --url", ["watch", "--expect-body", "ok"]),
+        BadCommand(
+            "watch --threshold nan", ["watch", "--connectivity", "--threshold", "nan"], says: "successThreshold"),
+        BadCommand(
+            "watch --probe-timeout 0", ["watch", "--connectivity", "--probe-timeout", "0"], says: "probe-timeout"),
+        BadCommand("watch --deadline inf", ["watch", "--connectivity", "--deadline", "inf"], says: "deadline"),
+        BadCommand(
+            "watch --ca-file /dev/zero", ["watch", "--connectivity", "--ca-file", "/dev/zero"], says: "regular file"),
+        BadCommand("watch --connectivity --url ftp", ["watch", "--connectivity", "--url", "ftp://x.test/"]),
     ]
 
     /// `wait` cases carry `--timeout 1` unless the timeout is the point, so that one
