@@ -127,7 +127,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         var current: ConnectivityResult? { running ? machine.published : standalone }
     }
 
-    /// The `userInfo` key of ``Foundation/Notification/Name/connectivityDidChange``'s result.
+    /// The `userInfo` key of `Notification.Name.connectivityDidChange`'s result.
     public static let resultKey = "result"
 
     /// The queue deliveries run on when neither start nor the configuration names one.

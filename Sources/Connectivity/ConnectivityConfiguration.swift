@@ -56,7 +56,7 @@ public struct ConnectivityConfiguration: Sendable {
     /// namespace too. Default: the process's own.
     public var environment: NetworkEnvironment
     /// The queue ``Connectivity/whenConnected``, ``Connectivity/whenDisconnected``,
-    /// the ``Foundation/Notification/Name/connectivityDidChange`` notification and
+    /// the `Notification.Name.connectivityDidChange` notification and
     /// completion handlers run on (``Connectivity/notificationQueue``, as
     /// `Reachability`'s `notificationQueue`). Default nil: a private serial queue of
     /// the library's (pass `.main` if your program runs a main loop).

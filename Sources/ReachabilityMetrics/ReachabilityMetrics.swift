@@ -8,8 +8,8 @@ public import Reachability
 /// (`MetricsSystem.bootstrap`) gets them under the names below, and
 /// `reachability exporter` serves them to Prometheus through swift-prometheus.
 ///
-/// Updated by events: ``observe(_:target:)``, ``observe(_:)-(PathMonitor)`` and
-/// ``observe(_:)-(Connectivity)`` record every delivery; ``recordMonitorCounters(environment:)``
+/// Updated by events: `observe(_:target:)`, ``observe(_:)-(PathMonitor)`` and
+/// ``observe(_:)-(Connectivity)`` record every delivery; `recordMonitorCounters(environment:)`
 /// copies the shared monitor's counters (cheap: a lock and a copy, no netlink work).
 ///
 /// | series | kind | meaning |
@@ -26,7 +26,7 @@ public import Reachability
 /// | `reachability_connectivity_verdict{verdict}` | gauge | 1 for the last verdict (online, captivePortal, noInternet, limited, notConnected) |
 /// | `reachability_connectivity_checks_total{verdict}` | counter | checks by verdict |
 /// | `reachability_connectivity_probe_duration_seconds{endpoint}` | histogram | each endpoint's probe time in a check, retries included |
-/// | `reachability_monitor_events_total` … | counter | the monitor's ``MonitorCounters``: `events`, `overruns`, `resyncs`, `failed_resyncs`, `malformed_messages`, `evaluation_passes`, `failed_passes` |
+/// | `reachability_monitor_events_total` … | counter | the monitor's `MonitorCounters`: `events`, `overruns`, `resyncs`, `failed_resyncs`, `malformed_messages`, `evaluation_passes`, `failed_passes` |
 public final class ReachabilityMetrics: Sendable {
     private let factory: any MetricsFactory
     private let state = LockedState()
@@ -38,7 +38,7 @@ public final class ReachabilityMetrics: Sendable {
 
     // MARK: Recording
 
-    /// Records a target's state (from a delivery, or read with ``Reachability/state``).
+    /// Records a target's state (from a delivery, or read with `Reachability/state`).
     public func record(_ reachability: ReachabilityState, target: String) {
         let status = NetworkStatus(flags: reachability.flags)
         let interface = reachability.interface.map { [($0.name), $0.type.rawValue] }
@@ -63,7 +63,7 @@ public final class ReachabilityMetrics: Sendable {
         }
     }
 
-    /// Records a path (from a ``PathMonitor`` delivery).
+    /// Records a path (from a `PathMonitor` delivery).
     public func record(_ path: NetworkPath) {
         state.withLock { state in
             let series = state.path ?? PathSeries(factory: factory)
@@ -134,7 +134,7 @@ public final class ReachabilityMetrics: Sendable {
     }
 
     /// Records every verdict `connectivity` publishes while its notifier runs; the
-    /// task ends when its `updates` sequence finishes (``Connectivity/stopNotifier()``).
+    /// task ends when its `updates` sequence finishes (`Connectivity/stopNotifier()`).
     @discardableResult
     public func observe(_ connectivity: Connectivity) -> Task<Void, Never> {
         let updates = connectivity.updates
@@ -144,7 +144,7 @@ public final class ReachabilityMetrics: Sendable {
     }
 
     /// Records every path `monitor` delivers while it runs; the task ends when its
-    /// `paths` sequence finishes (``PathMonitor/cancel()``).
+    /// `paths` sequence finishes (`PathMonitor/cancel()`).
     @discardableResult
     public func observe(_ monitor: PathMonitor) -> Task<Void, Never> {
         let paths = monitor.paths

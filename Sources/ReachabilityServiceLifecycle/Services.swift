@@ -20,7 +20,7 @@ public import ServiceLifecycle
 extension Reachability: Service {
     /// Starts the notifier and runs until graceful shutdown or cancellation, then
     /// stops it (callbacks, observers and notifications work as usual meanwhile).
-    /// Throws the ``ReachabilityError`` that stops the notifier by itself: the
+    /// Throws the `ReachabilityError` that stops the notifier by itself: the
     /// watched namespace went away, or the notifier could not start. If something
     /// else stops the notifier, `run()` returns.
     public func run() async throws {
@@ -39,7 +39,7 @@ extension Reachability: Service {
 extension PathMonitor: Service {
     /// Starts the monitor on its default queue (unless it already runs) and runs
     /// until graceful shutdown or cancellation, then cancels it. Throws the
-    /// ``ReachabilityError`` that stops the monitor by itself (its namespace went
+    /// `ReachabilityError` that stops the monitor by itself (its namespace went
     /// away) or that failed its start.
     public func run() async throws {
         let paths = self.paths
@@ -55,7 +55,7 @@ extension PathMonitor: Service {
 }
 
 extension Connectivity: Service {
-    /// Starts checking (``Connectivity/start(queue:)``, which throws for a
+    /// Starts checking (`Connectivity/start(queue:)`, which throws for a
     /// configuration that can't work) and runs until graceful shutdown or
     /// cancellation, then stops the notifier.
     public func run() async throws {

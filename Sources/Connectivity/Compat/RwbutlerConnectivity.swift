@@ -19,7 +19,7 @@ extension Notification.Name {
 
 /// Which Apple framework rwbutler/Connectivity watches interfaces with
 /// (`Connectivity.Framework`). Accepted and ignored here: on Linux the path always
-/// comes from the kernel (rtnetlink, through ``PathMonitor``).
+/// comes from the kernel (rtnetlink, through `PathMonitor`).
 ///
 /// `Sendable`: a plain enum.
 public enum ConnectivityFramework: Int, Sendable, Hashable, CaseIterable {

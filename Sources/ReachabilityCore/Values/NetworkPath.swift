@@ -53,10 +53,10 @@ public struct NetworkPath: Sendable, Hashable, CustomStringConvertible {
     /// servers behind its 127.0.0.53 stub) and the path is not unsatisfied.
     public var supportsDNS: Bool
     /// The preferred interface is expensive: cellular, unless overridden per
-    /// interface with ``PathMonitor/Options/expensiveInterfaces``.
+    /// interface with ``PathMonitorOptions/expensiveInterfaces``.
     public var isExpensive: Bool
     /// The preferred interface is marked constrained with
-    /// ``PathMonitor/Options/constrainedInterfaces`` (false by default).
+    /// ``PathMonitorOptions/constrainedInterfaces`` (false by default).
     public var isConstrained: Bool
 
     /// Creates a path (for tests and previews; monitors build their own).
