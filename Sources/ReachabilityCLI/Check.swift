@@ -44,7 +44,15 @@ struct ProbeOptions: ParsableArguments {
         }
         try Seconds.check(probeTimeout, "--probe-timeout", allowZero: false)
         try Seconds.check(deadline, "--deadline", allowZero: false)
-        _ = try configuration()
+        // Only when one is given: the defaults are valid, and `watch` or `exporter`
+        // without --connectivity need not build a configuration they never use.
+        if !isDefault { _ = try configuration() }
+    }
+
+    /// No option given: the default configuration.
+    var isDefault: Bool {
+        urls.isEmpty && expectStatus == nil && expectBody == nil && header.isEmpty && threshold == 50
+            && probeTimeout == 5 && deadline == 10 && !httpsOnly && captiveAPI == nil && caFile == nil
     }
 
     /// The configuration these options describe; throws a ValidationError naming
