@@ -181,6 +181,34 @@ struct CLIExporterTests {
         #expect(second.stderr.contains("cannot listen"), "\(second.stderr)")
     }
 
+    @Test("--connectivity: the verdict gauge, checks by verdict, probe durations per endpoint, and /status")
+    func connectivity() async throws {
+        let (ns, server) = try await ConnectivityIntegrationTests.setUp(["/generate_204": .respond(status: 204)])
+        let url = server.url("/generate_204").absoluteString
+        try await offPool {
+            let exporter = try RunningExporter(ns, ["--connectivity", "--url", url])
+            try eventuallyBlocking("online") {
+                (try? exporter.metric("reachability_connectivity_verdict{verdict=\"online\"}")) == 1
+            }
+            let text = try exporter.request("/metrics").body
+            #expect(RunningExporter.value(text, "reachability_connectivity_verdict{verdict=\"captivePortal\"}") == 0)
+            #expect(
+                (RunningExporter.value(text, "reachability_connectivity_checks_total{verdict=\"online\"}") ?? 0) >= 1)
+            let probes = RunningExporter.value(
+                text, "reachability_connectivity_probe_duration_seconds_count{endpoint=\"\(url)\"}")
+            #expect((probes ?? 0) >= 1, "\(text)")
+            #expect(text.contains("# TYPE reachability_connectivity_probe_duration_seconds histogram"))
+            let status = try jsonObject(try exporter.request("/status").body)
+            #expect((status["connectivity"] as? [String: Any])?["verdict"] as? String == "online")
+
+            try ns.ip("link set veth1 down")
+            try eventuallyBlocking("notConnected") {
+                (try? exporter.metric("reachability_connectivity_verdict{verdict=\"notConnected\"}")) == 1
+            }
+            #expect(try exporter.metric("reachability_connectivity_verdict{verdict=\"online\"}") == 0)
+        }
+    }
+
     @Test("SIGTERM ends it with status 0")
     func sigterm() throws {
         let ns = try TestNamespace()
