@@ -50,7 +50,7 @@ struct LoggingIntegrationTests {
         environment.logger = logger
         let reachability = try Reachability(environment: environment)
         try reachability.startNotifier()
-        try await offPool { try Command.check(["ip", "netns", "del", ns.name ?? ""]) }
+        _ = try await offPool { try Command.check(["ip", "netns", "del", ns.name ?? ""]) }
         try await eventually("the namespace loss logged") {
             records.withLock { $0.contains { $0.message.contains("namespace is gone") } }
         }

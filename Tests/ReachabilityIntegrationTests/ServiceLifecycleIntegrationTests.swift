@@ -65,7 +65,7 @@ struct ServiceLifecycleIntegrationTests {
         let group = ServiceGroup(services: [reachability], logger: Self.logger)
         let task = Task { try await group.run() }
         try await eventually("running") { reachability.isNotifierRunning }
-        try await offPool { try Command.check(["ip", "netns", "del", ns.name ?? ""]) }
+        _ = try await offPool { try Command.check(["ip", "netns", "del", ns.name ?? ""]) }
         let error = await #expect(throws: ReachabilityError.self) { try await task.value }
         #expect(error?.code == .namespace)
         #expect(!reachability.isNotifierRunning)
