@@ -8,11 +8,12 @@ enum LongRunning: String, Sendable, CaseIterable, CustomTestStringConvertible {
     case status = "status (a hostname whose resolver never answers)"
     case check = "check (a silent HTTP server)"
     case waitConnectivity = "wait --connectivity (a silent HTTP server)"
+    case exporter = "exporter --connectivity (serving, a probe in flight to a silent HTTP server)"
 
     var testDescription: String { rawValue }
 
-    /// What a signal makes it exit with: `watch` 0, the others 128 + the signal.
-    func status(for signal: Int32) -> Int32 { self == .watch ? 0 : 128 + signal }
+    /// What a signal makes it exit with: `watch` and `exporter` 0, the others 128 + the signal.
+    func status(for signal: Int32) -> Int32 { self == .watch || self == .exporter ? 0 : 128 + signal }
 }
 
 /// A smoke test of every subcommand of the binary users run: `CLI.path`, which
@@ -62,7 +63,7 @@ struct CLISmokeTests {
                     ],
                     captureOutput: true)
                 #expect(dns.nextQuery(timeout: 30), "the resolver asks")
-            case .check, .waitConnectivity:
+            case .check, .waitConnectivity, .exporter:
                 let ns = try TestNamespace()
                 try ns.disableIPv6()
                 try ns.ipv4WithDefaultRoute()
@@ -70,8 +71,13 @@ struct CLISmokeTests {
                 keep += [ns, server]
                 let url = server.url("/generate_204").absoluteString
                 let probes = ["--url", url, "--probe-timeout", "600", "--deadline", "600"]
-                child = try ns.spawnCLI(
-                    command == .check ? ["check"] + probes : ["wait", "--connectivity", "--timeout", "600"] + probes)
+                let arguments =
+                    switch command {
+                    case .check: ["check"] + probes
+                    case .exporter: ["exporter", "--listen", "127.0.0.1:0", "--connectivity"] + probes
+                    default: ["wait", "--connectivity", "--timeout", "600"] + probes
+                    }
+                child = try ns.spawnCLI(arguments)
                 try eventuallyBlocking("the probe reaches the server") { server.count("/generate_204") >= 1 }
             }
             child.signal(signal)
