@@ -34,6 +34,9 @@ struct CheckTally: Sendable {
 
     private var states: [State]
     private var started: [ContinuousClock.Instant?]
+    /// Endpoints whose host name resolved to a private or local address, with
+    /// `name → address`.
+    private(set) var hijacked: [Int: String] = [:]
     private(set) var apiOutcome: APIOutcome?
 
     init(endpoints: [ConnectivityEndpoint], successThreshold: Double, apiURL: URL? = nil) {
@@ -52,6 +55,13 @@ struct CheckTally: Sendable {
         if case .pending(let attempts) = states[index] { states[index] = .pending(attempts: attempts + 1) }
     }
 
+    /// Notes that endpoint `index`'s host name resolved to a private or local
+    /// address (`detail`: `name → address`): whatever it answers, it fails with
+    /// ``ProbeFailure/dnsHijacked(_:)``; a plain-HTTP redirect still names a portal.
+    mutating func markHijacked(_ index: Int, _ detail: String) {
+        hijacked[index] = detail
+    }
+
     /// Records an attempt's outcome; returns true when the endpoint should be
     /// tried again (a fast transport failure, first attempt, check still open).
     mutating func record(
@@ -68,14 +78,18 @@ struct CheckTally: Sendable {
             case .answered(let answer): (response, mismatch) = (answer, endpoints[index].expectation.check(answer))
             case .failed: return false
             }
+            let hijack = hijacked[index].map(ProbeFailure.dnsHijacked)
             states[index] = .done(
                 EndpointResult(
-                    url: url, isValid: mismatch == nil, httpStatus: response.status,
+                    url: url, isValid: mismatch == nil && hijack == nil, httpStatus: response.status,
                     location: (300..<400).contains(response.status) ? response.header("Location") : nil,
-                    failure: nil, mismatch: mismatch, duration: duration, attempts: attempts))
+                    failure: hijack, mismatch: mismatch, duration: duration, attempts: attempts))
             return false
-        case .failed(let failure):
-            let retryable = failure != .timedOut && failure != .cancelled
+        case .failed(var failure):
+            if let detail = hijacked[index], failure != .cancelled {
+                failure = .dnsHijacked(detail)
+            }
+            let retryable = failure != .timedOut && failure != .cancelled && hijacked[index] == nil
             if retryable && mayRetry && attempts < Self.maximumAttempts {
                 return true
             }
@@ -99,7 +113,8 @@ struct CheckTally: Sendable {
             guard case .pending(let attempts) = states[index] else { continue }
             states[index] = .done(
                 EndpointResult(
-                    url: endpoints[index].url, isValid: false, httpStatus: nil, location: nil, failure: failure,
+                    url: endpoints[index].url, isValid: false, httpStatus: nil, location: nil,
+                    failure: hijacked[index].map(ProbeFailure.dnsHijacked) ?? failure,
                     mismatch: nil, duration: started[index].map { now - $0 } ?? .zero, attempts: attempts))
         }
         if apiURL != nil && apiOutcome == nil { apiOutcome = .failed }
@@ -164,7 +179,11 @@ struct CheckTally: Sendable {
             guard !endpoint.isHTTPS, case .done(let result) = state else { return nil }
             return result
         }
-        let intercepted = plain.filter { !$0.isValid && $0.httpStatus.map(Self.looksIntercepted) == true }
+        // An answer that met its expectation is no interception, even when it can't
+        // count (a hijacked name's address serving the expected 204).
+        let intercepted = plain.filter {
+            !$0.isValid && $0.mismatch != nil && $0.httpStatus.map(Self.looksIntercepted) == true
+        }
         // A Location that fails the portal-URL rule (javascript:, credentials…) is
         // not shown: the probe URL that was intercepted is.
         let interceptionURL =
@@ -197,8 +216,11 @@ struct CheckTally: Sendable {
         (200..<400).contains(status) || status == 511
     }
 
-    /// The most common failure; ties go to the more specific reason.
+    /// The most common failure, ties to the more specific reason; but DNS
+    /// hijacking whenever an endpoint saw it (it explains the other failures: the
+    /// probes went to the wrong place).
     static func dominantReason(_ results: [EndpointResult]) -> NoInternetReason {
+        if results.contains(where: { $0.failure?.reason == .dnsHijacked }) { return .dnsHijacked }
         let order: [NoInternetReason] = [
             .connectionRefused, .networkUnreachable, .nameResolutionFailed, .tlsFailed, .unexpectedResponse,
             .connectionFailed, .timedOut,

@@ -546,7 +546,8 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             captivePortalAPI: configuration.captivePortalAPI, probeTimeout: configuration.probeTimeout,
             checkDeadline: configuration.checkDeadline, maximumBodySize: configuration.maximumBodySize,
             userAgent: configuration.userAgent, tlsConfiguration: resolved.tlsConfiguration,
-            logger: configuration.environment.logger)
+            logger: configuration.environment.logger, environment: configuration.environment,
+            detectsDNSHijacking: configuration.detectsDNSHijacking)
     }
 
     /// Feeds one input to the machine (if `run` is still current) and runs the

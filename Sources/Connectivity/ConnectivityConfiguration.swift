@@ -69,6 +69,16 @@ public struct ConnectivityConfiguration: Sendable {
     /// be a regular file (not a FIFO or a device) of at most 16 MiB holding at
     /// least one certificate.
     public var trustedRootCertificatesPath: String?
+    /// Before each check, resolve every endpoint's host name (as the probes will,
+    /// inside the ``environment``'s namespace) and treat an answer that is a private,
+    /// loopback, link-local or carrier-grade-NAT address (`IPAddress.isPrivateOrLocal`)
+    /// as DNS hijacking: that endpoint fails with ``ProbeFailure/dnsHijacked(_:)`` even
+    /// if it answers as expected, and a check that fails for it is
+    /// ``Verdict/noInternet(_:)`` ``NoInternetReason/dnsHijacked`` (or captivePortal when
+    /// a plain-HTTP probe was redirected). Endpoints given by address are not
+    /// resolved. Default true; turn it off for check servers on a private network
+    /// reached by name.
+    public var detectsDNSHijacking: Bool
     /// What the rwbutler/Connectivity surface adds (validation mode, URL endpoints,
     /// polling interval while polling is off…): see `Compat/RwbutlerValidation.swift`.
     var rwbutler = RwbutlerSettings()
@@ -95,6 +105,7 @@ public struct ConnectivityConfiguration: Sendable {
         notificationQueue = nil
         userAgent = "swift-reachability-connectivity/1"
         trustedRootCertificatesPath = nil
+        detectsDNSHijacking = true
     }
 
     /// Checks every setting; throws ``ConnectivityError`` naming the first bad one

@@ -65,6 +65,9 @@ public enum NoInternetReason: String, Sendable, Hashable, CustomStringConvertibl
     case unexpectedResponse
     /// The connection failed for another reason (reset, closed early, bad HTTP).
     case connectionFailed
+    /// The endpoints' names resolved to private or local addresses no public
+    /// server has: a captive portal's resolver, or a broken one.
+    case dnsHijacked
 
     /// The case name, e.g. `"connectionRefused"`.
     public var description: String { rawValue }
@@ -113,6 +116,10 @@ public enum ProbeFailure: Error, Sendable, Hashable, CustomStringConvertible {
     case connectionFailed(String)
     /// Cancelled: the path changed or the check ended first.
     case cancelled
+    /// The endpoint's host name resolved to a private or local address (shown as
+    /// `name → address`): DNS hijacking. The endpoint counts as failed even if
+    /// that address answered as expected.
+    case dnsHijacked(String)
 
     /// One line, e.g. `timed out` or `TLS failed: CERTIFICATE_VERIFY_FAILED`.
     public var description: String {
@@ -124,6 +131,7 @@ public enum ProbeFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .tlsFailed(let detail): "TLS failed: \(detail)"
         case .connectionFailed(let detail): "connection failed: \(detail)"
         case .cancelled: "cancelled (the check ended first)"
+        case .dnsHijacked(let detail): "DNS hijacked: \(detail), a private or local address"
         }
     }
 
@@ -135,6 +143,7 @@ public enum ProbeFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .networkUnreachable: .networkUnreachable
         case .tlsFailed: .tlsFailed
         case .connectionFailed: .connectionFailed
+        case .dnsHijacked: .dnsHijacked
         }
     }
 }

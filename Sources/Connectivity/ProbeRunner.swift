@@ -23,6 +23,10 @@ struct ProbeRunner: Sendable {
     let tlsConfiguration: TLSConfiguration?
     /// Where failed probes are logged (debug), if anywhere.
     var logger: Logger? = nil
+    /// Where the endpoints' names are resolved for the DNS-hijack check, and whether
+    /// to make it (``ConnectivityConfiguration/detectsDNSHijacking``).
+    var environment: NetworkEnvironment = .default
+    var detectsDNSHijacking = false
     /// The pause before a fast failure's second attempt.
     static let retryDelay: Duration = .milliseconds(200)
 
@@ -43,6 +47,10 @@ struct ProbeRunner: Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now + checkDeadline
         var tally = CheckTally(endpoints: endpoints, successThreshold: successThreshold, apiURL: captivePortalAPI)
+        if detectsDNSHijacking {
+            let limit = min(probeTimeout, deadline - clock.now)
+            for (index, detail) in await hijackedEndpoints(within: limit) { tally.markHijacked(index, detail) }
+        }
         await withTaskGroup(of: Event.self) { group in
             func launch(_ index: Int) {
                 let now = clock.now
@@ -95,6 +103,45 @@ struct ProbeRunner: Sendable {
             }
         }
         return outcome
+    }
+
+    /// The endpoints whose host name resolves (inside the namespace, as the probes'
+    /// will) to a private or local address, with `name → address`. Names are
+    /// resolved at once, each at most `limit`; one that doesn't resolve in time is
+    /// left to the probe. Endpoints given by address are not resolved.
+    func hijackedEndpoints(within limit: Duration) async -> [Int: String] {
+        var names: [String: [Int]] = [:]
+        for (index, endpoint) in endpoints.enumerated() {
+            guard let host = endpoint.url.host, !host.isEmpty, !host.hasPrefix("["),
+                (try? IPAddress(host)) == nil
+            else { continue }
+            names[host.lowercased(), default: []].append(index)
+        }
+        guard !names.isEmpty else { return [:] }
+        let environment = environment
+        let answers = await withTaskGroup(of: (String, [IPAddress]?).self) { group in
+            for name in names.keys {
+                group.addTask {
+                    let addresses = await firstResult(within: limit) {
+                        await withCheckedContinuation { continuation in
+                            DispatchQueue.global().async {
+                                continuation.resume(returning: HostLookup.addresses(of: name, environment: environment))
+                            }
+                        }
+                    }
+                    return (name, addresses)
+                }
+            }
+            var answers: [String: [IPAddress]] = [:]
+            for await (name, addresses) in group { answers[name] = addresses }
+            return answers
+        }
+        var hijacked: [Int: String] = [:]
+        for (name, indices) in names {
+            guard let address = answers[name]?.first(where: \.isPrivateOrLocal) else { continue }
+            for index in indices { hijacked[index] = "\(name) → \(address)" }
+        }
+        return hijacked
     }
 
     /// One attempt, bounded by `timeout` (the request, and the body read).

@@ -161,6 +161,28 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// An address no public server has: IPv4 0/8, 10/8, 100.64/10 (carrier-grade
+    /// NAT), 127/8, 169.254/16, 172.16/12, 192.168/16; IPv6 `::`, `::1`, fc00::/7
+    /// (unique local), fe80::/10; an IPv4-mapped IPv6 address by its IPv4 form. A
+    /// public check endpoint's name that resolves to one was answered by a captive
+    /// portal's or a broken resolver (RFC 1918, RFC 6598, RFC 4193).
+    public var isPrivateOrLocal: Bool {
+        let address = unmapped
+        switch address.family {
+        case .ipv4:
+            let v4 = UInt32(truncatingIfNeeded: address.high >> 32)
+            func within(_ network: UInt32, _ length: UInt32) -> Bool {
+                v4 >> (32 - length) == network >> (32 - length)
+            }
+            return within(0x0000_0000, 8) || within(0x0A00_0000, 8) || within(0x6440_0000, 10)
+                || within(0x7F00_0000, 8) || within(0xA9FE_0000, 16) || within(0xAC10_0000, 12)
+                || within(0xC0A8_0000, 16)
+        case .ipv6:
+            return (address.high == 0 && (address.low == 0 || address.low == 1)) || address.high >> 57 == 0xFC >> 1
+                || address.isLinkLocal
+        }
+    }
+
     /// An IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) as the IPv4 address it
     /// stands for (that is where a socket connecting to it goes); any other address
     /// as itself. The kernel's IPv6 routing has no route for the mapped form.

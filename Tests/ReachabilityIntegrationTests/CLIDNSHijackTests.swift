@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+@_spi(Testing) @testable import ReachabilityCore
+
+/// DNS hijack detection (issue 18, point 2) against a real resolver: dnsmasq in a
+/// named namespace answers the check endpoints' names with private addresses, as a
+/// captive portal's resolver does, and `reachability check` runs under `ip netns
+/// exec` (so that it, and the HTTP client in it, use that resolver).
+@Suite("DNS hijack detection against a real DNS server", .enabled(if: IntegrationGate.enabled))
+struct CLIDNSHijackTests {
+    /// veth0 192.0.2.1/24 with a default route; 10.9.9.9 and 10.9.9.8 on lo (the
+    /// "portal"); dnsmasq answering the given names.
+    static func setUp(_ hosts: [String: String]) throws -> (TestNamespace, DNSServer) {
+        let ns = try TestNamespace(named: "rtest-hijack")
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        try ns.ip("addr add 10.9.9.9/32 dev lo")
+        try ns.ip("addr add 10.9.9.8/32 dev lo")
+        return (ns, try DNSServer(in: ns, hosts: hosts))
+    }
+
+    static func check(_ ns: TestNamespace, _ arguments: [String]) throws -> Command.Output {
+        try Command.run(["ip", "netns", "exec", try #require(ns.name), CLI.path, "check"] + arguments)
+    }
+
+    @Test("a name answered with a private address that serves the expected 204: noInternet (dnsHijacked), not online")
+    func mimickingPortal() throws {
+        let (ns, dns) = try Self.setUp(["mimic.rtest": "10.9.9.9"])
+        defer { withExtendedLifetime(dns) {} }  // dnsmasq answers while it lives
+        let server = try TestHTTPServer(in: ns, host: "10.9.9.9", routes: ["/generate_204": .respond(status: 204)])
+        let url = "http://mimic.rtest:\(server.port)/generate_204"
+        let output = try Self.check(ns, ["--url", url])
+        #expect(output.status == 1, "\(output.stdout)\(output.stderr)")
+        #expect(output.stdout.contains("verdict: noInternet (dnsHijacked)"), "\(output.stdout)")
+        #expect(output.stdout.contains("DNS hijacked: mimic.rtest → 10.9.9.9"), "\(output.stdout)")
+        #expect(server.count("/generate_204") >= 1, "the probe still went (a redirect would name the portal)")
+    }
+
+    @Test("a hijacked name whose address redirects: captivePortal with the login URL")
+    func redirectingPortal() throws {
+        let (ns, dns) = try Self.setUp(["portal.rtest": "10.9.9.9"])
+        defer { withExtendedLifetime(dns) {} }  // dnsmasq answers while it lives
+        let server = try TestHTTPServer(
+            in: ns, host: "10.9.9.9",
+            routes: ["/generate_204": .respond(status: 302, headers: ["Location": "http://10.9.9.9/login"])])
+        let output = try Self.check(ns, ["--url", "http://portal.rtest:\(server.port)/generate_204", "--json"])
+        #expect(output.status == 1)
+        let object = try jsonObject(output.stdout)
+        #expect(object["verdict"] as? String == "captivePortal")
+        #expect(object["loginURL"] as? String == "http://10.9.9.9/login")
+    }
+
+    @Test("a hijacked name whose address refuses: dnsHijacked at once, not connectionRefused or a timeout")
+    func refusingAddress() throws {
+        let (ns, dns) = try Self.setUp(["closed.rtest": "10.9.9.8"])
+        defer { withExtendedLifetime(dns) {} }  // dnsmasq answers while it lives
+        let started = Date()
+        let output = try Self.check(ns, ["--url", "http://closed.rtest:8080/generate_204", "--deadline", "10"])
+        #expect(output.status == 1)
+        #expect(output.stdout.contains("verdict: noInternet (dnsHijacked)"), "\(output.stdout)")
+        #expect(Date().timeIntervalSince(started) < 8, "not the deadline")
+    }
+
+    @Test("no false alarm: a name answered with a public address that serves 204 is online")
+    func publicAnswer() throws {
+        let (ns, dns) = try Self.setUp(["fine.rtest": "192.0.2.1"])
+        defer { withExtendedLifetime(dns) {} }  // dnsmasq answers while it lives
+        let server = try TestHTTPServer(in: ns, host: "192.0.2.1", routes: ["/generate_204": .respond(status: 204)])
+        let output = try Self.check(ns, ["--url", "http://fine.rtest:\(server.port)/generate_204"])
+        #expect(output.status == 0, "\(output.stdout)\(output.stderr)")
+        #expect(output.stdout.contains("verdict: online"))
+    }
+}
