@@ -1,4 +1,5 @@
 import Foundation
+import Reachability
 
 /// One probe attempt's outcome: an HTTP answer, or no answer.
 enum AttemptOutcome: Sendable {
@@ -39,9 +40,16 @@ struct CheckTally: Sendable {
     private(set) var hijacked: [Int: String] = [:]
     private(set) var apiOutcome: APIOutcome?
 
-    init(endpoints: [ConnectivityEndpoint], successThreshold: Double, apiURL: URL? = nil) {
+    /// Strict mode: online needs expected answers from two vendors (see ``vendor(of:)``).
+    let requiresTwoVendors: Bool
+
+    init(
+        endpoints: [ConnectivityEndpoint], successThreshold: Double, apiURL: URL? = nil,
+        requiresTwoVendors: Bool = false
+    ) {
         self.endpoints = endpoints
         self.apiURL = apiURL
+        self.requiresTwoVendors = requiresTwoVendors
         let share = (successThreshold / 100 * Double(endpoints.count)).rounded(.up)
         required = max(1, min(endpoints.count, Int(share.isFinite ? share : 1)))
         states = Array(repeating: .pending(attempts: 0), count: endpoints.count)
@@ -142,7 +150,27 @@ struct CheckTally: Sendable {
     var isDecided: Bool {
         if case .answered(let api)? = apiOutcome, api.captive { return true }
         if apiURL != nil && apiOutcome == nil { return false }
-        return pending == 0 || (succeeded >= required && eachSchemeSucceeded)
+        return pending == 0 || (succeeded >= required && eachSchemeSucceeded && confirmed)
+    }
+
+    /// Whether strict mode is satisfied: off, or expected answers came from two vendors.
+    private var confirmed: Bool {
+        guard requiresTwoVendors else { return true }
+        var vendors = Set<String>()
+        for (endpoint, state) in zip(endpoints, states) {
+            if case .done(let result) = state, result.isValid { vendors.insert(Self.vendor(of: endpoint.url)) }
+        }
+        return vendors.count >= 2
+    }
+
+    /// A check endpoint's vendor, approximated by its host's registrable domain: the
+    /// last two labels (`www.google.com` → `google.com`), or the address for one given
+    /// by address.
+    static func vendor(of url: URL) -> String {
+        let host = (url.host ?? "").lowercased()
+        if host.hasPrefix("[") || (try? IPAddress(host)) != nil { return host }
+        let labels = host.split(separator: ".", omittingEmptySubsequences: true)
+        return labels.suffix(2).joined(separator: ".")
     }
 
     /// Whether every scheme in use (plain HTTP, HTTPS) has a valid answer: online
@@ -193,7 +221,10 @@ struct CheckTally: Sendable {
         if case .answered(let api)? = apiOutcome, api.captive, let apiURL {
             return .captivePortal(loginURL: api.userPortalURL ?? interceptionURL ?? apiURL)
         }
-        if succeeded >= required && eachSchemeSucceeded { return .online }
+        if succeeded >= required && eachSchemeSucceeded {
+            if confirmed { return .online }
+            if interceptionURL == nil { return .limited(.unconfirmed) }
+        }
         if let interceptionURL { return .captivePortal(loginURL: interceptionURL) }
         if succeeded > 0 {
             let https = zip(endpoints, states).compactMap { endpoint, state -> EndpointResult? in

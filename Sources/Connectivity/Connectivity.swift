@@ -547,7 +547,8 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             checkDeadline: configuration.checkDeadline, maximumBodySize: configuration.maximumBodySize,
             userAgent: configuration.userAgent, tlsConfiguration: resolved.tlsConfiguration,
             logger: configuration.environment.logger, environment: configuration.environment,
-            detectsDNSHijacking: configuration.detectsDNSHijacking)
+            detectsDNSHijacking: configuration.detectsDNSHijacking, requiresTwoVendors: configuration.requiresTwoVendors
+        )
     }
 
     /// Feeds one input to the machine (if `run` is still current) and runs the

@@ -79,6 +79,13 @@ public struct ConnectivityConfiguration: Sendable {
     /// resolved. Default true; turn it off for check servers on a private network
     /// reached by name.
     public var detectsDNSHijacking: Bool
+    /// Strict mode: online also needs expected answers from endpoints of two
+    /// different vendors (two registrable domains, read as a host's last two labels;
+    /// an address as itself), so that a portal that lets one vendor's check through
+    /// can't pass for the Internet. Otherwise the verdict is
+    /// ``LimitedReason/unconfirmed``. The endpoints must span two such domains.
+    /// Default false.
+    public var requiresTwoVendors: Bool
     /// What the rwbutler/Connectivity surface adds (validation mode, URL endpoints,
     /// polling interval while polling is off…): see `Compat/RwbutlerValidation.swift`.
     var rwbutler = RwbutlerSettings()
@@ -106,6 +113,7 @@ public struct ConnectivityConfiguration: Sendable {
         userAgent = "swift-reachability-connectivity/1"
         trustedRootCertificatesPath = nil
         detectsDNSHijacking = true
+        requiresTwoVendors = false
     }
 
     /// Checks every setting; throws ``ConnectivityError`` naming the first bad one
@@ -175,6 +183,9 @@ public struct ConnectivityConfiguration: Sendable {
         }
         guard userAgent.utf8.count <= Self.fieldLimit else {
             throw ConnectivityError("userAgent has \(userAgent.utf8.count) bytes, the limit is \(Self.fieldLimit)")
+        }
+        if requiresTwoVendors && Set(endpoints.map { CheckTally.vendor(of: $0.url) }).count < 2 {
+            throw ConnectivityError("requiresTwoVendors needs endpoints of two vendors (domains); these are of one")
         }
         for endpoint in endpoints {
             try Self.checkURL(endpoint.url, what: "endpoint")

@@ -83,6 +83,9 @@ public enum LimitedReason: Sendable, Hashable, CustomStringConvertible {
     case httpBlocked
     /// Fewer endpoints than the threshold asks for worked.
     case belowThreshold(succeeded: Int, required: Int)
+    /// Strict mode (``ConnectivityConfiguration/requiresTwoVendors``): the threshold
+    /// was met, but only one vendor's endpoints answered as expected.
+    case unconfirmed
 
     /// In words, e.g. `HTTPS blocked` or `1 endpoints answered, 2 required`.
     public var description: String {
@@ -90,6 +93,7 @@ public enum LimitedReason: Sendable, Hashable, CustomStringConvertible {
         case .httpsBlocked: "HTTPS blocked"
         case .httpBlocked: "plain HTTP blocked"
         case .belowThreshold(let succeeded, let required): "\(succeeded) endpoints answered, \(required) required"
+        case .unconfirmed: "only one vendor's endpoints answered (strict mode wants two)"
         }
     }
 }

@@ -27,6 +27,7 @@ struct ProbeRunner: Sendable {
     /// to make it (``ConnectivityConfiguration/detectsDNSHijacking``).
     var environment: NetworkEnvironment = .default
     var detectsDNSHijacking = false
+    var requiresTwoVendors = false
     /// The pause before a fast failure's second attempt.
     static let retryDelay: Duration = .milliseconds(200)
 
@@ -46,7 +47,9 @@ struct ProbeRunner: Sendable {
     func run() async -> Outcome {
         let clock = ContinuousClock()
         let deadline = clock.now + checkDeadline
-        var tally = CheckTally(endpoints: endpoints, successThreshold: successThreshold, apiURL: captivePortalAPI)
+        var tally = CheckTally(
+            endpoints: endpoints, successThreshold: successThreshold, apiURL: captivePortalAPI,
+            requiresTwoVendors: requiresTwoVendors)
         if detectsDNSHijacking {
             let limit = min(probeTimeout, deadline - clock.now)
             for (index, detail) in await hijackedEndpoints(within: limit) { tally.markHijacked(index, detail) }

@@ -35,6 +35,9 @@ struct ProbeOptions: ParsableArguments {
     @Option(help: "A PEM file of root certificates to trust for HTTPS endpoints.")
     var caFile: String?
 
+    @Flag(help: "Strict: online also needs two vendors' endpoints (domains) to answer as expected.")
+    var strict = false
+
     func validate() throws {
         if expectStatus != nil && expectBody != nil {
             throw ValidationError("--expect-status and --expect-body exclude each other")
@@ -52,7 +55,7 @@ struct ProbeOptions: ParsableArguments {
     /// No option given: the default configuration.
     var isDefault: Bool {
         urls.isEmpty && expectStatus == nil && expectBody == nil && header.isEmpty && threshold == 50
-            && probeTimeout == 5 && deadline == 10 && !httpsOnly && captiveAPI == nil && caFile == nil
+            && probeTimeout == 5 && deadline == 10 && !httpsOnly && captiveAPI == nil && caFile == nil && !strict
     }
 
     /// The configuration these options describe; throws a ValidationError naming
@@ -81,6 +84,7 @@ struct ProbeOptions: ParsableArguments {
         configuration.probeTimeout = Seconds.duration(probeTimeout)
         configuration.checkDeadline = Seconds.duration(deadline)
         configuration.httpsOnly = httpsOnly
+        configuration.requiresTwoVendors = strict
         if let captiveAPI {
             guard let url = URL(string: captiveAPI) else {
                 throw ValidationError("--captive-api \(quotedForMessage(captiveAPI)) is not a URL")

@@ -41,8 +41,8 @@ struct Exporter: ParsableCommand {
 
     func validate() throws {
         _ = try ListenAddress(parsing: listen)
-        if !connectivity && (!probes.urls.isEmpty || probes.captiveAPI != nil || probes.httpsOnly) {
-            throw ValidationError("--url, --captive-api and --https-only apply with --connectivity")
+        if !connectivity && (!probes.urls.isEmpty || probes.captiveAPI != nil || probes.httpsOnly || probes.strict) {
+            throw ValidationError("--url, --captive-api, --https-only and --strict apply with --connectivity")
         }
         guard Set(targets).count == targets.count else { throw ValidationError("a TARGET is given twice") }
     }

@@ -46,8 +46,8 @@ struct Watch: ParsableCommand {
     nonisolated(unsafe) private static var running: [AnyObject] = []
 
     func validate() throws {
-        if !connectivity && (!probes.urls.isEmpty || probes.captiveAPI != nil || probes.httpsOnly) {
-            throw ValidationError("--url, --captive-api and --https-only apply with --connectivity")
+        if !connectivity && (!probes.urls.isEmpty || probes.captiveAPI != nil || probes.httpsOnly || probes.strict) {
+            throw ValidationError("--url, --captive-api, --https-only and --strict apply with --connectivity")
         }
     }
 

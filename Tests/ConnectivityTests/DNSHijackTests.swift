@@ -84,3 +84,68 @@ import Testing
         #expect(tally.succeeded == 1)
     }
 }
+
+/// Strict mode (issue 18, point 4): online needs two vendors' expected answers.
+@Suite struct StrictModeTests {
+    let clock = ContinuousClock()
+
+    func tally(_ urls: [String]) -> CheckTally {
+        var tally = CheckTally(
+            endpoints: urls.map(DNSHijackTests.endpoint), successThreshold: 50, requiresTwoVendors: true)
+        for index in urls.indices { tally.attemptStarted(index, at: clock.now) }
+        return tally
+    }
+
+    @Test(
+        "a vendor is the host's last two labels, or the address",
+        arguments: [
+            ("http://connectivitycheck.gstatic.com/generate_204", "gstatic.com"),
+            ("https://www.google.com/generate_204", "google.com"), ("http://captive.apple.com/x", "apple.com"),
+            ("http://localhost/x", "localhost"), ("http://192.0.2.1:8080/x", "192.0.2.1"), ("http://[::1]/x", "::1"),
+            ("http://A.Example.COM./x", "example.com"),
+        ])
+    func vendor(_ url: String, _ expected: String) {
+        #expect(CheckTally.vendor(of: URL(string: url)!) == expected)
+    }
+
+    @Test("one vendor answering is limited(unconfirmed); a second vendor's answer makes it online")
+    func twoVendors() {
+        let urls = ["http://a.one.test/generate_204", "http://b.one.test/generate_204", "http://two.test/generate_204"]
+        var tally = tally(urls)
+        _ = tally.record(0, DNSHijackTests.answer(urls[0], 204), at: clock.now, mayRetry: true)
+        _ = tally.record(1, DNSHijackTests.answer(urls[1], 204), at: clock.now, mayRetry: true)
+        #expect(!tally.isDecided, "two of three meets 50 %, but one vendor: wait for the third")
+        _ = tally.record(2, .failed(.timedOut), at: clock.now, mayRetry: true)
+        #expect(tally.verdict == .limited(.unconfirmed))
+
+        var second = self.tally(urls)
+        _ = second.record(0, DNSHijackTests.answer(urls[0], 204), at: clock.now, mayRetry: true)
+        _ = second.record(2, DNSHijackTests.answer(urls[2], 204), at: clock.now, mayRetry: true)
+        #expect(second.isDecided)
+        #expect(second.verdict == .online)
+    }
+
+    @Test("one vendor let through, the other redirected: captivePortal")
+    func portalLettingOneVendorThrough() {
+        let urls = ["http://one.test/generate_204", "http://two.test/generate_204"]
+        var tally = tally(urls)
+        _ = tally.record(0, DNSHijackTests.answer(urls[0], 204), at: clock.now, mayRetry: true)
+        _ = tally.record(
+            1, DNSHijackTests.answer(urls[1], 302, location: "http://portal.test/login"), at: clock.now, mayRetry: true)
+        #expect(tally.verdict == .captivePortal(loginURL: URL(string: "http://portal.test/login")!))
+    }
+
+    @Test("the configuration needs endpoints of two vendors")
+    func configurationNeedsTwoVendors() throws {
+        var configuration = ConnectivityConfiguration(
+            endpoints: [DNSHijackTests.endpoint("http://a.one.test/x"), DNSHijackTests.endpoint("http://b.one.test/y")])
+        configuration.requiresTwoVendors = true
+        #expect(throws: ConnectivityError.self) { try configuration.validate() }
+        configuration.endpoints.append(DNSHijackTests.endpoint("http://two.test/z"))
+        try configuration.validate()
+        #expect(try ConnectivityConfiguration().validate() == ())
+        var defaults = ConnectivityConfiguration()
+        defaults.requiresTwoVendors = true
+        try defaults.validate()
+    }
+}

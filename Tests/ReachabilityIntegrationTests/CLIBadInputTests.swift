@@ -125,6 +125,8 @@ struct CLIBadInputTests {
         BadCommand("watch --json=1", ["watch", "--json=1"], says: "json"),
         BadCommand("watch: no --timeout option", ["watch", "--timeout", "1"], says: "timeout"),
         BadCommand("watch --path=1", ["watch", "--path=1"], says: "path"),
+        BadCommand("watch --strict=1", ["watch", "--strict=1"], says: "strict"),
+        BadCommand("watch --strict without --connectivity", ["watch", "--strict"], says: "--strict"),
         BadCommand("watch --connectivity=1", ["watch", "--connectivity=1"], says: "connectivity"),
         BadCommand("watch --url without --connectivity", ["watch", "--url", url], says: "url"),
         BadCommand("watch --captive-api without --connectivity", ["watch", "--captive-api", url], says: "captive-api"),
@@ -162,6 +164,9 @@ struct CLIBadInputTests {
             BadCommand("wait --interface with an empty state", ["wait", "--timeout", "1", "-i", "lo:"], says: "state"),
             BadCommand("wait --any without --interface", ["wait", "--timeout", "1", "--any"], says: "--any"),
             BadCommand("wait --dns=yes", ["wait", "--timeout", "1", "--dns=yes"], says: "dns"),
+            BadCommand("wait --strict=1", ["wait", "--timeout", "1", "--strict=1"], says: "strict"),
+            BadCommand(
+                "wait --strict without --connectivity", ["wait", "--timeout", "1", "--strict"], says: "--strict"),
             BadCommand("wait --ignore a slash", ["wait", "--timeout", "1", "--ignore", "a/b"], says: "ignore"),
             BadCommand(
                 "wait --ignore with --interface", ["wait", "--timeout", "1", "--ignore", "lo", "-i", "lo"],
@@ -226,6 +231,8 @@ struct CLIBadInputTests {
             BadCommand("exporter --connectivity --url ftp", ["exporter", "--connectivity", "--url", "ftp://x.test/"]),
             BadCommand("exporter --connectivity=1", ["exporter", "--connectivity=1"], says: "connectivity"),
             BadCommand("exporter: no --json option", ["exporter", "--json"], says: "json"),
+            BadCommand("exporter --strict=1", ["exporter", "--strict=1"], says: "strict"),
+            BadCommand("exporter --strict without --connectivity", ["exporter", "--strict"], says: "--strict"),
             BadCommand(
                 "exporter --captive-api without --connectivity", ["exporter", "--captive-api", url], says: "captive-api"
             ),
@@ -331,6 +338,8 @@ struct CLIBadInputTests {
             says: "no endpoint uses https"),
         BadCommand("check: a positional argument", ["check", "--url", url, "extra"], says: "Unexpected argument"),
         BadCommand("check --json=1", ["check", "--url", url, "--json=1"]),
+        BadCommand("check --strict=1", ["check", "--url", url, "--strict=1"], says: "strict"),
+        BadCommand("check --strict with one vendor", ["check", "--url", url, "--strict"], says: "requiresTwoVendors"),
     ]
 
     static let check: [BadCommand] =

@@ -72,3 +72,35 @@ struct CLIDNSHijackTests {
         #expect(output.stdout.contains("verdict: online"))
     }
 }
+
+/// `check --strict` (issue 18, point 4) against two local servers standing for two
+/// vendors (two addresses).
+@Suite("check --strict: two vendors before online", .enabled(if: IntegrationGate.enabled))
+struct CLIStrictTests {
+    @Test("one vendor healthy, the other silent: online without --strict, limited (unconfirmed) with it")
+    func strict() throws {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        try ns.ip("addr add 198.51.100.7/32 dev lo")
+        let one = try TestHTTPServer(in: ns, host: "192.0.2.1", routes: ["/generate_204": .respond(status: 204)])
+        let two = try TestHTTPServer(in: ns, host: "198.51.100.7", routes: ["/generate_204": .respond(status: 500)])
+        let urls = [
+            "--url", "http://192.0.2.1:\(one.port)/generate_204", "--url",
+            "http://198.51.100.7:\(two.port)/generate_204",
+        ]
+        let lenient = try ns.cli(["check"] + urls)
+        #expect(lenient.status == 0, "\(lenient.stdout)")
+        let strict = try ns.cli(["check", "--strict"] + urls)
+        #expect(strict.status == 1)
+        #expect(strict.stdout.contains("verdict: limited (only one vendor's endpoints answered"), "\(strict.stdout)")
+
+        let healthy = try TestHTTPServer(in: ns, host: "198.51.100.7", routes: ["/generate_204": .respond(status: 204)])
+        let both = try ns.cli([
+            "check", "--strict", "--url", "http://192.0.2.1:\(one.port)/generate_204", "--url",
+            "http://198.51.100.7:\(healthy.port)/generate_204",
+        ])
+        #expect(both.status == 0, "\(both.stdout)")
+        #expect(both.stdout.contains("verdict: online"))
+    }
+}
