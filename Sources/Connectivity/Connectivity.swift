@@ -60,6 +60,9 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     /// A configuration checked once: the endpoints a check uses, or why none can run.
     struct Resolved: Sendable {
         var endpoints: [ConnectivityEndpoint] = []
+        /// ``ConnectivityConfiguration/fallbackEndpoints`` as validated, and how many per check.
+        var fallbacks: [ConnectivityEndpoint] = []
+        var fallbacksPerCheck = 0
         var tlsConfiguration: TLSConfiguration?
         var error: ConnectivityError?
         /// The machine's settings, from the last configuration that could work.
@@ -69,6 +72,8 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             do throws(ConnectivityError) {
                 let settings = try configuration.validatedSettings()
                 endpoints = settings.endpoints
+                fallbacks = settings.fallbacks
+                fallbacksPerCheck = configuration.fallbacksPerCheck
                 if let roots = settings.trustRoots {
                     var tls = TLSConfiguration.makeClientConfiguration()
                     tls.trustRoots = .certificates(roots)
@@ -542,7 +547,10 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         _ client: ProbeClient, _ configuration: ConnectivityConfiguration, _ resolved: Resolved
     ) -> ProbeRunner {
         ProbeRunner(
-            client: client, endpoints: resolved.endpoints, successThreshold: configuration.successThreshold,
+            client: client,
+            endpoints: ConnectivityConfiguration.forOneCheck(
+                resolved.endpoints, fallbacks: resolved.fallbacks, count: resolved.fallbacksPerCheck),
+            successThreshold: configuration.successThreshold,
             captivePortalAPI: configuration.captivePortalAPI, probeTimeout: configuration.probeTimeout,
             checkDeadline: configuration.checkDeadline, maximumBodySize: configuration.maximumBodySize,
             userAgent: configuration.userAgent, tlsConfiguration: resolved.tlsConfiguration,

@@ -86,6 +86,14 @@ public struct ConnectivityConfiguration: Sendable {
     /// ``LimitedReason/unconfirmed``. The endpoints must span two such domains.
     /// Default false.
     public var requiresTwoVendors: Bool
+    /// Endpoints drawn at random for each check, ``fallbacksPerCheck`` at a time,
+    /// on top of ``endpoints`` (as ChromeOS rotates its fallback URLs): a portal
+    /// that lets a few well-known check URLs through can't know which will come.
+    /// Checked like ``endpoints``; ``httpsOnly`` applies to them too. Default empty.
+    public var fallbackEndpoints: [ConnectivityEndpoint]
+    /// How many of ``fallbackEndpoints`` each check adds (at most their number).
+    /// Default 1.
+    public var fallbacksPerCheck: Int
     /// What the rwbutler/Connectivity surface adds (validation mode, URL endpoints,
     /// polling interval while polling is off…): see `Compat/RwbutlerValidation.swift`.
     var rwbutler = RwbutlerSettings()
@@ -114,6 +122,8 @@ public struct ConnectivityConfiguration: Sendable {
         trustedRootCertificatesPath = nil
         detectsDNSHijacking = true
         requiresTwoVendors = false
+        fallbackEndpoints = []
+        fallbacksPerCheck = 1
     }
 
     /// Checks every setting; throws ``ConnectivityError`` naming the first bad one
@@ -140,11 +150,24 @@ public struct ConnectivityConfiguration: Sendable {
         try validatedSettings().endpoints
     }
 
+    /// The endpoints of one check: ``endpoints`` and ``fallbacksPerCheck`` of the
+    /// ``fallbackEndpoints`` at random (both as validated).
+    static func forOneCheck(_ endpoints: [ConnectivityEndpoint], fallbacks: [ConnectivityEndpoint], count: Int)
+        -> [ConnectivityEndpoint]
+    {
+        endpoints + fallbacks.shuffled().prefix(max(0, count))
+    }
+
     /// ``validatedEndpoints()`` and the trust roots, read once: the probes use these
     /// certificates, never the file again (it could have become a FIFO since).
     func validatedSettings() throws(ConnectivityError) -> (
-        endpoints: [ConnectivityEndpoint], trustRoots: [NIOSSLCertificate]?
+        endpoints: [ConnectivityEndpoint], trustRoots: [NIOSSLCertificate]?, fallbacks: [ConnectivityEndpoint]
     ) {
+        guard fallbacksPerCheck >= 0, fallbackEndpoints.isEmpty || fallbacksPerCheck <= fallbackEndpoints.count else {
+            throw ConnectivityError(
+                "fallbacksPerCheck \(fallbacksPerCheck) is not between 0 and the \(fallbackEndpoints.count) fallbackEndpoints"
+            )
+        }
         guard successThreshold.isFinite, (0...100).contains(successThreshold) else {
             throw ConnectivityError("successThreshold \(successThreshold) is not a percentage (0–100)")
         }
@@ -184,10 +207,10 @@ public struct ConnectivityConfiguration: Sendable {
         guard userAgent.utf8.count <= Self.fieldLimit else {
             throw ConnectivityError("userAgent has \(userAgent.utf8.count) bytes, the limit is \(Self.fieldLimit)")
         }
-        if requiresTwoVendors && Set(endpoints.map { CheckTally.vendor(of: $0.url) }).count < 2 {
+        if requiresTwoVendors && Set((endpoints + fallbackEndpoints).map { CheckTally.vendor(of: $0.url) }).count < 2 {
             throw ConnectivityError("requiresTwoVendors needs endpoints of two vendors (domains); these are of one")
         }
-        for endpoint in endpoints {
+        for endpoint in endpoints + fallbackEndpoints {
             try Self.checkURL(endpoint.url, what: "endpoint")
             let method = endpoint.method
             guard (1...64).contains(method.utf8.count),
@@ -234,7 +257,7 @@ public struct ConnectivityConfiguration: Sendable {
                 httpsOnly && !endpoints.isEmpty
                     ? "httpsOnly is set and no endpoint uses https" : "no endpoints to check: the list is empty")
         }
-        return (chosen, trustRoots)
+        return (chosen, trustRoots, httpsOnly ? fallbackEndpoints.filter(\.isHTTPS) : fallbackEndpoints)
     }
 
     /// The longest URL, header line or user agent accepted: 8 KiB, what common
