@@ -168,7 +168,7 @@ struct CheckTally: Sendable {
     /// by address.
     static func vendor(of url: URL) -> String {
         let host = (url.host ?? "").lowercased()
-        if host.hasPrefix("[") || (try? IPAddress(host)) != nil { return host }
+        if (try? IPAddress(host)) != nil { return host }
         let labels = host.split(separator: ".", omittingEmptySubsequences: true)
         return labels.suffix(2).joined(separator: ".")
     }

@@ -115,9 +115,8 @@ struct ProbeRunner: Sendable {
     func hijackedEndpoints(within limit: Duration) async -> [Int: String] {
         var names: [String: [Int]] = [:]
         for (index, endpoint) in endpoints.enumerated() {
-            guard let host = endpoint.url.host, !host.isEmpty, !host.hasPrefix("["),
-                (try? IPAddress(host)) == nil
-            else { continue }
+            // URL.host gives an IPv6 literal without its brackets.
+            guard let host = endpoint.url.host, !host.isEmpty, (try? IPAddress(host)) == nil else { continue }
             names[host.lowercased(), default: []].append(index)
         }
         guard !names.isEmpty else { return [:] }

@@ -47,15 +47,15 @@ struct ProbeOptions: ParsableArguments {
         }
         try Seconds.check(probeTimeout, "--probe-timeout", allowZero: false)
         try Seconds.check(deadline, "--deadline", allowZero: false)
-        // Only when one is given: the defaults are valid, and `watch` or `exporter`
-        // without --connectivity need not build a configuration they never use.
-        if !isDefault { _ = try configuration() }
+        _ = try configuration()
     }
 
-    /// No option given: the default configuration.
-    var isDefault: Bool {
-        urls.isEmpty && expectStatus == nil && expectBody == nil && header.isEmpty && threshold == 50
-            && probeTimeout == 5 && deadline == 10 && !httpsOnly && captiveAPI == nil && caFile == nil && !strict
+    /// For the commands where these options ride on `--connectivity`: refuses the
+    /// ones that would otherwise be silently ignored.
+    func requireConnectivity(_ connectivity: Bool) throws {
+        if !connectivity && (!urls.isEmpty || captiveAPI != nil || httpsOnly || strict) {
+            throw ValidationError("--url, --captive-api, --https-only and --strict apply with --connectivity")
+        }
     }
 
     /// The configuration these options describe; throws a ValidationError naming

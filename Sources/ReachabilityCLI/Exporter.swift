@@ -1,7 +1,6 @@
 import ArgumentParser
 import Connectivity
 import Foundation
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -41,9 +40,7 @@ struct Exporter: ParsableCommand {
 
     func validate() throws {
         _ = try ListenAddress(parsing: listen)
-        if !connectivity && (!probes.urls.isEmpty || probes.captiveAPI != nil || probes.httpsOnly || probes.strict) {
-            throw ValidationError("--url, --captive-api, --https-only and --strict apply with --connectivity")
-        }
+        try probes.requireConnectivity(connectivity)
         guard Set(targets).count == targets.count else { throw ValidationError("a TARGET is given twice") }
     }
 
@@ -165,16 +162,16 @@ struct ListenAddress: Equatable {
 
 /// The latest JSON of each target, the path and the last check, for /status.
 final class StatusBoard: Sendable {
-    private struct Contents {
+    private struct Contents: Sendable {
         var targets: [(String, String)] = []
         var path = "null"
         var connectivity = "null"
     }
 
-    private let contents = NIOLockedValueBox(Contents())
+    private let contents = LockedValue(Contents())
 
     func set(target: String, _ json: String) {
-        contents.withLockedValue { contents in
+        contents.withLock { contents in
             if let index = contents.targets.firstIndex(where: { $0.0 == target }) {
                 contents.targets[index].1 = json
             } else {
@@ -183,11 +180,11 @@ final class StatusBoard: Sendable {
         }
     }
 
-    func setPath(_ json: String) { contents.withLockedValue { $0.path = json } }
-    func setConnectivity(_ json: String) { contents.withLockedValue { $0.connectivity = json } }
+    func setPath(_ json: String) { contents.withLock { $0.path = json } }
+    func setConnectivity(_ json: String) { contents.withLock { $0.connectivity = json } }
 
     func json() -> String {
-        contents.withLockedValue { contents in
+        contents.withLock { contents in
             "{\"targets\": [\(contents.targets.map { $0.1 }.joined(separator: ", "))], "
                 + "\"path\": \(contents.path), \"connectivity\": \(contents.connectivity)}"
         }
@@ -217,16 +214,19 @@ final class MetricsServer: Sendable {
     }
 
     static func start(at address: ListenAddress, routes: @escaping Routes) throws -> MetricsServer {
-        let open = ManagedAtomicCounter()
+        // Open connections, counted from the event loops.
+        let open = LockedValue(0)
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                guard open.add(1) <= maxConnections else {
-                    open.add(-1)
-                    return channel.close()
+                let admitted = open.withLock { count in
+                    guard count < maxConnections else { return false }
+                    count += 1
+                    return true
                 }
-                channel.closeFuture.whenComplete { _ in open.add(-1) }
+                guard admitted else { return channel.close() }
+                channel.closeFuture.whenComplete { _ in open.withLock { $0 -= 1 } }
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: .seconds(30)))
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
@@ -307,19 +307,6 @@ final class MetricsServer: Sendable {
                 let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
                 ended.whenComplete { _ in bound.value.close(promise: nil) }
             }
-        }
-    }
-}
-
-/// Open connections, counted from the event loops.
-private final class ManagedAtomicCounter: Sendable {
-    private let value = NIOLockedValueBox(0)
-
-    @discardableResult
-    func add(_ delta: Int) -> Int {
-        value.withLockedValue {
-            $0 += delta
-            return $0
         }
     }
 }

@@ -68,9 +68,7 @@ struct Wait: AsyncParsableCommand {
             throw ValidationError(
                 "--connectivity waits for the Internet: no TARGET, --interface, --ignore, --ipv4 or --ipv6")
         }
-        if !connectivity && (!probes.urls.isEmpty || probes.captiveAPI != nil || probes.httpsOnly || probes.strict) {
-            throw ValidationError("--url, --captive-api, --https-only and --strict apply with --connectivity")
-        }
+        try probes.requireConnectivity(connectivity)
         if target != nil && (!interfaces.isEmpty || !ignore.isEmpty) {
             throw ValidationError("--interface and --ignore wait for interfaces, not for \(target ?? "")")
         }

@@ -46,9 +46,7 @@ struct Watch: ParsableCommand {
     nonisolated(unsafe) private static var running: [AnyObject] = []
 
     func validate() throws {
-        if !connectivity && (!probes.urls.isEmpty || probes.captiveAPI != nil || probes.httpsOnly || probes.strict) {
-            throw ValidationError("--url, --captive-api, --https-only and --strict apply with --connectivity")
-        }
+        try probes.requireConnectivity(connectivity)
     }
 
     func run() throws {

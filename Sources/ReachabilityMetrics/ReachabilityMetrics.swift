@@ -1,6 +1,5 @@
 public import Connectivity
 public import CoreMetrics
-import Foundation
 public import Reachability
 
 /// Reachability, path, connectivity and monitor figures as swift-metrics gauges
@@ -29,7 +28,7 @@ public import Reachability
 /// | `reachability_monitor_events_total` … | counter | the monitor's `MonitorCounters`: `events`, `overruns`, `resyncs`, `failed_resyncs`, `malformed_messages`, `evaluation_passes`, `failed_passes` |
 public final class ReachabilityMetrics: Sendable {
     private let factory: any MetricsFactory
-    private let state = LockedState()
+    private let state = LockedValue(Series())
 
     /// Records into `factory` (the bootstrapped backend by default).
     public init(factory: any MetricsFactory = MetricsSystem.factory) {
@@ -66,21 +65,20 @@ public final class ReachabilityMetrics: Sendable {
     /// Records a path (from a `PathMonitor` delivery).
     public func record(_ path: NetworkPath) {
         state.withLock { state in
-            let series = state.path ?? PathSeries(factory: factory)
+            var series = state.path ?? PathSeries(factory: factory)
             if series.recorded { series.changes.increment() }
+            series.recorded = true
             series.satisfied.set(path.status == .satisfied ? 1 : 0)
             series.expensive.set(path.isExpensive ? 1 : 0)
             for (name, meter) in series.statuses { meter.set(name == path.status.rawValue ? 1 : 0) }
-            var recorded = series
-            recorded.recorded = true
-            state.path = recorded
+            state.path = series
         }
     }
 
     /// Records a connectivity verdict and its probes' durations.
     public func record(_ result: ConnectivityResult) {
         state.withLock { state in
-            let series = state.connectivity ?? ConnectivitySeries(factory: factory)
+            var series = state.connectivity ?? ConnectivitySeries(factory: factory)
             for (name, meter) in series.verdicts { meter.set(name == result.verdict.name ? 1 : 0) }
             let checks =
                 series.checks[result.verdict.name]
@@ -88,20 +86,19 @@ public final class ReachabilityMetrics: Sendable {
                     label: "reachability_connectivity_checks_total", dimensions: [("verdict", result.verdict.name)],
                     factory: factory)
             checks.increment()
-            var recorded = series
-            recorded.checks[result.verdict.name] = checks
+            series.checks[result.verdict.name] = checks
             for endpoint in result.endpoints {
                 let url = endpoint.url.absoluteString
                 let timer =
-                    recorded.durations[url]
+                    series.durations[url]
                     ?? CoreMetrics.Timer(
                         label: "reachability_connectivity_probe_duration_seconds", dimensions: [("endpoint", url)],
                         factory: factory)
-                recorded.durations[url] = timer
+                series.durations[url] = timer
                 let (seconds, attoseconds) = endpoint.duration.components
                 timer.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
             }
-            state.connectivity = recorded
+            state.connectivity = series
         }
     }
 
@@ -110,7 +107,7 @@ public final class ReachabilityMetrics: Sendable {
     public func recordMonitorCounters(environment: NetworkEnvironment = .default) {
         guard let counters = environment.monitorCounters else { return }
         state.withLock { state in
-            let series = state.monitor ?? MonitorSeries(factory: factory)
+            var series = state.monitor ?? MonitorSeries(factory: factory)
             let now = MonitorSeries.values(counters)
             for (index, counter) in series.counters.enumerated() {
                 let previous = series.last[index]
@@ -118,9 +115,8 @@ public final class ReachabilityMetrics: Sendable {
                 let delta = now[index] >= previous ? now[index] - previous : now[index]
                 if delta > 0 { counter.increment(by: delta) }
             }
-            var recorded = series
-            recorded.last = now
-            state.monitor = recorded
+            series.last = now
+            state.monitor = series
         }
     }
 
@@ -247,21 +243,10 @@ private struct MonitorSeries: @unchecked Sendable {
     }
 }
 
-private final class LockedState: @unchecked Sendable {
-    // @unchecked: every access is under `lock`.
-    struct Contents {
-        var targets: [String: TargetSeries] = [:]
-        var path: PathSeries?
-        var connectivity: ConnectivitySeries?
-        var monitor: MonitorSeries?
-    }
-
-    private let lock = NSLock()
-    private var contents = Contents()
-
-    func withLock<T>(_ body: (inout Contents) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&contents)
-    }
+/// Every series, by what it belongs to.
+private struct Series: Sendable {
+    var targets: [String: TargetSeries] = [:]
+    var path: PathSeries?
+    var connectivity: ConnectivitySeries?
+    var monitor: MonitorSeries?
 }

@@ -66,6 +66,20 @@ struct CLIWaitOnlineTests {
         return (output.status, Date().timeIntervalSince(started))
     }
 
+    /// Starts `wait ARGS` in `ns` (after `prefix`, e.g. `env NOTIFY_SOCKET=…`), waits
+    /// until `ready` says it is waiting (default: its netlink reader thread runs),
+    /// checks that it has not ended, makes `change`, and returns how it ended.
+    static func waitAcross(
+        _ ns: TestNamespace, _ arguments: [String], prefix: [String] = [],
+        ready: ((Child) -> Bool)? = nil, change: () throws -> Void
+    ) throws -> Termination {
+        let child = try ns.spawn(prefix + [CLI.path, "wait"] + arguments)
+        try eventuallyBlocking("wait is waiting") { ready?(child) ?? child.hasThread(named: "reachability-nl") }
+        #expect(child.isRunning, "it was still waiting before the change")
+        try change()
+        return child.termination()
+    }
+
     @Test("-i IF:carrier, IF:degraded, IF (routable): each waits for its state; -6 counts only IPv6")
     func interfaceStates() throws {
         let ns = try TestNamespace()
@@ -74,23 +88,25 @@ struct CLIWaitOnlineTests {
         try ns.ip("link set veth0 up")  // Up, but no carrier while veth1 is down.
 
         #expect(try Self.wait(ns, ["-i", "veth0:carrier", "--timeout", "1"]).status == 1)
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) { _ = try? ns.ip("link set veth1 up") }
-        let carrier = try Self.wait(ns, ["-i", "veth0:carrier", "--timeout", "20"])
-        #expect(carrier.status == 0)
-        #expect(carrier.seconds >= 0.4, "it waited for the carrier")
+        let carrier = try Self.waitAcross(ns, ["-i", "veth0:carrier", "--timeout", "20"]) {
+            try ns.ip("link set veth1 up")
+        }
+        #expect(carrier == .exited(0))
 
         // Carrier, no address: not degraded yet.
         #expect(try Self.wait(ns, ["--interface", "veth0:degraded", "--timeout", "1"]).status == 1)
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) { _ = try? ns.ip("addr add 192.0.2.1/24 dev veth0") }
-        #expect(try Self.wait(ns, ["-i", "veth0:degraded", "--timeout", "20"]).status == 0)
+        let degraded = try Self.waitAcross(ns, ["-i", "veth0:degraded", "--timeout", "20"]) {
+            try ns.ip("addr add 192.0.2.1/24 dev veth0")
+        }
+        #expect(degraded == .exited(0))
 
         // An address, no default route: not routable (the default state).
         #expect(try Self.wait(ns, ["-i", "veth0", "--timeout", "1"]).status == 1)
         #expect(try Self.wait(ns, ["-i", "veth0:routable", "--timeout", "1"]).status == 1)
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) {
-            _ = try? ns.ip("route add default via 192.0.2.2 dev veth0")
+        let routable = try Self.waitAcross(ns, ["-i", "veth0", "--timeout", "20"]) {
+            try ns.ip("route add default via 192.0.2.2 dev veth0")
         }
-        #expect(try Self.wait(ns, ["-i", "veth0", "--timeout", "20"]).status == 0)
+        #expect(routable == .exited(0))
         #expect(try Self.wait(ns, ["-i", "veth0:routable", "-4", "--timeout", "1"]).status == 0)
         // No IPv6 at all: with -6 it is not even degraded.
         #expect(try Self.wait(ns, ["-i", "veth0:degraded", "-6", "--timeout", "1"]).status == 1)
@@ -150,10 +166,10 @@ struct CLIWaitOnlineTests {
 
         #expect(try Self.wait(ns, ["--ignore", "veth0", "--timeout", "1"]).status == 1)
         try ns.addVeth("veth2", peer: "veth3", address: "198.51.100.1/24")
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) {
-            _ = try? ns.ip("route add default via 198.51.100.2 dev veth2 metric 200")
+        let other = try Self.waitAcross(ns, ["--ignore", "veth0", "--timeout", "20"]) {
+            try ns.ip("route add default via 198.51.100.2 dev veth2 metric 200")
         }
-        #expect(try Self.wait(ns, ["--ignore", "veth0", "--timeout", "20"]).status == 0)
+        #expect(other == .exited(0))
         #expect(try Self.wait(ns, ["--ignore", "veth0", "--ignore", "veth2", "--timeout", "1"]).status == 1)
     }
 
@@ -196,12 +212,12 @@ struct CLIWaitOnlineTests {
             #expect(failed.last == "STATUS=Timed out after 1 s waiting for a route to the Internet", "\(failed)")
             #expect(!failed.contains { $0.contains("READY=1") })
 
-            DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) { _ = try? ns.ip("link set veth1 up") }
-            let output = try Command.run([
-                "nsenter", "--net=\(ns.path)", "--", "env", "NOTIFY_SOCKET=\(socket.address)", CLI.path, "wait",
-                "-i", "veth0", "--timeout", "20",
-            ])
-            #expect(output.status == 0)
+            let ended = try Self.waitAcross(
+                ns, ["-i", "veth0", "--timeout", "20"], prefix: ["env", "NOTIFY_SOCKET=\(socket.address)"]
+            ) {
+                try ns.ip("link set veth1 up")
+            }
+            #expect(ended == .exited(0))
             let online = socket.messages()
             #expect(online.first == "STATUS=Waiting for veth0", "\(online)")
             #expect(online.last == "READY=1\nSTATUS=Online: veth0", "\(online)")
@@ -241,9 +257,16 @@ struct CLIWaitOnlineTests {
         try server.stall("")
         #expect(try wait("2") == 1)
         #expect(socket.messages().contains { $0.contains("no reply within") })
-        // Answers again 1.5 s into the wait: the wait retries and ends with exit 0.
-        DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) { try? server.remove("") }
-        #expect(try wait("20") == 0)
+        // Answers again once the wait has asked in vain: it asks again and ends with exit 0.
+        let asked = try server.queries("")
+        let ended = try Self.waitAcross(
+            ns, ["--dns", "--namespace", ns.path, "--timeout", "20"],
+            prefix: ["env", "NOTIFY_SOCKET=\(socket.address)"],
+            ready: { _ in ((try? server.queries("")) ?? 0) > asked }
+        ) {
+            try server.remove("")
+        }
+        #expect(ended == .exited(0))
 
         // --dns with interfaces: both must hold.
         #expect(

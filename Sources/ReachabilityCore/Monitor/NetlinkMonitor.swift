@@ -617,10 +617,14 @@ extension InterfaceTable {
 
 extension NetlinkMonitor {
     /// Logs to the environment's logger (nothing without one), with the namespace.
-    func log(_ level: Logger.Level, _ message: @autoclosure () -> String, _ metadata: [String: String] = [:]) {
+    /// The message and metadata are made only when a logger takes the level.
+    func log(
+        _ level: Logger.Level, _ message: @autoclosure () -> String,
+        _ metadata: @autoclosure () -> [String: String] = [:]
+    ) {
         guard let logger = environment.logger, logger.logLevel <= level else { return }
         var all: Logger.Metadata = ["namespace": "\(environment.networkNamespacePath ?? "own")"]
-        for (key, value) in metadata { all[key] = "\(value)" }
+        for (key, value) in metadata() { all[key] = "\(value)" }
         logger.log(level: level, "\(message())", metadata: all)
     }
 }
