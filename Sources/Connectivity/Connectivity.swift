@@ -1,7 +1,7 @@
 import Dispatch
 public import Foundation
 import NIOSSL
-import Reachability
+public import Reachability
 
 extension Notification.Name {
     /// Posted by a started ``Connectivity`` (the object) on its
@@ -84,7 +84,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
                     offlineRetryInitial: configuration.offlineRetryInitial,
                     offlineRetryLimit: configuration.offlineRetryLimit,
                     pollingInterval: configuration.pollingInterval,
-                    pollWhileOfflineOnly: configuration.pollWhileOfflineOnly)
+                    pollWhileOfflineOnly: configuration.pollWhileOfflineOnly, scope: configuration.scope)
             } catch {
                 self.error = error
             }
@@ -423,8 +423,27 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     /// result's type there, `let result: ConnectivityResult = try await …`. Inside
     /// an `async` function the call picks this one.
     public func checkConnectivity() async throws(ConnectivityError) -> ConnectivityResult {
+        try await checkConnectivity(over: state.withLock { $0.configuration.scope })
+    }
+
+    /// Checks once within `scope` (NetworkManager's per-device check, with IPv4 and
+    /// IPv6 told apart), as ``checkConnectivity()`` does otherwise: the probes leave
+    /// through the scope's interface only (`SO_BINDTOIFINDEX`) and use its family
+    /// only; the result is notConnected, with no probe sent, unless that interface
+    /// is among the path's available ones and the path carries that family; it
+    /// carries the scope.
+    ///
+    /// Throws ``ConnectivityError/Code/invalidConfiguration`` as ``checkConnectivity()``
+    /// does, and when `scope` names no valid interface or every endpoint is an
+    /// address of the other family.
+    public func checkConnectivity(over scope: ProbeScope) async throws(ConnectivityError) -> ConnectivityResult {
         let (configuration, resolved) = state.withLock { ($0.configuration, $0.resolved) }
         if let error = resolved.error { throw error }
+        try scope.validate()
+        guard (resolved.endpoints + resolved.fallbacks).contains(where: { scope.admits($0) }) else {
+            throw ConnectivityError(
+                "scope \(scope): every endpoint is an address of the other family; none can be probed")
+        }
         let environment = configuration.environment
         let monitor = try Self.makePathMonitor(environment)
         do throws(ReachabilityError) {
@@ -434,16 +453,21 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         }
         defer { monitor.cancel() }
         let paths = monitor.paths
-        let path = monitor.currentPath
+        let path = scope.restrict(monitor.currentPath)
         let interface = path.availableInterfaces.first
-        guard path.status == .satisfied else { return Self.notConnected(path) }
+        guard path.status == .satisfied else { return Self.notConnected(path, scope) }
         let client = try ProbeClients.shared.lease(environment)
         defer { ProbeClients.shared.release(environment) }
-        let runner = Self.runner(client, configuration, resolved)
+        guard let runner = Self.runner(client, configuration, resolved, scope: scope) else {
+            throw ConnectivityError(
+                "scope \(scope): every endpoint is an address of the other family; none can be probed")
+        }
         let event = await withTaskGroup(of: OneOffEvent.self) { group -> OneOffEvent in
             group.addTask { .finished(await runner.run()) }
             group.addTask {
-                for await path in paths where path.status != .satisfied { return .pathLost(path) }
+                for await path in paths where scope.restrict(path).status != .satisfied {
+                    return .pathLost(scope.restrict(path))
+                }
                 return .watchEnded  // Cancelled, or the monitor stopped: the probes decide.
             }
             while let event = await group.next() {
@@ -454,13 +478,71 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             return .watchEnded  // Not reached: the probes always finish.
         }
         guard case .finished(let outcome) = event else {
-            if case .pathLost(let lost) = event { return Self.notConnected(lost) }
-            return Self.notConnected(.unsatisfied)
+            if case .pathLost(let lost) = event { return Self.notConnected(lost, scope) }
+            return Self.notConnected(.unsatisfied, scope)
         }
         return ConnectivityResult(
             verdict: outcome.verdict,
             status: .make(validated: outcome.verdict == .online, pathUsable: true, interfaceType: interface?.type),
-            interface: interface, endpoints: outcome.endpoints, captivePortalAPI: outcome.api, date: Date())
+            interface: interface, endpoints: outcome.endpoints, captivePortalAPI: outcome.api, date: Date(),
+            scope: scope)
+    }
+
+    /// Checks within each of `scopes` at once (``checkConnectivity(over:)``); the
+    /// results in the same order. Throws the first error a check threw.
+    public func checkConnectivity(over scopes: [ProbeScope]) async throws(ConnectivityError) -> [ConnectivityResult] {
+        let outcomes = await withTaskGroup(of: (Int, Result<ConnectivityResult, ConnectivityError>).self) { group in
+            for (index, scope) in scopes.enumerated() {
+                group.addTask {
+                    do throws(ConnectivityError) {
+                        return (index, .success(try await self.checkConnectivity(over: scope)))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            var outcomes: [Int: Result<ConnectivityResult, ConnectivityError>] = [:]
+            for await (index, outcome) in group { outcomes[index] = outcome }
+            return outcomes
+        }
+        var results: [ConnectivityResult] = []
+        for index in scopes.indices {
+            switch outcomes[index] {
+            case .success(let result)?: results.append(result)
+            case .failure(let error)?: throw error
+            case nil: break
+            }
+        }
+        return results
+    }
+
+    /// Checks over every interface that could carry traffic out, for each family it
+    /// has a default route for (of ``ConnectivityConfiguration/scope``'s family
+    /// only, when it names one) — `online over eth0/IPv4, portal over wlan0/IPv4`.
+    /// An interface counts when it is up, has carrier, is not loopback and a
+    /// default route leaves through it. The results follow ``scopes(of:family:)``'s
+    /// order; empty when no interface qualifies.
+    public func checkEachInterface() async throws(ConnectivityError) -> [ConnectivityResult] {
+        let configuration = state.withLock { $0.configuration }
+        let interfaces: [InterfaceDetails]
+        do throws(ReachabilityError) {
+            interfaces = try InterfaceMonitor(environment: configuration.environment).currentInterfaces
+        } catch {
+            throw ConnectivityError(error, while: "the interfaces can't be read")
+        }
+        return try await checkConnectivity(over: Self.scopes(of: interfaces, family: configuration.scope.family))
+    }
+
+    /// The scopes ``checkEachInterface()`` checks, from an interface list (as
+    /// ``InterfaceMonitor/currentInterfaces`` gives it): one per usable interface
+    /// and default-route family (IPv4 first), in the list's order.
+    public static func scopes(of interfaces: [InterfaceDetails], family: IPAddress.Family? = nil) -> [ProbeScope] {
+        interfaces.flatMap { details -> [ProbeScope] in
+            guard details.isUp, details.hasCarrier, details.interface.type != .loopback else { return [] }
+            return [IPAddress.Family.ipv4, .ipv6]
+                .filter { details.defaultRouteFamilies.contains($0) && (family == nil || family == $0) }
+                .map { ProbeScope(interface: details.interface.name, family: $0) }
+        }
     }
 
     /// rwbutler's one-off check: checks, then calls `completion` with this instance
@@ -535,28 +617,41 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     }
 
     /// The result for no usable path.
-    private static func notConnected(_ path: NetworkPath) -> ConnectivityResult {
+    private static func notConnected(_ path: NetworkPath, _ scope: ProbeScope = .any) -> ConnectivityResult {
         ConnectivityResult(
             verdict: .notConnected, status: .notConnected, interface: path.availableInterfaces.first, endpoints: [],
-            captivePortalAPI: nil, date: Date())
+            captivePortalAPI: nil, date: Date(), scope: scope)
     }
 
     // MARK: - Engine
 
+    /// The runner of one check within `scope`; nil when no endpoint can be probed
+    /// there (every one an address of the other family).
     private static func runner(
-        _ client: ProbeClient, _ configuration: ConnectivityConfiguration, _ resolved: Resolved
-    ) -> ProbeRunner {
-        ProbeRunner(
+        _ client: ProbeClient, _ configuration: ConnectivityConfiguration, _ resolved: Resolved, scope: ProbeScope
+    ) -> ProbeRunner? {
+        let endpoints = ConnectivityConfiguration.forOneCheck(
+            resolved.endpoints, fallbacks: resolved.fallbacks, count: resolved.fallbacksPerCheck
+        ).filter { scope.admits($0) }
+        guard !endpoints.isEmpty else { return nil }
+        var scoped: ScopedProbe?
+        if !scope.isAny {
+            let needsTLS = endpoints.contains(where: \.isHTTPS) || configuration.captivePortalAPI?.scheme == "https"
+            scoped = .make(
+                scope: scope, client: client, environment: configuration.environment,
+                tlsConfiguration: resolved.tlsConfiguration, needsTLS: needsTLS)
+        }
+        return ProbeRunner(
             client: client,
-            endpoints: ConnectivityConfiguration.forOneCheck(
-                resolved.endpoints, fallbacks: resolved.fallbacks, count: resolved.fallbacksPerCheck),
+            endpoints: endpoints,
             successThreshold: configuration.successThreshold,
             captivePortalAPI: configuration.captivePortalAPI, probeTimeout: configuration.probeTimeout,
             checkDeadline: configuration.checkDeadline, maximumBodySize: configuration.maximumBodySize,
             userAgent: configuration.userAgent, tlsConfiguration: resolved.tlsConfiguration,
             logger: configuration.environment.logger, environment: configuration.environment,
-            detectsDNSHijacking: configuration.detectsDNSHijacking, requiresTwoVendors: configuration.requiresTwoVendors
-        )
+            detectsDNSHijacking: configuration.detectsDNSHijacking,
+            requiresTwoVendors: configuration.requiresTwoVendors,
+            scoped: scoped)
     }
 
     /// Feeds one input to the machine (if `run` is still current) and runs the
@@ -608,14 +703,12 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         let configuration = state.configuration
         let resolved = state.resolved
         let client = resolved.error == nil ? ProbeClients.shared.leaseExisting(environment) : nil
-        let runner = client.map { Self.runner($0, configuration, resolved) }
+        let runner = client.flatMap { Self.runner($0, configuration, resolved, scope: configuration.scope) }
         return Task { [weak self] in
             // A configuration that can't work fails the check (`lastError` says why).
             var outcome = ProbeRunner.Outcome(verdict: .noInternet(.connectionFailed), endpoints: [], api: nil)
-            if let runner {
-                outcome = await runner.run()
-                ProbeClients.shared.release(environment)
-            }
+            if let runner { outcome = await runner.run() }
+            if client != nil { ProbeClients.shared.release(environment) }
             guard !Task.isCancelled else { return }
             self?.handle(run: run) { machine in
                 machine.checkFinished(

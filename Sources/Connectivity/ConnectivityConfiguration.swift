@@ -94,6 +94,11 @@ public struct ConnectivityConfiguration: Sendable {
     /// How many of ``fallbackEndpoints`` each check adds (at most their number).
     /// Default 1.
     public var fallbacksPerCheck: Int
+    /// Where the probes leave: over one interface, over one address family, or
+    /// both (``ProbeScope``). The notifier then calls the path usable only while
+    /// that interface is among the path's available ones and the path carries that
+    /// family; results carry the scope. Default ``ProbeScope/any``.
+    public var scope: ProbeScope
     /// What the rwbutler/Connectivity surface adds (validation mode, URL endpoints,
     /// polling interval while polling is off…): see `Compat/RwbutlerValidation.swift`.
     var rwbutler = RwbutlerSettings()
@@ -124,6 +129,7 @@ public struct ConnectivityConfiguration: Sendable {
         requiresTwoVendors = false
         fallbackEndpoints = []
         fallbacksPerCheck = 1
+        scope = .any
     }
 
     /// Checks every setting; throws ``ConnectivityError`` naming the first bad one
@@ -168,11 +174,16 @@ public struct ConnectivityConfiguration: Sendable {
                 "fallbacksPerCheck \(fallbacksPerCheck) is not between 0 and the \(fallbackEndpoints.count) fallbackEndpoints"
             )
         }
+        try scope.validate()
         guard successThreshold.isFinite, (0...100).contains(successThreshold) else {
             throw ConnectivityError("successThreshold \(successThreshold) is not a percentage (0–100)")
         }
         // URLs set through rwbutler's `connectivityURLs` get its validation here.
         let endpoints = rwbutler.resolve(endpoints)
+        if let family = scope.family, !(endpoints + fallbackEndpoints).contains(where: { scope.admits($0) }) {
+            throw ConnectivityError(
+                "scope \(scope): every endpoint is an address of the other family; none can be probed over \(family)")
+        }
         let week = Duration.seconds(7 * 86_400)
         for (name, value) in [
             ("probeTimeout", probeTimeout), ("checkDeadline", checkDeadline),

@@ -19,6 +19,8 @@ struct ConnectivityMachine: Sendable {
         var offlineRetryLimit: Duration = .seconds(60)
         var pollingInterval: Duration?
         var pollWhileOfflineOnly = false
+        /// Where the checks' probes leave; carried on every result.
+        var scope: ProbeScope = .any
     }
 
     enum Action: Sendable, Hashable {
@@ -67,6 +69,8 @@ struct ConnectivityMachine: Sendable {
     /// A new primary interface forgets the hysteresis: what held online was
     /// another link.
     mutating func pathChanged(_ newPath: NetworkPath, at date: Date) -> [Action] {
+        // Within a scope, the path is what the scope's interface and family offer.
+        let newPath = settings.scope.restrict(newPath)
         let old = path
         path = newPath
         guard isPathUsable else {
@@ -78,7 +82,7 @@ struct ConnectivityMachine: Sendable {
             consecutiveFailures = 0
             let result = ConnectivityResult(
                 verdict: .notConnected, status: .notConnected, interface: newPath.availableInterfaces.first,
-                endpoints: [], captivePortalAPI: nil, date: date)
+                endpoints: [], captivePortalAPI: nil, date: date, scope: settings.scope)
             return [.cancelCheck, .cancelTimer] + publish(result)
         }
         let sameInterface =
@@ -108,7 +112,7 @@ struct ConnectivityMachine: Sendable {
             ConnectivityResult(
                 verdict: verdict,
                 status: .make(validated: validated, pathUsable: true, interfaceType: interface?.type),
-                interface: interface, endpoints: endpoints, captivePortalAPI: api, date: date)
+                interface: interface, endpoints: endpoints, captivePortalAPI: api, date: date, scope: settings.scope)
         }
         if verdict == .online {
             isOnline = true

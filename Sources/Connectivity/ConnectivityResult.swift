@@ -205,6 +205,10 @@ public struct ConnectivityResult: Sendable, Hashable {
     public var captivePortalAPI: CaptivePortalAPIResponse?
     /// When the check finished.
     public var date: Date
+    /// Where the probes left (``ConnectivityConfiguration/scope``, or the scope
+    /// given to ``Connectivity/checkConnectivity(over:)``): ``ProbeScope/any`` for
+    /// an ordinary check.
+    public var scope: ProbeScope = .any
 
     /// True when the verdict is online.
     public var isConnected: Bool { verdict == .online }

@@ -28,6 +28,9 @@ struct ProbeRunner: Sendable {
     var environment: NetworkEnvironment = .default
     var detectsDNSHijacking = false
     var requiresTwoVendors = false
+    /// For a check within a ``ProbeScope`` other than ``ProbeScope/any``: the
+    /// transport every probe of it (and the API fetch) goes through.
+    var scoped: ScopedProbe? = nil
     /// The pause before a fast failure's second attempt.
     static let retryDelay: Duration = .milliseconds(200)
 
@@ -170,6 +173,9 @@ struct ProbeRunner: Sendable {
             return .failed(.connectionFailed(String(describing: error)))
         }
         let delegate = ProbeDelegate(url: endpoint.url, cap: maximumBodySize)
+        let scoped = scoped
+        let requestHeaders = headers
+        let cap = maximumBodySize
         let client = client.http
         let ready = self.client.ready
         let loop = client.eventLoopGroup.next()
@@ -179,6 +185,14 @@ struct ProbeRunner: Sendable {
                 try await ready.get()
             } catch {
                 return .failed(.connectionFailed("cannot enter the network namespace: \(error)"))
+            }
+            if let scoped {
+                switch await scoped.fetch(endpoint, headers: requestHeaders, cap: cap, timeout: timeout) {
+                case .success(let response):
+                    return await Self.judge(response, endpoint.expectation, within: deadline - .now())
+                case .failure(let failure):
+                    return .failed(failure)
+                }
             }
             let task: HTTPClient.Task<ProbeResponse>
             do {

@@ -110,35 +110,135 @@ struct Check: AsyncParsableCommand {
             redirects, and prints the verdict: online, captivePortal (with the login URL), \
             noInternet, limited (e.g. HTTPS blocked) or notConnected (no usable path; no \
             probe is sent). Exits 0 only when online, 1 otherwise, 2 for bad options.
+
+            Per interface and family (NetworkManager's per-device checks): --interface \
+            IF (repeatable) probes over that interface only (the socket bound to it, \
+            whatever the routing table prefers), --each-interface over every interface \
+            with carrier and a default route, once per family it has one for; -4 and -6 \
+            restrict the probes to that family (both: one verdict each). Each scope gets \
+            its own verdict ("online over eth0/IPv4, captivePortal over wlan0/IPv4"); the \
+            exit status is 0 when any of them is online.
             """)
 
     @OptionGroup var probes: ProbeOptions
 
     @OptionGroup var namespace: NamespaceOption
 
+    @Option(
+        name: [.customShort("i"), .customLong("interface")],
+        help: "Probe over this interface only (repeatable: one verdict each).")
+    var interfaces: [String] = []
+
+    @Flag(help: "Probe over every interface with carrier and a default route, per family.")
+    var eachInterface = false
+
+    @Flag(name: .customShort("4"), help: "Probe over IPv4 only (with -6: one verdict per family).")
+    var ipv4 = false
+
+    @Flag(name: .customShort("6"), help: "Probe over IPv6 only (with -4: one verdict per family).")
+    var ipv6 = false
+
     @Flag(help: "Print one JSON object.")
     var json = false
+
+    func validate() throws {
+        if eachInterface && !interfaces.isEmpty {
+            throw ValidationError("--interface and --each-interface exclude each other")
+        }
+        for scope in scopes {
+            var configuration = try probes.configuration()
+            configuration.scope = scope
+            do throws(ConnectivityError) {
+                try configuration.validate()
+            } catch {
+                throw ValidationError(error.message)
+            }
+        }
+    }
+
+    /// The families asked for with -4/-6, in that order.
+    var families: [IPAddress.Family] { (ipv4 ? [.ipv4] : []) + (ipv6 ? [.ipv6] : []) }
+
+    /// The scopes --interface and -4/-6 name (empty: an ordinary check, or --each-interface).
+    var scopes: [ProbeScope] {
+        let families: [IPAddress.Family?] = self.families.isEmpty ? [nil] : self.families
+        if interfaces.isEmpty {
+            return self.families.map { ProbeScope(family: $0) }
+        }
+        return interfaces.flatMap { name in families.map { ProbeScope(interface: name, family: $0) } }
+    }
 
     func run() async throws {
         var configuration = try probes.configuration()
         configuration.environment = namespace.environment
+        if eachInterface && families.count == 1 { configuration.scope = ProbeScope(family: families[0]) }
         let connectivity = try Connectivity(validating: configuration)
-        let result = try await connectivity.checkConnectivity()
-        Output.emit(json ? Self.json(result) : Self.text(result))
-        throw ExitCode(result.verdict == .online ? 0 : 1)
+        if !eachInterface && scopes.isEmpty {
+            let result = try await connectivity.checkConnectivity()
+            Output.emit(json ? Self.json(result) : Self.text(result))
+            throw ExitCode(result.verdict == .online ? 0 : 1)
+        }
+        var results =
+            eachInterface
+            ? try await connectivity.checkEachInterface() : try await connectivity.checkConnectivity(over: scopes)
+        if eachInterface && families.count == 2 {
+            results.sort { ($0.scope.family == .ipv6 ? 1 : 0) < ($1.scope.family == .ipv6 ? 1 : 0) }
+        }
+        Output.emit(json ? Self.json(scoped: results) : Self.text(scoped: results))
+        throw ExitCode(results.contains { $0.verdict == .online } ? 0 : 1)
     }
 
     /// `{"verdict": …, "loginURL": …, "status": …, "endpoints": [{"url", "ok", "httpStatus", "error", "millis"}]}`.
     static func json(_ result: ConnectivityResult) -> String {
+        "{" + fields(result) + "}"
+    }
+
+    /// The keys of one result, without braces.
+    static func fields(_ result: ConnectivityResult) -> String {
         let endpoints = result.endpoints.map { endpoint in
             "{\"url\": \(Output.quote(endpoint.url.absoluteString)), \"ok\": \(endpoint.isValid), "
                 + "\"httpStatus\": \(endpoint.httpStatus.map(String.init) ?? "null"), "
                 + "\"error\": \(endpoint.error.map(Output.quote) ?? "null"), \"millis\": \(endpoint.milliseconds)}"
         }
-        return "{\"verdict\": \(Output.quote(result.verdict.name)), "
+        return "\"verdict\": \(Output.quote(result.verdict.name)), "
             + "\"loginURL\": \(loginURL(result).map { Output.quote($0.absoluteString) } ?? "null"), "
             + "\"status\": \(Output.quote(result.status.rawValue)), "
-            + "\"endpoints\": [\(endpoints.joined(separator: ", "))]}"
+            + "\"endpoints\": [\(endpoints.joined(separator: ", "))]"
+    }
+
+    /// The verdicts' order of merit: the best one is the host's.
+    static func rank(_ verdict: Verdict) -> Int {
+        switch verdict {
+        case .online: 0
+        case .limited: 1
+        case .captivePortal: 2
+        case .noInternet: 3
+        case .notConnected: 4
+        }
+    }
+
+    /// The best of the scopes' verdicts (notConnected when there are none).
+    static func best(_ results: [ConnectivityResult]) -> Verdict {
+        results.min { rank($0.verdict) < rank($1.verdict) }?.verdict ?? .notConnected
+    }
+
+    /// `{"verdict": best, "scopes": [{"scope", "interface", "family", …one result's keys}]}`.
+    static func json(scoped results: [ConnectivityResult]) -> String {
+        let scopes = results.map { result in
+            "{\"scope\": \(Output.quote(result.scope.description)), "
+                + "\"interface\": \(result.scope.interface.map(Output.quote) ?? "null"), "
+                + "\"family\": \(result.scope.family.map { Output.quote($0.rawValue) } ?? "null"), "
+                + fields(result) + "}"
+        }
+        return "{\"verdict\": \(Output.quote(best(results).name)), \"scopes\": [\(scopes.joined(separator: ", "))]}"
+    }
+
+    /// A summary line (`online over eth0/IPv4, captivePortal over wlan0/IPv4`),
+    /// then each scope's block.
+    static func text(scoped results: [ConnectivityResult]) -> String {
+        guard !results.isEmpty else { return "verdict: notConnected (no interface with carrier and a default route)" }
+        let summary = results.map { "\($0.verdict.name) over \($0.scope)" }.joined(separator: ", ")
+        return ([summary] + results.map { "\n[\($0.scope)]\n" + text($0) }).joined(separator: "\n")
     }
 
     static func loginURL(_ result: ConnectivityResult) -> URL? {

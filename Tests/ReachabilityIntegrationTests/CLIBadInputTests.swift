@@ -340,6 +340,18 @@ struct CLIBadInputTests {
         BadCommand("check --json=1", ["check", "--url", url, "--json=1"]),
         BadCommand("check --strict=1", ["check", "--url", url, "--strict=1"], says: "strict"),
         BadCommand("check --strict with one vendor", ["check", "--url", url, "--strict"], says: "requiresTwoVendors"),
+        BadCommand(
+            "check --interface with a slash", ["check", "--url", url, "--interface", "a/b"],
+            says: "is not an interface name"),
+        BadCommand("check --interface empty", ["check", "--url", url, "--interface", ""], says: "interface name"),
+        BadCommand(
+            "check --interface of 16 bytes", ["check", "--url", url, "-i", "abcdefghijklmnop"],
+            says: "is not an interface name"),
+        BadCommand(
+            "check --interface with --each-interface", ["check", "--url", url, "-i", "lo", "--each-interface"],
+            says: "exclude each other"),
+        BadCommand("check --each-interface=1", ["check", "--url", url, "--each-interface=1"]),
+        BadCommand("check -6 with only IPv4 endpoints", ["check", "--url", url, "-6"], says: "none can be probed"),
     ]
 
     static let check: [BadCommand] =

@@ -56,8 +56,8 @@ final class TestHTTPServer: Sendable {
     /// thread after it entered the namespace; no other thread moves.
     /// With `tls` (PEM certificate and key files), it speaks HTTPS.
     init(
-        in namespace: TestNamespace?, host: String = "127.0.0.1", tls: (certificate: String, key: String)? = nil,
-        routes: [String: Behaviour]
+        in namespace: TestNamespace?, host: String = "127.0.0.1", port requestedPort: Int = 0,
+        tls: (certificate: String, key: String)? = nil, routes: [String: Behaviour]
     ) throws {
         let sslContext = try tls.map { tls in
             try NIOSSLContext(
@@ -86,7 +86,7 @@ final class TestHTTPServer: Sendable {
                             try channel.pipeline.syncOperations.addHandler(Handler(state: state))
                         }
                     }
-                    .bind(host: host, port: 0)
+                    .bind(host: host, port: requestedPort)
             }.wait()
         } catch {
             try? group.syncShutdownGracefully()
@@ -99,15 +99,17 @@ final class TestHTTPServer: Sendable {
         scheme = tls == nil ? "http" : "https"
     }
 
-    /// Makes a self-signed certificate for 127.0.0.1 in `directory` with openssl;
-    /// returns the certificate and key paths.
-    static func selfSignedCertificate(in directory: String) throws -> (certificate: String, key: String) {
+    /// Makes a self-signed certificate for `address` (default 127.0.0.1) in
+    /// `directory` with openssl; returns the certificate and key paths.
+    static func selfSignedCertificate(
+        in directory: String, address: String = "127.0.0.1"
+    ) throws -> (certificate: String, key: String) {
         let certificate = "\(directory)/cert.pem"
         let key = "\(directory)/key.pem"
         try Command.check([
             "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-            "-keyout", key, "-out", certificate, "-days", "2", "-subj", "/CN=127.0.0.1",
-            "-addext", "subjectAltName=IP:127.0.0.1",
+            "-keyout", key, "-out", certificate, "-days", "2", "-subj", "/CN=\(address)",
+            "-addext", "subjectAltName=IP:\(address)",
         ])
         return (certificate, key)
     }

@@ -1,0 +1,243 @@
+import Connectivity
+import Foundation
+import Reachability
+import Testing
+
+@testable import Connectivity
+@testable import ReachabilityCore
+
+/// Per-interface and per-family verdicts (issue 18, point 3) against the real
+/// kernel: a host namespace with two uplinks, each to a namespace of its own that
+/// serves the same address — one a healthy network (204), the other a portal (302).
+/// The main table prefers the first; only a probe bound to the second interface
+/// can see the portal.
+@Suite("Checks per interface and per family", .enabled(if: IntegrationGate.enabled))
+struct ScopedCheckTests {
+    /// The address both networks serve, and the probe URL.
+    static let serverAddress = "198.51.100.80"
+    static let probeURL = URL(string: "http://198.51.100.80/generate_204")!
+    static let portal = "http://portal.rtest/login"
+
+    /// The host and its two networks; the servers live as long as this.
+    final class Uplinks: Sendable {
+        let host: TestNamespace
+        let healthy: TestNamespace
+        let captive: TestNamespace
+        let servers: [TestHTTPServer]
+
+        /// `veth0` (10.1.0.2/24, default route metric 100) to the healthy network,
+        /// `veth1` (10.2.0.2/24, default route metric 200) to the portal. With
+        /// `tls`, both also serve HTTPS on 443 with that certificate.
+        init(named: Bool = false, tls: (certificate: String, key: String)? = nil) throws {
+            host = named ? try TestNamespace(named: "rtest-scope") : try TestNamespace()
+            healthy = try TestNamespace()
+            captive = try TestNamespace()
+            try host.disableIPv6()
+            var servers: [TestHTTPServer] = []
+            for (index, (far, behaviour)) in [
+                (healthy, TestHTTPServer.Behaviour.respond(status: 204)),
+                (captive, .respond(status: 302, headers: ["Location": ScopedCheckTests.portal])),
+            ].enumerated() {
+                let subnet = "10.\(index + 1).0"
+                try far.disableIPv6()
+                try host.addVeth("veth\(index)", peerIn: far, peer: "eth0", address: "\(subnet).2/24")
+                try far.ip("addr add \(subnet).1/24 dev eth0")
+                try far.ip("addr add \(ScopedCheckTests.serverAddress)/32 dev lo")
+                try far.ip("route add default via \(subnet).2")
+                try host.ip("route add default via \(subnet).1 dev veth\(index) metric \(100 * (index + 1))")
+                servers.append(
+                    try TestHTTPServer(
+                        in: far, host: ScopedCheckTests.serverAddress, port: 80, routes: ["/generate_204": behaviour]))
+                if let tls {
+                    servers.append(
+                        try TestHTTPServer(
+                            in: far, host: ScopedCheckTests.serverAddress, port: 443, tls: tls,
+                            routes: ["/generate_204": behaviour]))
+                }
+            }
+            self.servers = servers
+        }
+
+        /// Requests seen by the healthy (0) or the captive (1) network's plain-HTTP server.
+        func requests(_ network: Int) -> Int { servers[servers.count / 2 * network].count("/generate_204") }
+
+        func configuration(_ urls: [URL] = [ScopedCheckTests.probeURL]) -> ConnectivityConfiguration {
+            var configuration = ConnectivityConfiguration(
+                endpoints: urls.map { ConnectivityEndpoint(url: $0, expectation: .status(204)) },
+                environment: host.environment)
+            configuration.probeTimeout = .seconds(5)
+            return configuration
+        }
+    }
+
+    @Test("over each interface: the portal behind the second uplink shows only when probed through it")
+    func perInterface() async throws {
+        let uplinks = try await offPool { try Uplinks() }
+        let connectivity = try Connectivity(validating: uplinks.configuration())
+
+        let ordinary = try await connectivity.checkConnectivity()
+        #expect(ordinary.verdict == .online, "the main table prefers veth0")
+        #expect(ordinary.scope == .any)
+        #expect(uplinks.requests(1) == 0)
+
+        let captive = try await connectivity.checkConnectivity(over: ProbeScope(interface: "veth1"))
+        #expect(captive.verdict == .captivePortal(loginURL: URL(string: Self.portal)!))
+        #expect(captive.scope == ProbeScope(interface: "veth1"))
+        #expect(captive.interface?.name == "veth1")
+        #expect(uplinks.requests(1) == 1, "the probe left through veth1, against the main table's choice")
+
+        let healthy = try await connectivity.checkConnectivity(over: ProbeScope(interface: "veth0", family: .ipv4))
+        #expect(healthy.verdict == .online)
+        #expect(healthy.interface?.name == "veth0")
+
+        let each = try await connectivity.checkEachInterface()
+        #expect(each.map(\.scope.description) == ["veth0/IPv4", "veth1/IPv4"])
+        #expect(each.map(\.verdict.name) == ["online", "captivePortal"])
+        #expect(uplinks.requests(1) == 2)
+    }
+
+    @Test("a scope whose interface has no carrier, or doesn't exist: notConnected, no probe sent")
+    func unusableInterface() async throws {
+        let uplinks = try await offPool { try Uplinks() }
+        try uplinks.captive.ip("link set eth0 down")  // veth1 loses its carrier
+        let connectivity = try Connectivity(validating: uplinks.configuration())
+        let paths = try PathMonitor(environment: uplinks.host.environment)
+        try await eventually("veth1 gone from the path") {
+            !paths.currentPath.availableInterfaces.contains { $0.name == "veth1" }
+        }
+        let lost = try await connectivity.checkConnectivity(over: ProbeScope(interface: "veth1"))
+        #expect(lost.verdict == .notConnected)
+        let missing = try await connectivity.checkConnectivity(over: ProbeScope(interface: "veth9"))
+        #expect(missing.verdict == .notConnected)
+        #expect(missing.scope.interface == "veth9")
+        #expect(uplinks.requests(1) == 0)
+        let each = try await connectivity.checkEachInterface()
+        #expect(each.map(\.scope.description) == ["veth0/IPv4"], "an interface without carrier is not checked")
+    }
+
+    @Test("HTTPS over an interface: TLS with the configured roots, through the bound socket")
+    func httpsOverInterface() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let uplinks = try await offPool {
+            try Uplinks(tls: try TestHTTPServer.selfSignedCertificate(in: directory, address: Self.serverAddress))
+        }
+        let https = URL(string: "https://198.51.100.80/generate_204")!
+        var configuration = uplinks.configuration([https])
+        let untrusted = try await Connectivity(validating: configuration)
+            .checkConnectivity(over: ProbeScope(interface: "veth0"))
+        #expect(untrusted.verdict == .noInternet(.tlsFailed), "the system roots don't know the test certificate")
+        configuration.trustedRootCertificatesPath = "\(directory)/cert.pem"
+        let connectivity = try Connectivity(validating: configuration)
+        let healthy = try await connectivity.checkConnectivity(over: ProbeScope(interface: "veth0"))
+        #expect(healthy.verdict == .online, "\(healthy.endpoints.map(\.error))")
+        let captive = try await connectivity.checkConnectivity(over: ProbeScope(interface: "veth1"))
+        // A redirect over verified TLS is the server's own answer, not a portal's
+        // (the tally's rule); the 302 shows the probe reached the second network.
+        #expect(captive.verdict == .noInternet(.unexpectedResponse))
+        #expect(captive.endpoints.first?.httpStatus == 302)
+    }
+
+    @Test("a notifier scoped to an interface: its verdicts, and notConnected when that interface loses carrier")
+    func scopedNotifier() async throws {
+        let uplinks = try await offPool { try Uplinks() }
+        var configuration = uplinks.configuration()
+        configuration.scope = ProbeScope(interface: "veth1")
+        let log = ConnectivityLog(try Connectivity(validating: configuration))
+        try log.connectivity.start()
+        try await log.wait("the portal") { $0.last?.verdict.name == "captivePortal" }
+        #expect(log.results.allSatisfy { $0.scope == ProbeScope(interface: "veth1") })
+        try uplinks.captive.ip("link set eth0 down")
+        try await log.wait("notConnected") { $0.last?.verdict == .notConnected }
+        #expect(uplinks.requests(0) == 0, "nothing went over veth0 though the path stayed satisfied there")
+    }
+
+    @Test("scopes that can't work are refused: bad interface names, a family no endpoint has")
+    func refusedScopes() async throws {
+        let uplinks = try await offPool { try Uplinks() }
+        let connectivity = try Connectivity(validating: uplinks.configuration())
+        for name in ["", "a/b", "has space", "sixteen-bytes-xx", "..", "eth0:1"] {
+            await #expect(throws: ConnectivityError.self, "\(name)") {
+                try await connectivity.checkConnectivity(over: ProbeScope(interface: name))
+            }
+        }
+        await #expect(throws: ConnectivityError.self) {
+            try await connectivity.checkConnectivity(over: ProbeScope(family: .ipv6))
+        }
+        var configuration = uplinks.configuration()
+        configuration.scope = ProbeScope(family: .ipv6)
+        #expect(throws: ConnectivityError.self) { try configuration.validate() }
+        #expect(uplinks.requests(0) == 0)
+    }
+
+    @Test("per family: a name with an IPv4 and an IPv6 address, healthy over IPv4, a portal over IPv6")
+    func perFamily() async throws {
+        let (host, far, servers) = try await offPool {
+            let host = try TestNamespace(named: "rtest-family")
+            let far = try TestNamespace()
+            try host.addVeth("veth0", peerIn: far, peer: "eth0", address: "10.1.0.2/24")
+            try host.ip("-6 addr add fd00:1::2/64 dev veth0 nodad")
+            try far.ip("addr add 10.1.0.1/24 dev eth0")
+            try far.ip("-6 addr add fd00:1::1/64 dev eth0 nodad")
+            try far.ip("addr add \(Self.serverAddress)/32 dev lo")
+            try far.ip("-6 addr add 2001:db8:80::80/128 dev lo")
+            try far.ip("route add default via 10.1.0.2")
+            try far.ip("-6 route add default via fd00:1::2")
+            try host.ip("route add default via 10.1.0.1 dev veth0")
+            try host.ip("-6 route add default via fd00:1::1 dev veth0")
+            try host.writeEtc(
+                "hosts", "127.0.0.1 localhost\n\(Self.serverAddress) probe.rtest\n2001:db8:80::80 probe.rtest\n")
+            let servers = [
+                try TestHTTPServer(
+                    in: far, host: Self.serverAddress, port: 80, routes: ["/generate_204": .respond(status: 204)]),
+                try TestHTTPServer(
+                    in: far, host: "2001:db8:80::80", port: 80,
+                    routes: ["/generate_204": .respond(status: 302, headers: ["Location": Self.portal])]),
+            ]
+            return (host, far, servers)
+        }
+        defer { withExtendedLifetime((far, servers)) {} }
+        let paths = try PathMonitor(environment: host.environment)
+        try await eventually("IPv6 usable") { paths.currentPath.supportsIPv6 }
+        let connectivity = try Connectivity(
+            validating: ConnectivityConfiguration(
+                endpoints: [
+                    ConnectivityEndpoint(
+                        url: URL(string: "http://probe.rtest/generate_204")!, expectation: .status(204))
+                ], environment: host.environment))
+        let results = try await connectivity.checkConnectivity(over: [
+            ProbeScope(family: .ipv4), ProbeScope(family: .ipv6),
+        ])
+        #expect(results.map(\.verdict) == [.online, .captivePortal(loginURL: URL(string: Self.portal)!)])
+        #expect(servers.map { $0.count("/generate_204") } == [1, 1], "one probe to each family's address")
+        let each = try await connectivity.checkEachInterface()
+        #expect(each.map(\.scope.description) == ["veth0/IPv4", "veth0/IPv6"])
+        #expect(each.map(\.verdict.name) == ["online", "captivePortal"])
+    }
+
+    /// Pure: which interfaces and families `checkEachInterface` picks.
+    @Test("the scopes of an interface list: up, carrier, not loopback, per default-route family")
+    func scopesOfInterfaces() {
+        func details(
+            _ name: String, _ type: InterfaceType = .wiredEthernet, up: Bool = true,
+            carrier: Bool = true, families: [IPAddress.Family]
+        ) -> InterfaceDetails {
+            InterfaceDetails(
+                interface: NetworkInterface(name: name, index: 1, type: type), operState: "up", isUp: up,
+                hasCarrier: carrier, addresses: [], defaultRouteFamilies: families)
+        }
+        let list = [
+            details("lo", .loopback, families: [.ipv4]),
+            details("eth0", families: [.ipv4, .ipv6]),
+            details("wlan0", .wifi, families: [.ipv6]),
+            details("eth1", carrier: false, families: [.ipv4]),
+            details("eth2", up: false, families: [.ipv4]),
+            details("tun0", .other, families: []),
+        ]
+        #expect(Connectivity.scopes(of: list).map(\.description) == ["eth0/IPv4", "eth0/IPv6", "wlan0/IPv6"])
+        #expect(Connectivity.scopes(of: list, family: .ipv6).map(\.description) == ["eth0/IPv6", "wlan0/IPv6"])
+        #expect(ProbeScope.any.description == "any")
+        #expect(ProbeScope(family: .ipv6).description == "IPv6")
+    }
+}
