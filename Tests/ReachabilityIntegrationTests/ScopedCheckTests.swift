@@ -28,7 +28,10 @@ struct ScopedCheckTests {
         /// `veth0` (10.1.0.2/24, default route metric 100) to the healthy network,
         /// `veth1` (10.2.0.2/24, default route metric 200) to the portal. With
         /// `tls`, both also serve HTTPS on 443 with that certificate.
-        init(named: Bool = false, tls: (certificate: String, key: String)? = nil) throws {
+        init(
+            named: Bool = false, tls: (certificate: String, key: String)? = nil,
+            healthyRoutes: [String: TestHTTPServer.Behaviour] = [:]
+        ) throws {
             host = named ? try TestNamespace(named: "rtest-scope") : try TestNamespace()
             healthy = try TestNamespace()
             captive = try TestNamespace()
@@ -45,9 +48,9 @@ struct ScopedCheckTests {
                 try far.ip("addr add \(ScopedCheckTests.serverAddress)/32 dev lo")
                 try far.ip("route add default via \(subnet).2")
                 try host.ip("route add default via \(subnet).1 dev veth\(index) metric \(100 * (index + 1))")
+                let routes = ["/generate_204": behaviour].merging(index == 0 ? healthyRoutes : [:]) { $1 }
                 servers.append(
-                    try TestHTTPServer(
-                        in: far, host: ScopedCheckTests.serverAddress, port: 80, routes: ["/generate_204": behaviour]))
+                    try TestHTTPServer(in: far, host: ScopedCheckTests.serverAddress, port: 80, routes: routes))
                 if let tls {
                     servers.append(
                         try TestHTTPServer(
@@ -214,6 +217,50 @@ struct ScopedCheckTests {
         let each = try await connectivity.checkEachInterface()
         #expect(each.map(\.scope.description) == ["veth0/IPv4", "veth0/IPv6"])
         #expect(each.map(\.verdict.name) == ["online", "captivePortal"])
+    }
+
+    @Test("hostile answers over an interface: an endless body is capped, silence times out, garbage fails")
+    func hostileOverInterface() async throws {
+        let uplinks = try await offPool {
+            try Uplinks(healthyRoutes: ["/endless": .endlessBody, "/silent": .silent])
+        }
+        // A server that answers anything with bytes that are not HTTP, then closes.
+        let garbage = try uplinks.healthy.spawn([
+            "python3", "-c",
+            """
+            import socket
+            s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("\(Self.serverAddress)", 81)); s.listen(); print("ready", flush=True)
+            while True:
+                c, _ = s.accept(); c.recv(4096); c.sendall(b"\\x00\\xffnot http at all\\r\\n\\r\\n"); c.close()
+            """,
+        ], captureOutput: true)
+        defer { garbage.terminate() }
+        #expect(garbage.readLine().hasPrefix("ready"))
+        func endpoint(_ url: String, _ expectation: ConnectivityEndpoint.Expectation) -> ConnectivityEndpoint {
+            ConnectivityEndpoint(url: URL(string: url)!, expectation: expectation)
+        }
+        var configuration = uplinks.configuration()
+        configuration.endpoints = [
+            endpoint("http://198.51.100.80/endless", .bodyContains("never there")),
+            endpoint("http://198.51.100.80/silent", .status(204)),
+            endpoint("http://198.51.100.80:81/", .status(204)),
+        ]
+        configuration.probeTimeout = .seconds(2)
+        configuration.checkDeadline = .seconds(4)
+        configuration.maximumBodySize = 4096
+        let started = ContinuousClock.now
+        let result = try await Connectivity(validating: configuration)
+            .checkConnectivity(over: ProbeScope(interface: "veth0"))
+        #expect(ContinuousClock.now - started < .seconds(8), "the deadline holds")
+        #expect(result.verdict != .online, "a 200 with the wrong body on plain HTTP reads as a portal")
+        #expect(result.endpoints.count == 3)
+        let endless = result.endpoints[0]
+        #expect(endless.httpStatus == 200, "the head counts; the body stopped at the cap")
+        #expect(endless.mismatch != nil)
+        #expect(result.endpoints[1].failure == .timedOut)
+        #expect(result.endpoints[2].httpStatus == nil)
+        #expect(result.endpoints[2].failure != nil && result.endpoints[2].failure != .timedOut)
     }
 
     /// Pure: which interfaces and families `checkEachInterface` picks.
