@@ -57,15 +57,27 @@ enum Output {
     }
 
     /// `{"status": …, "interfaces": [{…}], "gateways": […], "supportsIPv4": …,
-    /// "supportsIPv6": …, "supportsDNS": …, "isExpensive": …}`, keys in that order
-    /// (`status`'s `"path"`, `watch --path`, the exporter's `/status`).
+    /// "supportsIPv6": …, "supportsDNS": …, "isExpensive": …, "networkIdentity": …}`,
+    /// keys in that order (`status`'s `"path"`, `watch --path`, the exporter's `/status`).
     static func pathJSON(_ path: NetworkPath) -> String {
         let interfaces = path.availableInterfaces.map { interfaceJSON($0) }.joined(separator: ", ")
         let gateways = path.gateways.map { quote($0.description) }.joined(separator: ", ")
         return "{\"status\": \(quote(path.status.rawValue)), \"interfaces\": [\(interfaces)], "
             + "\"gateways\": [\(gateways)], \"supportsIPv4\": \(path.supportsIPv4), "
             + "\"supportsIPv6\": \(path.supportsIPv6), \"supportsDNS\": \(path.supportsDNS), "
-            + "\"isExpensive\": \(path.isExpensive)}"
+            + "\"isExpensive\": \(path.isExpensive), "
+            + "\"networkIdentity\": \(path.networkIdentity.map(identityJSON) ?? "null")}"
+    }
+
+    /// `{"id": …, "interface": …, "gateways": [{"address": …, "hardwareAddress": …}], "prefixes": […]}`.
+    static func identityJSON(_ identity: NetworkIdentity) -> String {
+        let gateways = identity.gateways.map { gateway in
+            "{\"address\": \(quote(gateway.address.description)), "
+                + "\"hardwareAddress\": \(gateway.hardwareAddress.map(quote) ?? "null")}"
+        }
+        return "{\"id\": \(quote(identity.id)), \"interface\": \(quote(identity.interface)), "
+            + "\"gateways\": [\(gateways.joined(separator: ", "))], "
+            + "\"prefixes\": [\(identity.prefixes.map(quote).joined(separator: ", "))]}"
     }
 
     /// `2026-11-22T08:31:16.120Z  internet  reachableViaWiFi  -R -------  eth0 (#2, wiredEthernet)`.

@@ -225,16 +225,17 @@ struct ScopedCheckTests {
             try Uplinks(healthyRoutes: ["/endless": .endlessBody, "/silent": .silent])
         }
         // A server that answers anything with bytes that are not HTTP, then closes.
-        let garbage = try uplinks.healthy.spawn([
-            "python3", "-c",
-            """
-            import socket
-            s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            s.bind(("\(Self.serverAddress)", 81)); s.listen(); print("ready", flush=True)
-            while True:
-                c, _ = s.accept(); c.recv(4096); c.sendall(b"\\x00\\xffnot http at all\\r\\n\\r\\n"); c.close()
-            """,
-        ], captureOutput: true)
+        let garbage = try uplinks.healthy.spawn(
+            [
+                "python3", "-c",
+                """
+                import socket
+                s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind(("\(Self.serverAddress)", 81)); s.listen(); print("ready", flush=True)
+                while True:
+                    c, _ = s.accept(); c.recv(4096); c.sendall(b"\\x00\\xffnot http at all\\r\\n\\r\\n"); c.close()
+                """,
+            ], captureOutput: true)
         defer { garbage.terminate() }
         #expect(garbage.readLine().hasPrefix("ready"))
         func endpoint(_ url: String, _ expectation: ConnectivityEndpoint.Expectation) -> ConnectivityEndpoint {

@@ -129,6 +129,7 @@
             }
         }
         let lead: InterfaceState? = available.first?.interface
+        let identity = status == .unsatisfied ? nil : available.first.map { identify($0, in: table) }
         let expensive = lead.map { options.expensiveInterfaces[$0.name] ?? ($0.classification.type == .cellular) }
         return NetworkPath(
             status: status, unsatisfiedReason: reason,
@@ -137,7 +138,31 @@
             supportsIPv6: allowed.contains { $0.satisfies(.ipv6) },
             supportsDNS: dnsConfigured && status != .unsatisfied,
             isExpensive: expensive ?? false,
-            isConstrained: lead.map { options.constrainedInterfaces.contains($0.name) } ?? false)
+            isConstrained: lead.map { options.constrainedInterfaces.contains($0.name) } ?? false,
+            networkIdentity: identity)
+    }
+
+    /// The network behind `offer`'s interface: its gateways with their resolved
+    /// link-layer addresses, and the networks of its usable global addresses.
+    private func identify(_ offer: Offer, in table: InterfaceTable) -> NetworkIdentity {
+        let index = offer.interface.index
+        var gateways: [NetworkIdentity.Gateway] = []
+        for entry in offer.byFamily {
+            guard let address = entry.route.gateway(via: index)?.withoutZone,
+                !gateways.contains(where: { $0.address == address })
+            else { continue }
+            let linkLayer = table.linkLayerAddress(of: address, on: index)
+            gateways.append(.init(address: address, hardwareAddress: linkLayer.map(NetworkIdentity.format)))
+        }
+        var prefixes: [String] = []
+        let usable = table.addresses(of: index).filter { $0.scope == 0 && !$0.isTentative && !$0.isDADFailed }
+        for family in [IPAddress.Family.ipv4, .ipv6] {
+            for entry in usable where entry.address.family == family {
+                let prefix = "\(entry.address.network(prefixLength: Int(entry.prefixLength)))/\(entry.prefixLength)"
+                if !prefixes.contains(prefix) { prefixes.append(prefix) }
+            }
+        }
+        return NetworkIdentity(interface: offer.interface.name, gateways: gateways, prefixes: prefixes)
     }
 
     private func offer(_ interface: InterfaceState, answers: [LookupRequest: LookupResult], table: InterfaceTable)

@@ -55,6 +55,22 @@ struct InterfaceAddress: Sendable, Hashable {
     public private(set) var interfaces: [Int32: InterfaceState] = [:]
     /// Addresses by interface index (only of links in `interfaces`).
     private(set) var addresses: [Int32: [InterfaceAddress]] = [:]
+    /// The resolved link-layer address of each neighbor of links in `interfaces`,
+    /// as the kernel's neighbor table has it (for the network identity): set by an
+    /// entry in a valid state, removed when the kernel deletes the entry (it does
+    /// when the link loses carrier or goes down) or it fails. At most
+    /// ``neighborLimit`` entries; past that, new neighbors are not kept.
+    private(set) var neighbors: [NeighborKey: [UInt8]] = [:]
+
+    /// The most neighbors kept (a router's LAN can have thousands; the identity
+    /// needs only the gateways').
+    static let neighborLimit = 4096
+
+    /// A neighbor: its address on a link.
+    struct NeighborKey: Sendable, Hashable {
+        var index: Int32
+        var address: IPAddress
+    }
 
     /// An empty table: no links, no addresses.
     public init() {}
@@ -62,6 +78,11 @@ struct InterfaceAddress: Sendable, Hashable {
     subscript(index: Int32) -> InterfaceState? { interfaces[index] }
 
     func addresses(of index: Int32) -> [InterfaceAddress] { addresses[index] ?? [] }
+
+    /// The link-layer address last resolved for `address` on link `index`, if any.
+    func linkLayerAddress(of address: IPAddress, on index: Int32) -> [UInt8]? {
+        neighbors[NeighborKey(index: index, address: address.withoutZone)]
+    }
 
     /// The interface and address that own `address`, if any interface does. A
     /// zoned address (`fe80::1%3`) is owned only by the interface its zone names.
@@ -100,6 +121,7 @@ struct InterfaceAddress: Sendable, Hashable {
         case .deletedLink(let link):
             let hadLink = interfaces.removeValue(forKey: link.index) != nil
             let hadAddresses = addresses.removeValue(forKey: link.index) != nil
+            forgetNeighbors(of: link.index)
             return hadLink || hadAddresses
         case .newAddress(let message):
             // Links are dumped before addresses, and the kernel announces a link before
@@ -129,8 +151,25 @@ struct InterfaceAddress: Sendable, Hashable {
             list.remove(at: position)
             addresses[message.index] = list.isEmpty ? nil : list
             return true
+        case .neighbor(let message, let deleted):
+            let key = NeighborKey(index: message.index, address: message.address.withoutZone)
+            guard !deleted, message.state & NDA.failed == 0 else { return neighbors.removeValue(forKey: key) != nil }
+            // INCOMPLETE and the like: being resolved; what the kernel had stands.
+            guard let linkLayer = message.resolvedLinkLayerAddress, interfaces[message.index] != nil else {
+                return false
+            }
+            guard neighbors[key] != linkLayer else { return false }
+            guard neighbors[key] != nil || neighbors.count < Self.neighborLimit else { return false }
+            neighbors[key] = linkLayer
+            return true
         case .route, .rule, .netconf, .error, .done, .overrun, .ignored:
             return false
         }
+    }
+
+    /// Drops the neighbors of link `index`.
+    private mutating func forgetNeighbors(of index: Int32) {
+        guard neighbors.keys.contains(where: { $0.index == index }) else { return }
+        neighbors = neighbors.filter { $0.key.index != index }
     }
 }

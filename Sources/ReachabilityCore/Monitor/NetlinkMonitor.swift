@@ -63,6 +63,9 @@ final class NetlinkMonitor: Sendable {
         /// The answers known to hold since the last change that could move one: what
         /// a pass after a carrier change alone reuses (nil after a failed pass).
         var knownAnswers: KnownAnswers?
+        /// The gateways the last pass's answers named, on their links: a change of
+        /// one's link-layer address (the network identity) makes a pass.
+        var gatewayNeighbors: Set<InterfaceTable.NeighborKey> = []
         var stopRequested = false
         /// Why the monitor stopped by itself (its namespace went away), if it did.
         var failure: ReachabilityError?
@@ -195,7 +198,10 @@ final class NetlinkMonitor: Sendable {
         let state = try evaluation.evaluate(in: table) { requests throws(ReachabilityError) in
             let results = try lookup(requests)
             // A start's answers join the known ones if no pass came in between.
+            let gateways = Self.gateways(requests, results)
             shared.withLock { shared in
+                // Until the next pass replaces them: this client's gateways count too.
+                shared.gatewayNeighbors.formUnion(gateways)
                 guard shared.generation == generation else { return }
                 if shared.knownAnswers?.generation != generation {
                     shared.knownAnswers = KnownAnswers(generation: generation)
@@ -205,6 +211,21 @@ final class NetlinkMonitor: Sendable {
             return results
         }
         return (state, generation)
+    }
+
+    /// The gateways `results` name, on their links (the neighbors whose link-layer
+    /// address is part of a network identity).
+    static func gateways(_ requests: [LookupRequest], _ results: [LookupResult]) -> Set<InterfaceTable.NeighborKey> {
+        var gateways: Set<InterfaceTable.NeighborKey> = []
+        for (request, result) in zip(requests, results) {
+            guard case .route(let route) = result else { continue }
+            for index in [request.outputInterface, route.outputInterface].compactMap({ $0 }) {
+                if let gateway = route.gateway(via: index) {
+                    gateways.insert(InterfaceTable.NeighborKey(index: index, address: gateway.withoutZone))
+                }
+            }
+        }
+        return gateways
     }
 
     /// The published interface table and its generation.
@@ -360,8 +381,9 @@ final class NetlinkMonitor: Sendable {
     {
         let links = try socket.dump(NLMsgType.getLink)
         let addresses = try socket.dump(NLMsgType.getAddr)
+        let neighbors = try socket.dump(NLMsgType.getNeigh, headerSize: 12)  // struct ndmsg
         var fresh = InterfaceTable()
-        for message in links + addresses {
+        for message in links + addresses + neighbors {
             fresh.apply(message) { table.reuseOrClassify($0, sysfs: sysfs) }
         }
         table = fresh
@@ -374,6 +396,8 @@ final class NetlinkMonitor: Sendable {
     {
         defer { watch.close() }
         var machine = ReaderMachine()
+        // Neighbor changes not yet published (they make no pass unless a gateway's).
+        var neighborsUnpublished = false
         let descriptors = [events.fd, wake, watch.files?.fd ?? -1, watch.process ?? -1]
         while true {
             let readable: [Bool]
@@ -407,7 +431,9 @@ final class NetlinkMonitor: Sendable {
             if readable[0] {
                 ReaderDrain.drain(
                     events, into: &table, wakeup: &wakeup, destinations: { lookupDestinations($0) },
-                    classify: { InterfaceClassifier.classify($0, sysfs: sysfs) })
+                    classify: { InterfaceClassifier.classify($0, sysfs: sysfs) },
+                    isGateway: { key in shared.withLock { $0.gatewayNeighbors.contains(key) } })
+                neighborsUnpublished = neighborsUnpublished || wakeup.neighborsChanged
                 let foreign = events.foreignDatagrams
                 if wakeup.overruns > 0 {
                     log(.info, "netlink events were lost (ENOBUFS): reading links and addresses again")
@@ -430,8 +456,10 @@ final class NetlinkMonitor: Sendable {
             if decision.resync { machine.resyncFinished(succeeded: resync(&table, sysfs: sysfs)) }
             if decision.evaluate {
                 let published = table
+                let publish = decision.tableChanged || neighborsUnpublished
+                neighborsUnpublished = false
                 shared.withLock {
-                    if decision.tableChanged { $0.table = published }
+                    if publish { $0.table = published }
                     $0.generation = Generation.next()
                     $0.statistics.evaluationPasses += 1
                 }
@@ -557,6 +585,8 @@ final class NetlinkMonitor: Sendable {
                 return false
             }
         }
+        let gateways = Self.gateways(ordered, results)
+        shared.withLock { $0.gatewayNeighbors = gateways }
         for (plan, slots) in zip(passPlans, slots) {
             plan.finish(slots.map { results[$0] }, generation, cause)
         }

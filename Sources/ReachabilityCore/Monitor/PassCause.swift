@@ -24,6 +24,9 @@ struct PassCause: Sendable, Equatable {
     /// The table changed in another way: a link appeared, went, or changed more
     /// than its carrier, or an address changed.
     var otherInterfaceChange = false
+    /// A gateway's link-layer address changed (the network identity); the routes
+    /// and addresses did not.
+    var gatewayNeighborChanged = false
 
     /// Route prefixes kept per pass; past this, a pass counts as a route storm.
     static let routeLimit = 64
@@ -44,7 +47,7 @@ struct PassCause: Sendable, Equatable {
     /// their carrier (``NetlinkSocket/ignoresLinkdownRoutes(links:families:)``).
     var carrierOnlyLinks: Set<Int32>? {
         guard !carrierChangedLinks.isEmpty, !otherInterfaceChange, !relevantRoute, !manyRoutes, !rulesChanged,
-            !resynced, !netconfChanged, !resolverConfigurationChanged
+            !resynced, !netconfChanged, !resolverConfigurationChanged, !gatewayNeighborChanged
         else { return nil }
         return carrierChangedLinks
     }

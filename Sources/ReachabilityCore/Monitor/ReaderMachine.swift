@@ -9,6 +9,9 @@ struct ReaderWakeup: Sendable, Equatable {
     var changed = false
     /// The interface table changed (it is published with the pass).
     var tableChanged = false
+    /// A neighbor's link-layer address changed in the table (published with the
+    /// next pass; a pass is due only when the neighbor is a gateway).
+    var neighborsChanged = false
     /// Events were lost (ENOBUFS), a message was malformed, or the socket failed:
     /// the table must be read afresh.
     var needsResync = false
@@ -117,7 +120,8 @@ enum ReaderDrain {
     /// a storm of unrelated routes costs parsing, not lookups.
     static func drain(
         _ source: some NetlinkEventSource, into table: inout InterfaceTable, wakeup: inout ReaderWakeup,
-        destinations: (InterfaceTable) -> [IPAddress], classify: (LinkMessage) -> InterfaceClassification
+        destinations: (InterfaceTable) -> [IPAddress], classify: (LinkMessage) -> InterfaceClassification,
+        isGateway: (InterfaceTable.NeighborKey) -> Bool = { _ in false }
     ) {
         var known: [IPAddress]?
         for _ in 0..<drainLimit {
@@ -163,6 +167,17 @@ enum ReaderDrain {
                         wakeup.cause.netconfChanged = true
                     case .overrun:
                         wakeup.needsResync = true
+                    case .neighbor(let neighbor, _):
+                        // Kept for the network identity; only a gateway's new address
+                        // makes a pass (the LAN's other hosts come and go all the time).
+                        guard table.apply(item.message, classify: classify) else { continue }
+                        wakeup.neighborsChanged = true
+                        if isGateway(
+                            InterfaceTable.NeighborKey(index: neighbor.index, address: neighbor.address.withoutZone))
+                        {
+                            wakeup.changed = true
+                            wakeup.cause.gatewayNeighborChanged = true
+                        }
                     case .newLink(let link):
                         let before = table[link.index]
                         guard table.apply(item.message, classify: classify) else { continue }

@@ -18,6 +18,9 @@ enum NLMsgType {
     static let newRoute: UInt16 = 24  // RTM_NEWROUTE
     static let delRoute: UInt16 = 25  // RTM_DELROUTE
     static let getRoute: UInt16 = 26  // RTM_GETROUTE
+    static let newNeigh: UInt16 = 28  // RTM_NEWNEIGH
+    static let delNeigh: UInt16 = 29  // RTM_DELNEIGH
+    static let getNeigh: UInt16 = 30  // RTM_GETNEIGH
     static let newRule: UInt16 = 32  // RTM_NEWRULE
     static let delRule: UInt16 = 33  // RTM_DELRULE
     static let newNetconf: UInt16 = 80  // RTM_NEWNETCONF
@@ -45,6 +48,7 @@ enum NLMsgFlag {
 /// rtnetlink multicast groups (RTNLGRP_*), joined with NETLINK_ADD_MEMBERSHIP.
 enum RTNLGroup {
     static let link: UInt32 = 1
+    static let neighbor: UInt32 = 3
     static let ipv4Address: UInt32 = 5
     static let ipv4Route: UInt32 = 7
     static let ipv4Rule: UInt32 = 8
@@ -56,7 +60,19 @@ enum RTNLGroup {
     /// Everything the monitor listens to.
     static let monitored: [UInt32] = [
         link, ipv4Address, ipv6Address, ipv4Route, ipv6Route, ipv4Rule, ipv6Rule, ipv4Netconf, ipv6Netconf,
+        neighbor,
     ]
+}
+
+/// Attributes of RTM_*NEIGH messages (NDA_*), and neighbor states (NUD_*).
+enum NDA {
+    static let destination: UInt16 = 1  // NDA_DST
+    static let linkLayerAddress: UInt16 = 2  // NDA_LLADDR
+    /// States whose link-layer address is a real one (NUD_REACHABLE, NUD_STALE,
+    /// NUD_DELAY, NUD_PROBE, NUD_PERMANENT); not INCOMPLETE, FAILED, NOARP or NONE.
+    static let validStates: UInt16 = 0x02 | 0x04 | 0x08 | 0x10 | 0x80
+    /// NUD_FAILED: resolution failed; the entry holds no address.
+    static let failed: UInt16 = 0x20
 }
 
 /// Socket options and levels.

@@ -19,6 +19,22 @@ import CNetlink
     var scope: UInt8
 }
 
+/// A neighbor-table entry (RTM_NEWNEIGH / RTM_DELNEIGH): an IP address on a link
+/// and, once resolved, its link-layer address.
+@_spi(Testing) public struct NeighborMessage: Sendable, Equatable {
+    var index: Int32
+    var address: IPAddress
+    /// NUD_* state bits.
+    var state: UInt16
+    /// NDA_LLADDR, when the message carries one (at most 32 bytes).
+    var linkLayerAddress: [UInt8]?
+
+    /// The link-layer address, when the state says it is a resolved one.
+    var resolvedLinkLayerAddress: [UInt8]? {
+        state & NDA.validStates != 0 ? linkLayerAddress.flatMap { $0.isEmpty ? nil : $0 } : nil
+    }
+}
+
 /// A route (RTM_NEWROUTE / RTM_DELROUTE, and the answer to an RTM_GETROUTE lookup).
 @_spi(Testing) public struct RouteMessage: Sendable, Equatable {
     var family: UInt8
@@ -91,6 +107,8 @@ struct RoutePrefix: Sendable, Hashable {
     case deletedAddress(AddressMessage)
     /// RTM_NEWROUTE or (`deleted`) RTM_DELROUTE, or the answer to a lookup.
     case route(RouteMessage, deleted: Bool)
+    /// RTM_NEWNEIGH / RTM_DELNEIGH (IPv4 and IPv6 entries; bridge FDB entries are ignored).
+    case neighbor(NeighborMessage, deleted: Bool)
     /// RTM_NEWRULE or (`deleted`) RTM_DELRULE: a policy rule changed.
     case rule(deleted: Bool)
     /// RTM_NEWNETCONF or RTM_DELNETCONF: a device's (or `all`'s) IP settings
@@ -226,6 +244,8 @@ struct MalformedMessage: Error, Sendable, Equatable, CustomStringConvertible {
             return .success(.rule(deleted: type == NLMsgType.delRule))
         case NLMsgType.newNetconf, NLMsgType.delNetconf:
             return parseNetconf(header)
+        case NLMsgType.newNeigh, NLMsgType.delNeigh:
+            return parseNeighbor(header, deleted: type == NLMsgType.delNeigh)
         default:
             return .success(.ignored(type: type))
         }
@@ -280,6 +300,43 @@ struct MalformedMessage: Error, Sendable, Equatable, CustomStringConvertible {
         let expected = family == AddressFamily.inet ? 4 : family == AddressFamily.inet6 ? 16 : -1
         guard length == expected else { return nil }
         return IPAddress(bytes: UnsafeRawBufferPointer(start: mnl_attr_get_payload(attribute), count: length))
+    }
+
+    /// `struct ndmsg { u8 family; u8 pad1; u16 pad2; s32 ifindex; u16 state; u8 flags; u8 type; }`
+    /// (12 bytes), then NDA_DST and NDA_LLADDR among other attributes.
+    private static func parseNeighbor(_ header: UnsafePointer<nlmsghdr>, deleted: Bool) -> One {
+        let size = 12
+        guard mnl_nlmsg_get_payload_len(header) >= size else { return .failure("neighbor message shorter than ndmsg") }
+        guard let raw = mnl_nlmsg_get_payload(header) else { return .failure("neighbor message without a payload") }
+        let payload = UnsafeRawPointer(raw)
+        let family = payload.load(as: UInt8.self)
+        guard family == AddressFamily.inet || family == AddressFamily.inet6 else {
+            return .success(.ignored(type: header.pointee.nlmsg_type))
+        }
+        let index = payload.loadUnaligned(fromByteOffset: 4, as: Int32.self)
+        let state = payload.loadUnaligned(fromByteOffset: 8, as: UInt16.self)
+        var destination: IPAddress?
+        var linkLayer: [UInt8]?
+        let failure = forEachAttribute(header, headerSize: size) { attribute in
+            switch mnl_attr_get_type(attribute) {
+            case NDA.destination:
+                guard let value = address(attribute, family: family) else {
+                    return "NDA_DST of the wrong length for family \(family)"
+                }
+                destination = value
+            case NDA.linkLayerAddress:
+                let length = Int(mnl_attr_get_payload_len(attribute))
+                guard length <= 32 else { return "NDA_LLADDR of \(length) bytes" }
+                linkLayer = Array(UnsafeRawBufferPointer(start: mnl_attr_get_payload(attribute), count: length))
+            default:
+                break
+            }
+            return nil
+        }
+        if let failure { return .failure(failure) }
+        guard let destination else { return .failure("neighbor message without NDA_DST") }
+        let message = NeighborMessage(index: index, address: destination, state: state, linkLayerAddress: linkLayer)
+        return .success(.neighbor(message, deleted: deleted))
     }
 
     /// A netconf message: `struct netconfmsg` (the family, one byte), then attributes.

@@ -152,15 +152,17 @@ final class NetlinkSocket {
     /// Dumps every link (RTM_GETLINK) or every address (RTM_GETADDR) of the
     /// namespace. A dump the kernel marks NLM_F_DUMP_INTR (the table changed
     /// under it) is retried.
-    func dump(_ type: UInt16) throws(ReachabilityError) -> [NetlinkMessage] {
+    func dump(_ type: UInt16, headerSize: Int = MemoryLayout<ifinfomsg>.size) throws(ReachabilityError)
+        -> [NetlinkMessage]
+    {
         for _ in 0..<16 {
-            let (messages, interrupted) = try dumpOnce(type)
+            let (messages, interrupted) = try dumpOnce(type, headerSize: headerSize)
             if !interrupted { return messages }
         }
         throw ReachabilityError(.netlinkProtocol, "the kernel interrupted the rtnetlink dump (type \(type)) 16 times")
     }
 
-    private func dumpOnce(_ type: UInt16) throws(ReachabilityError) -> ([NetlinkMessage], Bool) {
+    private func dumpOnce(_ type: UInt16, headerSize: Int) throws(ReachabilityError) -> ([NetlinkMessage], Bool) {
         let seq = nextSequence()
         var request = [UInt64](repeating: 0, count: 8)
         let length = request.withUnsafeMutableBytes { raw -> Int in
@@ -168,8 +170,9 @@ final class NetlinkSocket {
             header.pointee.nlmsg_type = type
             header.pointee.nlmsg_flags = NLMsgFlag.request | NLMsgFlag.dump
             header.pointee.nlmsg_seq = seq
-            // ifinfomsg is the larger of the two family headers; all zero means "every family".
-            _ = mnl_nlmsg_put_extra_header(header, MemoryLayout<ifinfomsg>.size)
+            // The family header (ifinfomsg serves links and addresses; ndmsg
+            // neighbors), all zero: "every family".
+            _ = mnl_nlmsg_put_extra_header(header, headerSize)
             return Int(header.pointee.nlmsg_len)
         }
         try request.withUnsafeBytes { raw in

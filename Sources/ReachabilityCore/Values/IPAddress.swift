@@ -140,6 +140,20 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         return scopeID == 0 ? text : "\(text)%\(scopeID)"
     }
 
+    /// This address with no zone.
+    var withoutZone: IPAddress { scopeID == 0 ? self : IPAddress(validBytes: bytes, scopeID: 0) }
+
+    /// The network of this address with a prefix of `length` bits: the bits past
+    /// it cleared, no zone.
+    func network(prefixLength length: Int) -> IPAddress {
+        let bits = min(max(length, 0), family == .ipv4 ? 32 : 128)
+        let masked = bytes.enumerated().map { position, byte -> UInt8 in
+            let kept = min(max(bits - position * 8, 0), 8)
+            return kept == 8 ? byte : byte & ~(UInt8(0xFF) >> UInt8(kept))
+        }
+        return IPAddress(validBytes: masked, scopeID: 0)
+    }
+
     /// The same address, ignoring the zone.
     func sameAddress(as other: IPAddress) -> Bool {
         family == other.family && high == other.high && low == other.low

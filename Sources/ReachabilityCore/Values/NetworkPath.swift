@@ -58,13 +58,19 @@ public struct NetworkPath: Sendable, Hashable, CustomStringConvertible {
     /// The preferred interface is marked constrained with
     /// ``PathMonitorOptions/constrainedInterfaces`` (false by default).
     public var isConstrained: Bool
+    /// Which network is behind the preferred interface (``NetworkIdentity``); nil
+    /// while the path is unsatisfied. A change of it alone is a path change: the
+    /// monitor delivers it though the status stays satisfied.
+    public var networkIdentity: NetworkIdentity?
 
     /// Creates a path (for tests and previews; monitors build their own).
     public init(
         status: Status, unsatisfiedReason: UnsatisfiedReason? = nil, availableInterfaces: [NetworkInterface] = [],
         gateways: [IPAddress] = [], supportsIPv4: Bool = false, supportsIPv6: Bool = false,
-        supportsDNS: Bool = false, isExpensive: Bool = false, isConstrained: Bool = false
+        supportsDNS: Bool = false, isExpensive: Bool = false, isConstrained: Bool = false,
+        networkIdentity: NetworkIdentity? = nil
     ) {
+        self.networkIdentity = networkIdentity
         self.status = status
         self.unsatisfiedReason = unsatisfiedReason
         self.availableInterfaces = availableInterfaces
