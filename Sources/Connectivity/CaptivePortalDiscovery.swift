@@ -91,9 +91,10 @@ public struct CaptivePortalAPISource: Sendable, Hashable, CustomStringConvertibl
 /// What is read, in this order (the first that knows the interface wins):
 ///
 /// 1. systemd-networkd's link state file, `/run/systemd/netif/links/IFINDEX`: its
-///    `CAPTIVE_PORTAL=` line (networkd's pick among DHCPv4, DHCPv6 and RA). Its
-///    lease files (`/run/systemd/netif/leases/IFINDEX`) are not read: networkd does
-///    not record the option there.
+///    `CAPTIVE_PORTAL=` line (networkd's pick among DHCPv4, DHCPv6 and RA). When
+///    networkd manages the link (the file names its `.network` file) and recorded
+///    none, nothing is found. Its lease files (`/run/systemd/netif/leases/IFINDEX`)
+///    are not read: networkd does not record the option there.
 /// 2. dhclient lease files (`dhclient*.leases`, `dhclient*.lease`) in `/var/lib/dhcp`
 ///    and `/var/lib/dhclient`, and those NetworkManager's dhclient backend writes in
 ///    `/var/lib/NetworkManager`: the newest unexpired `lease { … }` naming the
@@ -156,10 +157,13 @@ public struct CaptivePortalDiscovery: Sendable, Hashable {
         for directory in networkdLinkDirectories {
             let path = join(root, directory) + "/\(index)"
             guard let bytes = Self.readFile(path, limit: maximumFileSize) else { continue }
-            guard let value = Self.networkdCaptivePortal(bytes) else { return nil }  // networkd knows: nothing.
-            return Self.accept(value).map {
-                CaptivePortalAPISource(uri: $0, format: .networkd, path: path, interface: interfaceName)
+            let state = Self.networkdState(bytes)
+            if let value = state.captivePortal {
+                return Self.accept(value).map {
+                    CaptivePortalAPISource(uri: $0, format: .networkd, path: path, interface: interfaceName)
+                }
             }
+            if state.managed { return nil }  // networkd runs DHCP and RA there, and recorded nothing.
         }
         var newest: (modified: timespec, order: Int, lease: DHCPLease, path: String, format: CaptivePortalAPISource.Format)?
         let groups: [([String], CaptivePortalAPISource.Format)] = [
@@ -281,18 +285,21 @@ public struct CaptivePortalDiscovery: Sendable, Hashable {
 
     // MARK: - systemd-networkd
 
-    /// The value of the last `CAPTIVE_PORTAL=` line of a networkd link state file
-    /// (an environment-style file: `KEY=VALUE` lines, `#` and `;` comments, a value
-    /// optionally in matching quotes); nil when there is none. A quoted value with no
-    /// closing quote is no value.
-    static func networkdCaptivePortal(_ bytes: [UInt8]) -> [UInt8]? {
+    /// What a networkd link state file says (an environment-style file: `KEY=VALUE`
+    /// lines, `#` and `;` comments, a value optionally in matching quotes): the value
+    /// of its last `CAPTIVE_PORTAL=` line (a quoted value with no closing quote is no
+    /// value), and whether networkd manages the link (it names the `.network` file
+    /// it applies, `NETWORK_FILE=`; an unmanaged link's DHCP client may be another).
+    static func networkdState(_ bytes: [UInt8]) -> (captivePortal: [UInt8]?, managed: Bool) {
         var found: [UInt8]?
+        var managed = false
         for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
             let trimmed = line.drop { $0 == 0x20 || $0 == 0x09 }
             guard let equals = trimmed.firstIndex(of: UInt8(ascii: "=")),
                 trimmed.first != UInt8(ascii: "#"), trimmed.first != UInt8(ascii: ";")
             else { continue }
             let key = trimmed[..<equals].filter { $0 != 0x20 && $0 != 0x09 }
+            if key.elementsEqual("NETWORK_FILE".utf8) { managed = true }
             guard key.elementsEqual("CAPTIVE_PORTAL".utf8) else { continue }
             var value = Array(trimmed[trimmed.index(after: equals)...])
             while let last = value.last, [0x20, 0x09, 0x0D].contains(last) { value.removeLast() }
@@ -306,7 +313,7 @@ public struct CaptivePortalDiscovery: Sendable, Hashable {
             }
             found = value
         }
-        return found
+        return (found, managed)
     }
 
     // MARK: - dhclient
