@@ -165,7 +165,8 @@ public struct CaptivePortalDiscovery: Sendable, Hashable {
             }
             if state.managed { return nil }  // networkd runs DHCP and RA there, and recorded nothing.
         }
-        var newest: (modified: timespec, order: Int, lease: DHCPLease, path: String, format: CaptivePortalAPISource.Format)?
+        var newest:
+            (modified: timespec, order: Int, lease: DHCPLease, path: String, format: CaptivePortalAPISource.Format)?
         let groups: [([String], CaptivePortalAPISource.Format)] = [
             (dhclientLeaseDirectories, .dhclient), (networkManagerLeaseDirectories, .networkManager),
         ]
@@ -256,7 +257,9 @@ public struct CaptivePortalDiscovery: Sendable, Hashable {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16384)
         while bytes.count <= limit {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, min($0.count, limit + 1 - bytes.count)) }
+            let count = chunk.withUnsafeMutableBytes {
+                read(fd, $0.baseAddress, min($0.count, limit + 1 - bytes.count))
+            }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
             bytes += chunk[0..<count]

@@ -230,7 +230,8 @@ struct Check: AsyncParsableCommand {
     /// `{"uri", "format", "path", "interface"}` of the API's source, or `null`.
     static func sourceJSON(_ source: CaptivePortalAPISource?) -> String {
         guard let source else { return "null" }
-        return "{\"uri\": \(Output.quote(source.uri.description)), \"format\": \(Output.quote(source.format.rawValue)), "
+        return
+            "{\"uri\": \(Output.quote(source.uri.description)), \"format\": \(Output.quote(source.format.rawValue)), "
             + "\"path\": \(source.path.map(Output.quote) ?? "null"), "
             + "\"interface\": \(source.interface.map(Output.quote) ?? "null")}"
     }
