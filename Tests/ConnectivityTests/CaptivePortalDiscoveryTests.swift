@@ -98,7 +98,8 @@ import Testing
     @Test("networkd: the link state file's CAPTIVE_PORTAL= for the interface's index")
     func networkdLink() throws {
         let root = try Root()
-        let path = try root.write("run/systemd/netif/links/7", Self.networkdLink(captivePortal: "https://portal.example/api"))
+        let path = try root.write(
+            "run/systemd/netif/links/7", Self.networkdLink(captivePortal: "https://portal.example/api"))
         try root.write("run/systemd/netif/links/8", Self.networkdLink(captivePortal: "https://other.example/api"))
         let found = try #require(root.discovery.discover(interfaceName: "eth0", index: 7, now: Self.now))
         #expect(found.uri == .api(URL(string: "https://portal.example/api")!))
@@ -111,7 +112,8 @@ import Testing
     @Test("networkd: urn:ietf:params:capport:unrestricted means no portal")
     func networkdUnrestricted() throws {
         let root = try Root()
-        try root.write("run/systemd/netif/links/3", Self.networkdLink(captivePortal: "urn:ietf:params:capport:unrestricted"))
+        try root.write(
+            "run/systemd/netif/links/3", Self.networkdLink(captivePortal: "urn:ietf:params:capport:unrestricted"))
         let found = try #require(root.discovery.discover(interfaceName: "wlan0", index: 3, now: Self.now))
         #expect(found.uri == .unrestricted)
         #expect(found.apiURL == nil)
@@ -270,6 +272,23 @@ import Testing
         #expect(root.discovery.discover(interfaceName: "eth0", index: 5, now: Self.now) == nil)
     }
 
+    @Test("a value dhclient recorded with quotes in it (a server that sent them) is refused")
+    func quotedValue() throws {
+        let root = try Root()
+        try root.write(
+            "var/lib/dhcp/dhclient.leases",
+            Self.dhclientLease(option: #"option default-url "\"https://portal.example/api\"";"#))
+        let lease = try #require(
+            CaptivePortalDiscovery.dhclientLeases(
+                Array(
+                    Self.dhclientLease(
+                        option: #"option default-url "\"https://portal.example/api\"";"#
+                    ).utf8)
+            ).first)
+        #expect(lease.captivePortal == Array(#""https://portal.example/api""#.utf8))
+        #expect(root.discovery.discover(interfaceName: "eth0", index: 2, now: Self.now) == nil)
+    }
+
     @Test("accepted URIs: https, and the unrestricted URN in any case")
     func acceptedURIs() {
         #expect(
@@ -366,7 +385,8 @@ import Testing
 
         configuration.captivePortalAPI = URL(string: "http://configured.example/api")
         let configured = try #require(configuration.captivePortalAPISource(for: eth0))
-        #expect(configured == CaptivePortalAPISource(uri: .api(configuration.captivePortalAPI!), format: .configuration))
+        #expect(
+            configured == CaptivePortalAPISource(uri: .api(configuration.captivePortalAPI!), format: .configuration))
         #expect(configured.description == "http://configured.example/api (configuration)")
 
         configuration.captivePortalAPI = nil
