@@ -62,6 +62,9 @@ struct ProbeOptions: ParsableArguments {
         if !connectivity && (!urls.isEmpty || captiveAPI != nil || httpsOnly || strict) {
             throw ValidationError("--url, --captive-api, --https-only and --strict apply with --connectivity")
         }
+        if !connectivity && (noAPIDiscovery || discoveryRoot != nil) {
+            throw ValidationError("--no-api-discovery and --discovery-root apply with --connectivity")
+        }
     }
 
     /// The configuration these options describe; throws a ValidationError naming
