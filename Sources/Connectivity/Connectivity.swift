@@ -458,7 +458,8 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         guard path.status == .satisfied else { return Self.notConnected(path, scope) }
         let client = try ProbeClients.shared.lease(environment)
         defer { ProbeClients.shared.release(environment) }
-        guard let runner = Self.runner(client, configuration, resolved, scope: scope) else {
+        let apiSource = configuration.captivePortalAPISource(for: interface)
+        guard let runner = Self.runner(client, configuration.asking(apiSource), resolved, scope: scope) else {
             throw ConnectivityError(
                 "scope \(scope): every endpoint is an address of the other family; none can be probed")
         }
@@ -484,8 +485,8 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         return ConnectivityResult(
             verdict: outcome.verdict,
             status: .make(validated: outcome.verdict == .online, pathUsable: true, interfaceType: interface?.type),
-            interface: interface, endpoints: outcome.endpoints, captivePortalAPI: outcome.api, date: Date(),
-            scope: scope)
+            interface: interface, endpoints: outcome.endpoints, captivePortalAPI: outcome.api,
+            captivePortalAPISource: apiSource, date: Date(), scope: scope)
     }
 
     /// Checks within each of `scopes` at once (``checkConnectivity(over:)``); the
@@ -703,17 +704,22 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         let configuration = state.configuration
         let resolved = state.resolved
         let client = resolved.error == nil ? ProbeClients.shared.leaseExisting(environment) : nil
-        let runner = client.flatMap { Self.runner($0, configuration, resolved, scope: configuration.scope) }
+        let interface = state.machine.path?.availableInterfaces.first
         return Task { [weak self] in
             // A configuration that can't work fails the check (`lastError` says why).
             var outcome = ProbeRunner.Outcome(verdict: .noInternet(.connectionFailed), endpoints: [], api: nil)
+            // Discovery reads files: here, not under the state lock.
+            let apiSource = client == nil ? nil : configuration.captivePortalAPISource(for: interface)
+            let runner = client.flatMap {
+                Self.runner($0, configuration.asking(apiSource), resolved, scope: configuration.scope)
+            }
             if let runner { outcome = await runner.run() }
             if client != nil { ProbeClients.shared.release(environment) }
             guard !Task.isCancelled else { return }
             self?.handle(run: run) { machine in
                 machine.checkFinished(
                     generation: generation, verdict: outcome.verdict, endpoints: outcome.endpoints, api: outcome.api,
-                    at: Date())
+                    apiSource: apiSource, at: Date())
             }
         }
     }

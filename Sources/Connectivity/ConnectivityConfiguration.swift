@@ -33,6 +33,16 @@ public struct ConnectivityConfiguration: Sendable {
     /// answers `"captive": true`, the verdict is captivePortal with its
     /// `user-portal-url`, whatever the probes say. Default nil.
     public var captivePortalAPI: URL?
+    /// With no ``captivePortalAPI``: ask the API the network announced on the path's
+    /// interface (RFC 8910: DHCP option 114, RA option 37), as
+    /// ``captivePortalDiscovery`` finds it; ``ConnectivityResult/captivePortalAPISource``
+    /// says where it came from. Default true.
+    public var discoversCaptivePortalAPI: Bool
+    /// Where the announced API is looked for (``discoversCaptivePortalAPI``). Default
+    /// ``CaptivePortalDiscovery/system``: the real lease and state files, read only
+    /// when the ``environment`` is the process's own namespace (the files describe
+    /// that namespace's interfaces); set other locations to read them for another.
+    public var captivePortalDiscovery: CaptivePortalDiscovery
     /// Each probe's time limit. Default 5 s.
     public var probeTimeout: Duration
     /// The whole check's time limit, retries included. Default 10 s.
@@ -114,6 +124,8 @@ public struct ConnectivityConfiguration: Sendable {
         self.environment = environment
         httpsOnly = false
         captivePortalAPI = nil
+        discoversCaptivePortalAPI = true
+        captivePortalDiscovery = .system
         probeTimeout = .seconds(5)
         checkDeadline = .seconds(10)
         maximumBodySize = 64 * 1024
@@ -209,6 +221,7 @@ public struct ConnectivityConfiguration: Sendable {
             throw ConnectivityError("environment: \(error.message)")
         }
         if let captivePortalAPI { try Self.checkURL(captivePortalAPI, what: "captivePortalAPI") }
+        if discoversCaptivePortalAPI { try captivePortalDiscovery.check() }
         let trustRoots = try trustedRootCertificatesPath.map { path throws(ConnectivityError) in
             try Self.loadTrustRoots(path)
         }
@@ -278,7 +291,7 @@ public struct ConnectivityConfiguration: Sendable {
     /// The longest trust-roots file read: 16 MiB (the system bundle is well under 1 MiB).
     static let trustRootsLimit = 16 << 20
 
-    private static func checkURL(_ url: URL, what: String) throws(ConnectivityError) {
+    static func checkURL(_ url: URL, what: String) throws(ConnectivityError) {
         let text = url.absoluteString
         guard text.utf8.count <= fieldLimit else {
             throw ConnectivityError(

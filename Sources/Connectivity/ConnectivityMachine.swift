@@ -102,7 +102,7 @@ struct ConnectivityMachine: Sendable {
     /// comes from the path).
     mutating func checkFinished(
         generation finished: UInt64, verdict: Verdict, endpoints: [EndpointResult],
-        api: CaptivePortalAPIResponse?, at date: Date
+        api: CaptivePortalAPIResponse?, apiSource: CaptivePortalAPISource? = nil, at date: Date
     ) -> [Action] {
         guard finished == generation, isPathUsable, let path else { return [] }
         checkInFlight = false
@@ -112,7 +112,8 @@ struct ConnectivityMachine: Sendable {
             ConnectivityResult(
                 verdict: verdict,
                 status: .make(validated: validated, pathUsable: true, interfaceType: interface?.type),
-                interface: interface, endpoints: endpoints, captivePortalAPI: api, date: date, scope: settings.scope)
+                interface: interface, endpoints: endpoints, captivePortalAPI: api, captivePortalAPISource: apiSource,
+                date: date, scope: settings.scope)
         }
         if verdict == .online {
             isOnline = true

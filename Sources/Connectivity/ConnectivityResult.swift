@@ -201,8 +201,15 @@ public struct ConnectivityResult: Sendable, Hashable {
     public var interface: NetworkInterface?
     /// Per-endpoint outcomes, in configuration order (empty when no probe ran).
     public var endpoints: [EndpointResult]
-    /// What the RFC 8908 API said, when one is configured and answered.
+    /// What the RFC 8908 API said, when one was asked (configured or discovered) and
+    /// answered.
     public var captivePortalAPI: CaptivePortalAPIResponse?
+    /// The API URI the check used and where it came from: the configuration, or the
+    /// file the host recorded the network's announcement in
+    /// (``ConnectivityConfiguration/discoversCaptivePortalAPI``); nil when there was
+    /// none. A discovered ``CaptivePortalAPISource/URI/unrestricted`` is reported
+    /// here, and no API is asked.
+    public var captivePortalAPISource: CaptivePortalAPISource? = nil
     /// When the check finished.
     public var date: Date
     /// Where the probes left (``ConnectivityConfiguration/scope``, or the scope
@@ -226,14 +233,24 @@ public struct CaptivePortalAPIResponse: Sendable, Hashable {
     public var venueInfoURL: URL?
     /// `seconds-remaining` (a negative or non-integer value is ignored: nil).
     public var secondsRemaining: Int?
+    /// `bytes-remaining` (a negative or non-integer value is ignored: nil).
+    public var bytesRemaining: Int?
+    /// `can-extend-session`: true when the session can be extended at the portal
+    /// (a non-boolean value is ignored: nil).
+    public var canExtendSession: Bool?
 
     /// An answer with these fields (for tests and previews; checks parse the
     /// API's JSON with ``init(json:)``).
-    public init(captive: Bool, userPortalURL: URL? = nil, venueInfoURL: URL? = nil, secondsRemaining: Int? = nil) {
+    public init(
+        captive: Bool, userPortalURL: URL? = nil, venueInfoURL: URL? = nil, secondsRemaining: Int? = nil,
+        bytesRemaining: Int? = nil, canExtendSession: Bool? = nil
+    ) {
         self.captive = captive
         self.userPortalURL = userPortalURL
         self.venueInfoURL = venueInfoURL
         self.secondsRemaining = secondsRemaining
+        self.bytesRemaining = bytesRemaining
+        self.canExtendSession = canExtendSession
     }
 
     /// Parses the API's JSON (`application/captive+json`); nil unless it is a JSON
@@ -242,12 +259,14 @@ public struct CaptivePortalAPIResponse: Sendable, Hashable {
     /// ignored (nil) unless it is an absolute http or https URL of at most 8 KiB
     /// with no user name or password and a host free of spaces and control
     /// characters — the rule a redirect's `Location` is held to as well; a
-    /// `seconds-remaining` that is not a non-negative integer is ignored too.
+    /// `seconds-remaining` or `bytes-remaining` that is not a non-negative integer,
+    /// and a `can-extend-session` that is not a boolean, are ignored too.
     public init?(json: [UInt8]) {
         guard let wire = try? JSONDecoder().decode(Wire.self, from: Data(json)) else { return nil }
         self.init(
             captive: wire.captive, userPortalURL: wire.userPortalURL, venueInfoURL: wire.venueInfoURL,
-            secondsRemaining: wire.secondsRemaining)
+            secondsRemaining: wire.secondsRemaining, bytesRemaining: wire.bytesRemaining,
+            canExtendSession: wire.canExtendSession)
     }
 
     private struct Wire: Decodable {
@@ -255,12 +274,16 @@ public struct CaptivePortalAPIResponse: Sendable, Hashable {
         var userPortalURL: URL?
         var venueInfoURL: URL?
         var secondsRemaining: Int?
+        var bytesRemaining: Int?
+        var canExtendSession: Bool?
 
         enum CodingKeys: String, CodingKey {
             case captive
             case userPortalURL = "user-portal-url"
             case venueInfoURL = "venue-info-url"
             case secondsRemaining = "seconds-remaining"
+            case bytesRemaining = "bytes-remaining"
+            case canExtendSession = "can-extend-session"
         }
 
         init(from decoder: any Decoder) throws {
@@ -274,6 +297,9 @@ public struct CaptivePortalAPIResponse: Sendable, Hashable {
             venueInfoURL = url(.venueInfoURL)
             let seconds = try? container.decodeIfPresent(Int.self, forKey: .secondsRemaining)
             secondsRemaining = seconds.flatMap { $0 >= 0 ? $0 : nil }
+            let bytes = try? container.decodeIfPresent(Int.self, forKey: .bytesRemaining)
+            bytesRemaining = bytes.flatMap { $0 >= 0 ? $0 : nil }
+            canExtendSession = try? container.decodeIfPresent(Bool.self, forKey: .canExtendSession)
         }
     }
 }

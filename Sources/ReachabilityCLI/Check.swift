@@ -38,6 +38,12 @@ struct ProbeOptions: ParsableArguments {
     @Flag(help: "Strict: online also needs two vendors' endpoints (domains) to answer as expected.")
     var strict = false
 
+    @Flag(help: "Don't look for the captive-portal API the network announced (DHCP option 114, RA option 37).")
+    var noAPIDiscovery = false
+
+    @Option(help: "Look for the announced API's lease and state files under this directory instead of /.")
+    var discoveryRoot: String?
+
     func validate() throws {
         if expectStatus != nil && expectBody != nil {
             throw ValidationError("--expect-status and --expect-body exclude each other")
@@ -55,6 +61,9 @@ struct ProbeOptions: ParsableArguments {
     func requireConnectivity(_ connectivity: Bool) throws {
         if !connectivity && (!urls.isEmpty || captiveAPI != nil || httpsOnly || strict) {
             throw ValidationError("--url, --captive-api, --https-only and --strict apply with --connectivity")
+        }
+        if !connectivity && (noAPIDiscovery || discoveryRoot != nil) {
+            throw ValidationError("--no-api-discovery and --discovery-root apply with --connectivity")
         }
     }
 
@@ -92,6 +101,8 @@ struct ProbeOptions: ParsableArguments {
             configuration.captivePortalAPI = url
         }
         configuration.trustedRootCertificatesPath = caFile
+        configuration.discoversCaptivePortalAPI = !noAPIDiscovery
+        if let discoveryRoot { configuration.captivePortalDiscovery.root = discoveryRoot }
         do throws(ConnectivityError) {
             try configuration.validate()
         } catch {
@@ -203,7 +214,29 @@ struct Check: AsyncParsableCommand {
         return "\"verdict\": \(Output.quote(result.verdict.name)), "
             + "\"loginURL\": \(loginURL(result).map { Output.quote($0.absoluteString) } ?? "null"), "
             + "\"status\": \(Output.quote(result.status.rawValue)), "
-            + "\"endpoints\": [\(endpoints.joined(separator: ", "))]"
+            + "\"endpoints\": [\(endpoints.joined(separator: ", "))], "
+            + "\"captivePortalAPI\": \(apiJSON(result.captivePortalAPI)), "
+            + "\"captivePortalAPISource\": \(sourceJSON(result.captivePortalAPISource))"
+    }
+
+    /// The RFC 8908 answer's fields (`null` for those it left out), or `null`.
+    static func apiJSON(_ api: CaptivePortalAPIResponse?) -> String {
+        guard let api else { return "null" }
+        func text(_ value: String?) -> String { value.map(Output.quote) ?? "null" }
+        return "{\"captive\": \(api.captive), \"userPortalURL\": \(text(api.userPortalURL?.absoluteString)), "
+            + "\"venueInfoURL\": \(text(api.venueInfoURL?.absoluteString)), "
+            + "\"secondsRemaining\": \(api.secondsRemaining.map(String.init) ?? "null"), "
+            + "\"bytesRemaining\": \(api.bytesRemaining.map(String.init) ?? "null"), "
+            + "\"canExtendSession\": \(api.canExtendSession.map(String.init) ?? "null")}"
+    }
+
+    /// `{"uri", "format", "path", "interface"}` of the API's source, or `null`.
+    static func sourceJSON(_ source: CaptivePortalAPISource?) -> String {
+        guard let source else { return "null" }
+        return
+            "{\"uri\": \(Output.quote(source.uri.description)), \"format\": \(Output.quote(source.format.rawValue)), "
+            + "\"path\": \(source.path.map(Output.quote) ?? "null"), "
+            + "\"interface\": \(source.interface.map(Output.quote) ?? "null")}"
     }
 
     /// The verdicts' order of merit: the best one is the host's.
@@ -251,6 +284,7 @@ struct Check: AsyncParsableCommand {
         var lines = ["verdict: \(result.verdict)", "status:  \(result.status.rawValue)"]
         if let url = loginURL(result) { lines.append("login:   \(url.absoluteString)") }
         if let interface = result.interface { lines.append("via:     \(interface)") }
+        lines += apiLines(result)
         let width = result.endpoints.map(\.url.absoluteString.count).max() ?? 0
         for endpoint in result.endpoints {
             let url = endpoint.url.absoluteString
@@ -262,5 +296,19 @@ struct Check: AsyncParsableCommand {
                     + "\(millis.padding(toLength: 8, withPad: " ", startingAt: 0))\(endpoint.error ?? "")")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The API asked and where it came from, then what it said, one field a line.
+    static func apiLines(_ result: ConnectivityResult) -> [String] {
+        var lines: [String] = []
+        if let source = result.captivePortalAPISource { lines.append("api:     \(source)") }
+        guard let api = result.captivePortalAPI else { return lines }
+        lines.append("captive: \(api.captive)")
+        if let url = api.userPortalURL { lines.append("portal:  \(url.absoluteString)") }
+        if let url = api.venueInfoURL { lines.append("venue:   \(url.absoluteString)") }
+        if let seconds = api.secondsRemaining { lines.append("seconds: \(seconds) remaining") }
+        if let bytes = api.bytesRemaining { lines.append("bytes:   \(bytes) remaining") }
+        if let extend = api.canExtendSession { lines.append("extend:  \(extend ? "yes" : "no")") }
+        return lines
     }
 }

@@ -127,6 +127,12 @@ struct CLIBadInputTests {
         BadCommand("watch --path=1", ["watch", "--path=1"], says: "path"),
         BadCommand("watch --strict=1", ["watch", "--strict=1"], says: "strict"),
         BadCommand("watch --strict without --connectivity", ["watch", "--strict"], says: "--strict"),
+        BadCommand(
+            "watch --no-api-discovery without --connectivity", ["watch", "--no-api-discovery"],
+            says: "--no-api-discovery"),
+        BadCommand(
+            "watch --discovery-root without --connectivity", ["watch", "--discovery-root", "/"],
+            says: "--discovery-root"),
         BadCommand("watch --connectivity=1", ["watch", "--connectivity=1"], says: "connectivity"),
         BadCommand("watch --url without --connectivity", ["watch", "--url", url], says: "url"),
         BadCommand("watch --captive-api without --connectivity", ["watch", "--captive-api", url], says: "captive-api"),
@@ -167,6 +173,12 @@ struct CLIBadInputTests {
             BadCommand("wait --strict=1", ["wait", "--timeout", "1", "--strict=1"], says: "strict"),
             BadCommand(
                 "wait --strict without --connectivity", ["wait", "--timeout", "1", "--strict"], says: "--strict"),
+            BadCommand(
+                "wait --no-api-discovery without --connectivity", ["wait", "--timeout", "1", "--no-api-discovery"],
+                says: "--no-api-discovery"),
+            BadCommand(
+                "wait --discovery-root without --connectivity", ["wait", "--timeout", "1", "--discovery-root", "/"],
+                says: "--discovery-root"),
             BadCommand("wait --ignore a slash", ["wait", "--timeout", "1", "--ignore", "a/b"], says: "ignore"),
             BadCommand(
                 "wait --ignore with --interface", ["wait", "--timeout", "1", "--ignore", "lo", "-i", "lo"],
@@ -233,6 +245,12 @@ struct CLIBadInputTests {
             BadCommand("exporter: no --json option", ["exporter", "--json"], says: "json"),
             BadCommand("exporter --strict=1", ["exporter", "--strict=1"], says: "strict"),
             BadCommand("exporter --strict without --connectivity", ["exporter", "--strict"], says: "--strict"),
+            BadCommand(
+                "exporter --no-api-discovery without --connectivity", ["exporter", "--no-api-discovery"],
+                says: "--no-api-discovery"),
+            BadCommand(
+                "exporter --discovery-root without --connectivity", ["exporter", "--discovery-root", "/"],
+                says: "--discovery-root"),
             BadCommand(
                 "exporter --captive-api without --connectivity", ["exporter", "--captive-api", url], says: "captive-api"
             ),
@@ -339,6 +357,15 @@ struct CLIBadInputTests {
         BadCommand("check: a positional argument", ["check", "--url", url, "extra"], says: "Unexpected argument"),
         BadCommand("check --json=1", ["check", "--url", url, "--json=1"]),
         BadCommand("check --strict=1", ["check", "--url", url, "--strict=1"], says: "strict"),
+        BadCommand(
+            "check --no-api-discovery=1", ["check", "--url", url, "--no-api-discovery=1"], says: "no-api-discovery"),
+        BadCommand(
+            "check --discovery-root relative", ["check", "--url", url, "--discovery-root", "var/lib"],
+            says: "not an absolute path"),
+        BadCommand("check --discovery-root empty", ["check", "--url", url, "--discovery-root", ""], says: "absolute"),
+        BadCommand(
+            "check --discovery-root 100 kB", ["check", "--url", url, "--discovery-root", "/" + huge],
+            says: "not an absolute path"),
         BadCommand("check --strict with one vendor", ["check", "--url", url, "--strict"], says: "requiresTwoVendors"),
         BadCommand(
             "check --interface with a slash", ["check", "--url", url, "--interface", "a/b"],

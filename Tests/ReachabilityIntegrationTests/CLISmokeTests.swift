@@ -126,7 +126,10 @@ struct CLISmokeTests {
             let online = try ns.cli(["check", "--url", server.url("/generate_204").absoluteString, "--json"])
             #expect(online.status == 0, "\(online.stderr)")
             let verdict = try jsonObject(online.stdout)
-            #expect(Set(verdict.keys) == ["verdict", "loginURL", "status", "endpoints"])
+            #expect(
+                Set(verdict.keys) == [
+                    "verdict", "loginURL", "status", "endpoints", "captivePortalAPI", "captivePortalAPISource",
+                ])
             let endpoint = try #require((verdict["endpoints"] as? [[String: Any]])?.first)
             #expect(Set(endpoint.keys) == ["url", "ok", "httpStatus", "error", "millis"])
             #expect(try ns.cli(["check", "--url", server.url("/broken").absoluteString]).status == 1)

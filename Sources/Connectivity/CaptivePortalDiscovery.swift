@@ -1,0 +1,532 @@
+public import Foundation
+import Glibc
+public import Reachability
+
+/// A captive-portal API URI and where it came from: the configuration, or what the
+/// network announced (RFC 8910: DHCPv4 option 114, IPv6 RA option 37, DHCPv6
+/// option 103) as the host recorded it.
+///
+/// `Sendable`: a plain value.
+public struct CaptivePortalAPISource: Sendable, Hashable, CustomStringConvertible {
+    /// What the URI says.
+    ///
+    /// `Sendable`: a plain enum.
+    public enum URI: Sendable, Hashable, CustomStringConvertible {
+        /// The RFC 8908 API to ask: always an https URL when discovered.
+        case api(URL)
+        /// RFC 8910's `urn:ietf:params:capport:unrestricted`: the network says it has
+        /// no captive portal; there is no API to ask.
+        case unrestricted
+
+        /// The URL, or `urn:ietf:params:capport:unrestricted`.
+        public var description: String {
+            switch self {
+            case .api(let url): url.absoluteString
+            case .unrestricted: CaptivePortalDiscovery.unrestrictedURN
+            }
+        }
+    }
+
+    /// Which file format the URI was read from (``configuration`` when none).
+    ///
+    /// `Sendable`: a plain enum.
+    public enum Format: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// ``ConnectivityConfiguration/captivePortalAPI``: nothing was read.
+        case configuration
+        /// systemd-networkd's link state file (`/run/systemd/netif/links/IFINDEX`,
+        /// its `CAPTIVE_PORTAL=` line).
+        case networkd = "systemd-networkd"
+        /// An ISC dhclient lease file (`option default-url`, or the option declared
+        /// as `captive-portal`, or undeclared as `unknown-114`).
+        case dhclient
+        /// A lease file NetworkManager's dhclient backend wrote
+        /// (`/var/lib/NetworkManager/dhclient-UUID-IFACE.lease`, dhclient's format).
+        case networkManager = "NetworkManager"
+
+        /// The raw value: `"configuration"`, `"systemd-networkd"`, `"dhclient"` or
+        /// `"NetworkManager"`.
+        public var description: String { rawValue }
+    }
+
+    /// The URI.
+    public var uri: URI
+    /// The format it was read from.
+    public var format: Format
+    /// The file it was read from (nil for the configuration).
+    public var path: String?
+    /// The interface it was announced on (nil for the configuration).
+    public var interface: String?
+
+    /// A source with these fields.
+    public init(uri: URI, format: Format, path: String? = nil, interface: String? = nil) {
+        self.uri = uri
+        self.format = format
+        self.path = path
+        self.interface = interface
+    }
+
+    /// The API URL to ask, nil for ``URI/unrestricted``.
+    public var apiURL: URL? {
+        if case .api(let url) = uri { return url }
+        return nil
+    }
+
+    /// One line: `https://portal.example/api (dhclient /var/lib/dhcp/dhclient.leases, eth0)`,
+    /// or `… (configuration)`.
+    public var description: String {
+        let origin = [format.rawValue, path, interface].compactMap { $0 }
+        return "\(uri) (\(origin.count > 1 ? "\(origin[0]) \(origin.dropFirst().joined(separator: ", "))" : origin[0]))"
+    }
+}
+
+/// Finds the captive-portal API URI the network announced (RFC 8910) where the host
+/// records it, for an interface given by name and index.
+///
+/// ```swift
+/// if let found = CaptivePortalDiscovery.system.discover(interfaceName: "wlan0", index: 3) {
+///     print("the network announced", found.uri, "- read from", found.path ?? "-")
+/// }
+/// ```
+///
+/// What is read, in this order (the first that knows the interface wins):
+///
+/// 1. systemd-networkd's link state file, `/run/systemd/netif/links/IFINDEX`: its
+///    `CAPTIVE_PORTAL=` line (networkd's pick among DHCPv4, DHCPv6 and RA). When
+///    networkd manages the link (the file names its `.network` file) and recorded
+///    none, nothing is found. Its lease files (`/run/systemd/netif/leases/IFINDEX`)
+///    are not read: networkd does not record the option there.
+/// 2. dhclient lease files (`dhclient*.leases`, `dhclient*.lease`) in `/var/lib/dhcp`
+///    and `/var/lib/dhclient`, and those NetworkManager's dhclient backend writes in
+///    `/var/lib/NetworkManager`: the newest unexpired `lease { … }` naming the
+///    interface (the last one in the most recently modified file). When that lease
+///    carries no option 114, nothing is found: an older lease's URI belongs to
+///    another network. NetworkManager's internal DHCP client records only the
+///    address in its lease files, and nothing of the option under
+///    `/run/NetworkManager`: with it (NetworkManager's default), nothing is found.
+///
+/// What a network hands over is not trusted: a URI is taken only when it is RFC
+/// 8910's `urn:ietf:params:capport:unrestricted`, or an https URL (RFC 8908 requires
+/// HTTPS for the API) that passes the configuration's URL rules, with no user name
+/// or password, of at most 8 KiB of printable ASCII. Anything else — `http:`,
+/// `javascript:`, binary garbage, an unterminated quote — is ignored, as are files
+/// that are not regular files or are larger than ``maximumFileSize`` (read no
+/// further), and directories beyond their first ``maximumFilesPerDirectory`` entries.
+///
+/// The files describe the interfaces of the namespace their daemons run in: a
+/// ``Connectivity`` watching another namespace reads them only when the locations
+/// were changed from ``system``.
+///
+/// `Sendable`: a plain value.
+public struct CaptivePortalDiscovery: Sendable, Hashable {
+    /// Prefixed to every directory below (`"/"`: the real file system). Default `"/"`.
+    public var root: String
+    /// Directories of systemd-networkd link state files named by interface index.
+    /// Default `["/run/systemd/netif/links"]`.
+    public var networkdLinkDirectories: [String]
+    /// Directories of dhclient lease files (`dhclient*.leases` or `dhclient*.lease`).
+    /// Default `["/var/lib/dhcp", "/var/lib/dhclient"]`.
+    public var dhclientLeaseDirectories: [String]
+    /// Directories of NetworkManager's dhclient-backend lease files
+    /// (`dhclient*.lease`). Default `["/var/lib/NetworkManager"]`.
+    public var networkManagerLeaseDirectories: [String]
+    /// A file larger than this is ignored (and no more is read of it). Default 1 MiB.
+    public var maximumFileSize: Int
+    /// Entries looked at per directory. Default 256.
+    public var maximumFilesPerDirectory: Int
+
+    /// RFC 8910's URI for "no captive portal here".
+    public static let unrestrictedURN = "urn:ietf:params:capport:unrestricted"
+
+    /// The real locations (the defaults above).
+    public static let system = CaptivePortalDiscovery()
+
+    /// The default locations under `root` (`"/"`: the real file system).
+    public init(root: String = "/") {
+        self.root = root
+        networkdLinkDirectories = ["/run/systemd/netif/links"]
+        dhclientLeaseDirectories = ["/var/lib/dhcp", "/var/lib/dhclient"]
+        networkManagerLeaseDirectories = ["/var/lib/NetworkManager"]
+        maximumFileSize = 1 << 20
+        maximumFilesPerDirectory = 256
+    }
+
+    /// The URI announced on the interface `interfaceName` (index `index`), read as
+    /// the type's description says; nil when none is recorded, or none that passes.
+    /// Leases that expired before `now` are skipped.
+    public func discover(interfaceName: String, index: Int, now: Date = Date()) -> CaptivePortalAPISource? {
+        for directory in networkdLinkDirectories {
+            let path = join(root, directory) + "/\(index)"
+            guard let bytes = Self.readFile(path, limit: maximumFileSize) else { continue }
+            let state = Self.networkdState(bytes)
+            if let value = state.captivePortal {
+                return Self.accept(value).map {
+                    CaptivePortalAPISource(uri: $0, format: .networkd, path: path, interface: interfaceName)
+                }
+            }
+            if state.managed { return nil }  // networkd runs DHCP and RA there, and recorded nothing.
+        }
+        var newest:
+            (modified: timespec, order: Int, lease: DHCPLease, path: String, format: CaptivePortalAPISource.Format)?
+        let groups: [([String], CaptivePortalAPISource.Format)] = [
+            (dhclientLeaseDirectories, .dhclient), (networkManagerLeaseDirectories, .networkManager),
+        ]
+        for (directories, format) in groups {
+            for directory in directories {
+                let full = join(root, directory)
+                for name in Self.leaseFiles(in: full, limit: maximumFilesPerDirectory) {
+                    let path = "\(full)/\(name)"
+                    var modified = timespec()
+                    guard let bytes = Self.readFile(path, limit: maximumFileSize, modified: &modified) else { continue }
+                    let leases = Self.dhclientLeases(bytes)
+                    for (order, lease) in leases.enumerated() where lease.interface == interfaceName {
+                        if let expiry = lease.expiry, expiry < now { continue }
+                        if let current = newest,
+                            (current.modified.tv_sec, current.modified.tv_nsec, current.order)
+                                > (modified.tv_sec, modified.tv_nsec, order)
+                        {
+                            continue
+                        }
+                        newest = (modified, order, lease, path, format)
+                    }
+                }
+            }
+        }
+        guard let newest, let value = newest.lease.captivePortal, let uri = Self.accept(value) else { return nil }
+        return CaptivePortalAPISource(uri: uri, format: newest.format, path: newest.path, interface: interfaceName)
+    }
+
+    /// ``discover(interfaceName:index:now:)`` for each of `interfaces`, in order; the
+    /// interfaces with nothing found are left out.
+    public func discover(_ interfaces: [NetworkInterface], now: Date = Date()) -> [CaptivePortalAPISource] {
+        interfaces.compactMap { discover(interfaceName: $0.name, index: $0.index, now: now) }
+    }
+
+    /// Throws unless the settings can work: absolute paths without NUL bytes, a
+    /// ``maximumFileSize`` from 1 byte to 16 MiB, ``maximumFilesPerDirectory`` at
+    /// least 1.
+    func check() throws(ConnectivityError) {
+        for path in [root] + networkdLinkDirectories + dhclientLeaseDirectories + networkManagerLeaseDirectories {
+            guard path.hasPrefix("/"), !path.utf8.contains(0), path.utf8.count <= Int(PATH_MAX) else {
+                throw ConnectivityError(
+                    "captivePortalDiscovery: \(quotedForMessage(path)) is not an absolute path")
+            }
+        }
+        guard (1...(16 << 20)).contains(maximumFileSize) else {
+            throw ConnectivityError("captivePortalDiscovery.maximumFileSize \(maximumFileSize) is not 1 byte to 16 MiB")
+        }
+        guard maximumFilesPerDirectory >= 1 else {
+            throw ConnectivityError("captivePortalDiscovery.maximumFilesPerDirectory must be at least 1")
+        }
+    }
+
+    private func join(_ root: String, _ directory: String) -> String {
+        var base = root
+        while base.hasSuffix("/") { base.removeLast() }
+        return base + (directory.hasPrefix("/") ? directory : "/" + directory)
+    }
+
+    // MARK: - The URI rule
+
+    /// The URI in `bytes` when it is acceptable (see the type's description).
+    static func accept(_ bytes: [UInt8]) -> CaptivePortalAPISource.URI? {
+        guard (1...ConnectivityConfiguration.fieldLimit).contains(bytes.count),
+            bytes.allSatisfy({ (0x21...0x7E).contains($0) })
+        else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self)
+        if text.lowercased() == unrestrictedURN { return .unrestricted }
+        guard let url = URL(string: text), url.scheme?.lowercased() == "https", PortalURL.accepted(url) != nil,
+            (try? ConnectivityConfiguration.checkURL(url, what: "captive-portal API")) != nil
+        else { return nil }
+        return .api(url)
+    }
+
+    // MARK: - Files
+
+    /// At most `limit` bytes of a regular file; nil when it can't be opened, is not
+    /// a regular file, or is larger than `limit` (nothing beyond `limit + 1` bytes is
+    /// read).
+    static func readFile(_ path: String, limit: Int, modified: UnsafeMutablePointer<timespec>? = nil) -> [UInt8]? {
+        guard !path.utf8.contains(0) else { return nil }
+        // O_NONBLOCK: a FIFO put there would otherwise block the open.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= limit else { return nil }
+        modified?.pointee = info.st_mtim
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        while bytes.count <= limit {
+            let count = chunk.withUnsafeMutableBytes {
+                read(fd, $0.baseAddress, min($0.count, limit + 1 - bytes.count))
+            }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[0..<count]
+        }
+        return bytes.count <= limit ? bytes : nil
+    }
+
+    /// The names of the lease files in `directory` (`dhclient*.leases` and
+    /// `dhclient*.lease`), from its first `limit` entries.
+    static func leaseFiles(in directory: String, limit: Int) -> [String] {
+        guard !directory.utf8.contains(0), let stream = opendir(directory) else { return [] }
+        defer { closedir(stream) }
+        var names: [String] = []
+        var seen = 0
+        while seen < limit, let entry = readdir(stream) {
+            seen += 1
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasPrefix("dhclient") && (name.hasSuffix(".leases") || name.hasSuffix(".lease")) {
+                names.append(name)
+            }
+        }
+        return names.sorted()
+    }
+
+    // MARK: - systemd-networkd
+
+    /// What a networkd link state file says (an environment-style file: `KEY=VALUE`
+    /// lines, `#` and `;` comments, a value optionally in matching quotes): the value
+    /// of its last `CAPTIVE_PORTAL=` line (a quoted value with no closing quote is no
+    /// value), and whether networkd manages the link (it names the `.network` file
+    /// it applies, `NETWORK_FILE=`; an unmanaged link's DHCP client may be another).
+    static func networkdState(_ bytes: [UInt8]) -> (captivePortal: [UInt8]?, managed: Bool) {
+        var found: [UInt8]?
+        var managed = false
+        for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
+            let trimmed = line.drop { $0 == 0x20 || $0 == 0x09 }
+            guard let equals = trimmed.firstIndex(of: UInt8(ascii: "=")),
+                trimmed.first != UInt8(ascii: "#"), trimmed.first != UInt8(ascii: ";")
+            else { continue }
+            let key = trimmed[..<equals].filter { $0 != 0x20 && $0 != 0x09 }
+            if key.elementsEqual("NETWORK_FILE".utf8) { managed = true }
+            guard key.elementsEqual("CAPTIVE_PORTAL".utf8) else { continue }
+            var value = Array(trimmed[trimmed.index(after: equals)...])
+            while let last = value.last, [0x20, 0x09, 0x0D].contains(last) { value.removeLast() }
+            while let first = value.first, [0x20, 0x09].contains(first) { value.removeFirst() }
+            if let quote = value.first, quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") {
+                guard value.count >= 2, value.last == quote else {
+                    found = nil
+                    continue
+                }
+                value = Array(value.dropFirst().dropLast())
+            }
+            found = value
+        }
+        return (found, managed)
+    }
+
+    // MARK: - dhclient
+
+    /// One `lease { … }` of a dhclient lease file: what discovery needs of it.
+    struct DHCPLease: Equatable {
+        var interface: String?
+        /// The value of option 114, as bytes.
+        var captivePortal: [UInt8]?
+        /// When it expires; nil for `expire never` or none.
+        var expiry: Date?
+    }
+
+    /// The names under which dhclient writes option 114: ISC dhclient's own name for
+    /// code 114 (`default-url`), the RFC 8910 name a configuration may declare it
+    /// under, and dhclient's name for an undeclared code.
+    static let optionNames: Set<String> = ["default-url", "captive-portal", "unknown-114"]
+
+    /// The IPv4 `lease { … }` blocks of a dhclient lease file, in file order. A file
+    /// that stops making sense (an unterminated string, a stray brace) yields the
+    /// leases completed before that point.
+    static func dhclientLeases(_ bytes: [UInt8]) -> [DHCPLease] {
+        var tokens = DHCPTokens(bytes)
+        var leases: [DHCPLease] = []
+        var depth = 0
+        var current: DHCPLease?
+        var statement: [DHCPTokens.Token] = []
+        while let token = tokens.next() {
+            switch token {
+            case .open:
+                if depth == 0 {
+                    current = statement.count == 1 && statement[0] == .word("lease") ? DHCPLease() : nil
+                }
+                depth += 1
+                statement = []
+            case .close:
+                guard depth > 0 else { return leases }
+                depth -= 1
+                if depth == 0, let lease = current { leases.append(lease) }
+                if depth == 0 { current = nil }
+                statement = []
+            case .semicolon:
+                if depth == 1, current != nil { apply(statement, to: &current!) }
+                statement = []
+            case .word, .string:
+                // A statement longer than any dhclient writes is garbage: drop it.
+                if statement.count < 64 { statement.append(token) }
+            case .invalid:
+                return leases
+            }
+        }
+        return leases
+    }
+
+    private static func apply(_ statement: [DHCPTokens.Token], to lease: inout DHCPLease) {
+        guard case .word(let keyword)? = statement.first else { return }
+        switch keyword {
+        case "interface":
+            if statement.count == 2, case .string(let name) = statement[1] {
+                lease.interface = String(decoding: name, as: UTF8.self)
+            }
+        case "option":
+            guard statement.count == 3, case .word(let name) = statement[1], optionNames.contains(name) else { return }
+            switch statement[2] {
+            case .string(let value): lease.captivePortal = value
+            case .word(let hex): lease.captivePortal = hexBytes(hex)
+            default: break
+            }
+        case "expire":
+            lease.expiry = expiry(Array(statement.dropFirst()))
+        default: break
+        }
+    }
+
+    /// `68:74:74:70` as bytes; nil unless it is colon-separated hex pairs (or single digits).
+    static func hexBytes(_ text: String) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        for part in text.split(separator: ":", omittingEmptySubsequences: false) {
+            guard (1...2).contains(part.count), let byte = UInt8(part, radix: 16) else { return nil }
+            bytes.append(byte)
+        }
+        return bytes
+    }
+
+    /// dhclient's `expire` forms: `never`, `epoch SECONDS`, and `WEEKDAY YYYY/MM/DD
+    /// HH:MM:SS` (UTC). Anything else: nil (taken as not expired).
+    static func expiry(_ words: [DHCPTokens.Token]) -> Date? {
+        let texts = words.compactMap { token -> String? in
+            if case .word(let text) = token { return text }
+            return nil
+        }
+        guard texts.count == words.count else { return nil }
+        if texts.count == 2, texts[0] == "epoch", let seconds = Int64(texts[1]) {
+            return Date(timeIntervalSince1970: TimeInterval(seconds))
+        }
+        guard texts.count == 3 else { return nil }
+        let date = texts[1].split(separator: "/").compactMap { Int($0) }
+        let time = texts[2].split(separator: ":").compactMap { Int($0) }
+        guard date.count == 3, time.count == 3 else { return nil }
+        var components = DateComponents()
+        components.calendar = Calendar(identifier: .gregorian)
+        components.timeZone = TimeZone(secondsFromGMT: 0)
+        (components.year, components.month, components.day) = (date[0], date[1], date[2])
+        (components.hour, components.minute, components.second) = (time[0], time[1], time[2])
+        guard components.isValidDate else { return nil }
+        return components.date
+    }
+}
+
+/// The tokens of dhclient's configuration language, as its lease files use it:
+/// words, `"strings"` (with `\"`, `\\` and `\ooo` escapes), `{`, `}`, `;`, and
+/// `#` comments to the end of the line.
+struct DHCPTokens {
+    enum Token: Equatable {
+        case word(String)
+        case string([UInt8])
+        case open
+        case close
+        case semicolon
+        /// An unterminated string, or a word or string too long to be real.
+        case invalid
+    }
+
+    private let bytes: [UInt8]
+    private var index = 0
+    /// The longest word or string taken (a URI is at most 8 KiB; escapes quadruple it).
+    static let tokenLimit = 4 * ConnectivityConfiguration.fieldLimit
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    mutating func next() -> Token? {
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case 0x20, 0x09, 0x0A, 0x0D:
+                index += 1
+            case UInt8(ascii: "#"):
+                while index < bytes.count && bytes[index] != 0x0A { index += 1 }
+            case UInt8(ascii: "{"):
+                index += 1
+                return .open
+            case UInt8(ascii: "}"):
+                index += 1
+                return .close
+            case UInt8(ascii: ";"):
+                index += 1
+                return .semicolon
+            case UInt8(ascii: "\""):
+                return string()
+            default:
+                let start = index
+                while index < bytes.count, !Self.delimiters.contains(bytes[index]) { index += 1 }
+                guard index - start <= Self.tokenLimit else { return .invalid }
+                return .word(String(decoding: bytes[start..<index], as: UTF8.self))
+            }
+        }
+        return nil
+    }
+
+    private static let delimiters: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D, 0x22, 0x23, 0x3B, 0x7B, 0x7D]
+
+    private mutating func string() -> Token {
+        index += 1  // The opening quote.
+        var value: [UInt8] = []
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                return .string(value)
+            case UInt8(ascii: "\\"):
+                guard index < bytes.count else { return .invalid }
+                let octal = bytes[index..<min(index + 3, bytes.count)]
+                if octal.count == 3, octal.allSatisfy({ (0x30...0x37).contains($0) }) {
+                    let number = octal.reduce(0) { $0 * 8 + Int($1 - 0x30) }
+                    guard number <= 0xFF else { return .invalid }
+                    value.append(UInt8(number))
+                    index += 3
+                } else {
+                    value.append(bytes[index])
+                    index += 1
+                }
+            default:
+                value.append(byte)
+            }
+            guard value.count <= Self.tokenLimit else { return .invalid }
+        }
+        return .invalid
+    }
+}
+
+extension ConnectivityConfiguration {
+    /// The API a check over `interface` asks, and where it came from:
+    /// ``captivePortalAPI`` when set; else, with ``discoversCaptivePortalAPI``, what
+    /// ``captivePortalDiscovery`` finds for the interface (read only for the process's
+    /// own namespace, unless the locations were changed from
+    /// ``CaptivePortalDiscovery/system``).
+    func captivePortalAPISource(for interface: NetworkInterface?) -> CaptivePortalAPISource? {
+        if let captivePortalAPI { return CaptivePortalAPISource(uri: .api(captivePortalAPI), format: .configuration) }
+        guard discoversCaptivePortalAPI, let interface,
+            environment.networkNamespacePath == nil || captivePortalDiscovery != .system
+        else { return nil }
+        return captivePortalDiscovery.discover(interfaceName: interface.name, index: interface.index)
+    }
+
+    /// This configuration with ``captivePortalAPI`` set to the API `source` names
+    /// (none for nil or ``CaptivePortalAPISource/URI/unrestricted``): what one check uses.
+    func asking(_ source: CaptivePortalAPISource?) -> ConnectivityConfiguration {
+        var configuration = self
+        configuration.captivePortalAPI = source?.apiURL
+        return configuration
+    }
+}
