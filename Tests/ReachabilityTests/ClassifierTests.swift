@@ -67,7 +67,9 @@ import Testing
         let facts = RecordedFacts(deviceTypes: ["usb0": "wwan", "bnep0": "bluetooth"], wireless: ["wlan9"])
         #expect(InterfaceClassifier.classify(Self.link("usb0"), sysfs: facts) == InterfaceClassification(.cellular))
         #expect(InterfaceClassifier.classify(Self.link("wlan9"), sysfs: facts) == InterfaceClassification(.wifi))
-        #expect(InterfaceClassifier.classify(Self.link("bnep0"), sysfs: facts) == InterfaceClassification(.other))
+        #expect(
+            InterfaceClassifier.classify(Self.link("bnep0"), sysfs: facts)
+                == InterfaceClassification(.other, tethered: true))
         #expect(
             InterfaceClassifier.classify(Self.link("wlan9"), sysfs: NoInterfaceFacts())
                 == InterfaceClassification(.wiredEthernet))
@@ -128,10 +130,11 @@ import Testing
         #expect(result == InterfaceClassification(.other, virtualPrivate: true))
     }
 
-    @Test(arguments: [("bluetooth", false), ("ppp", true)])
-    func otherDevtypes(_ devtype: String, _ virtualPrivate: Bool) throws {
+    /// Bluetooth (PAN, a phone's shared connection) is tethered; PPP is a VPN-like link.
+    @Test(arguments: [("bluetooth", false, true), ("ppp", true, false)])
+    func otherDevtypes(_ devtype: String, _ virtualPrivate: Bool, _ tethered: Bool) throws {
         let result = try Self.classify(Self.link("bnep0")) { try $0.interface("bnep0", devtype: devtype) }
-        #expect(result == InterfaceClassification(.other, virtualPrivate: virtualPrivate))
+        #expect(result == InterfaceClassification(.other, virtualPrivate: virtualPrivate, tethered: tethered))
     }
 
     // MARK: - Ethernet-like kinds

@@ -7,6 +7,13 @@
     func deviceType(of name: String) -> String?
     /// Whether the interface named `name` is a wireless device.
     func isWireless(_ name: String) -> Bool
+    /// The kernel driver bound to the interface's device (`rndis_host`, `e1000e`…), if any.
+    func driver(of name: String) -> String?
+}
+
+extension InterfaceFacts {
+    /// No driver known, unless the facts say otherwise.
+    public func driver(of name: String) -> String? { nil }
 }
 
 /// No facts: classification from netlink and names alone.
@@ -45,10 +52,27 @@
         "dummy", "nlmon", "netkit", "hsr", "vrf",
     ]
     static let cellularNamePrefixes = ["rmnet", "ccmni", "wwan"]
+    /// USB drivers of phones sharing their connection: Android's RNDIS tethering and
+    /// the iPhone's Personal Hotspot over USB. (cdc_ncm and cdc_ether also drive
+    /// plain USB Ethernet adapters and docks, so they don't count.)
+    static let tetheringDrivers: Set<String> = ["rndis_host", "ipheth"]
 
     /// The type (and VPN-ness) of `link`, by the steps above; `sysfs` answers
     /// steps 3 and 4.
     public static func classify(_ link: LinkMessage, sysfs: some InterfaceFacts) -> InterfaceClassification {
+        var classification = classifyType(link, sysfs: sysfs)
+        guard classification.type != .loopback, !classification.isVirtualPrivate else { return classification }
+        let name = link.name ?? ""
+        if sysfs.deviceType(of: name)?.lowercased() == "bluetooth"
+            || sysfs.driver(of: name).map(tetheringDrivers.contains) == true
+        {
+            classification.isTethered = true
+        }
+        return classification
+    }
+
+    /// The type (and VPN-ness) by the steps above.
+    static func classifyType(_ link: LinkMessage, sysfs: some InterfaceFacts) -> InterfaceClassification {
         if link.flags & IFF.loopback != 0 || link.hardwareType == ARPHRD.loopback {
             return InterfaceClassification(.loopback)
         }

@@ -130,7 +130,10 @@
         }
         let lead: InterfaceState? = available.first?.interface
         let identity = status == .unsatisfied ? nil : available.first.map { identify($0, in: table) }
-        let expensive = lead.map { options.expensiveInterfaces[$0.name] ?? ($0.classification.type == .cellular) }
+        let expensive = lead.map {
+            options.expensiveInterfaces[$0.name]
+                ?? ($0.classification.type == .cellular || $0.classification.isTethered || $0.isMeteredByLease == true)
+        }
         return NetworkPath(
             status: status, unsatisfiedReason: reason,
             availableInterfaces: available.map { $0.interface.publicInterface }, gateways: gateways,

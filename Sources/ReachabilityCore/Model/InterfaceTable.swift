@@ -9,6 +9,9 @@
     var operState: UInt8
     var kind: String?
     var classification: InterfaceClassification
+    /// The DHCP lease says the network is metered (`ANDROID_METERED`); nil until
+    /// the lease files were read for this link.
+    var isMeteredByLease: Bool? = nil
 
     var isUp: Bool { flags & IFF.up != 0 }
     var hasCarrier: Bool { flags & IFF.lowerUp != 0 }
@@ -114,7 +117,7 @@ struct InterfaceAddress: Sendable, Hashable {
             let state = InterfaceState(
                 index: link.index, name: name, flags: link.flags, hardwareType: link.hardwareType,
                 operState: link.operState ?? old?.operState ?? IFOper.unknown, kind: kind,
-                classification: classification)
+                classification: classification, isMeteredByLease: old?.name == name ? old?.isMeteredByLease : nil)
             guard state != old else { return false }
             interfaces[link.index] = state
             return true
@@ -165,6 +168,21 @@ struct InterfaceAddress: Sendable, Hashable {
         case .route, .rule, .netconf, .error, .done, .overrun, .ignored:
             return false
         }
+    }
+
+    /// Reads whether each link's lease says metered (`isMetered`), for every link
+    /// when `all`, else for the links not read yet. Returns whether a value changed.
+    mutating func updateMeteredByLease(all: Bool, _ isMetered: (String, Int32) -> Bool) -> Bool {
+        var changed = false
+        for (index, state) in interfaces where all || state.isMeteredByLease == nil {
+            let metered = isMetered(state.name, index)
+            if state.isMeteredByLease != metered {
+                if state.isMeteredByLease != nil { changed = true }
+                interfaces[index]?.isMeteredByLease = metered
+                changed = changed || metered
+            }
+        }
+        return changed
     }
 
     /// Drops the neighbors of link `index`.

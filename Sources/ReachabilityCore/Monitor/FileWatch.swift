@@ -13,6 +13,8 @@ final class FileWatch: @unchecked Sendable {
         case resolverConfiguration
         /// The file a watched namespace is bound to (`/run/netns/NAME`).
         case namespaceFile
+        /// Any file in a directory of DHCP leases (``LeaseFiles``).
+        case leases
     }
 
     let fd: Int32
@@ -29,11 +31,12 @@ final class FileWatch: @unchecked Sendable {
         Syscall.close(fd)
     }
 
-    /// Watches `names` in `directory` for `subject`; quietly does nothing when the
-    /// directory can't be watched (it does not exist, say).
+    /// Watches `names` in `directory` (every name when empty) for `subject`;
+    /// quietly does nothing when the directory can't be watched (it does not
+    /// exist, say).
     func add(directory: String, names: [String], subject: Subject) {
-        guard case .success(let wd) = Syscall.watchDirectory(fd, directory) else { return }
-        watches[wd, default: []] += names.map { ($0, subject) }
+        guard case .success(let wd) = Syscall.watchDirectory(fd, directory, writes: subject == .leases) else { return }
+        watches[wd, default: []] += names.isEmpty ? [("", subject)] : names.map { ($0, subject) }
     }
 
     /// Whether anything is watched at all.
@@ -66,7 +69,9 @@ final class FileWatch: @unchecked Sendable {
                     for entries in watches.values { touched.formUnion(entries.map(\.subject)) }
                     continue
                 }
-                for entry in watches[wd] ?? [] where entry.name == name { touched.insert(entry.subject) }
+                for entry in watches[wd] ?? [] where entry.name == name || entry.name.isEmpty {
+                    touched.insert(entry.subject)
+                }
             }
         }
         return touched

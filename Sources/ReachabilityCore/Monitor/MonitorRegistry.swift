@@ -144,7 +144,7 @@ enum OneShotEvaluator {
                 return value
             }
         }
-        let sysfs = SysfsReader(root: environment.sysfsRoot)
+        let sysfs = SysfsReader(environment)
         let namespace = try environment.networkNamespacePath.map { path throws(ReachabilityError) in
             try NetworkNamespace.open(path)
         }

@@ -248,7 +248,7 @@ final class NetlinkMonitor: Sendable {
     // MARK: Reader thread
 
     private func run(ready: ResultBox<Bool>, semaphore: DispatchSemaphore) {
-        let sysfs = SysfsReader(root: environment.sysfsRoot)
+        let sysfs = SysfsReader(environment)
         let opened: Opened
         do throws(ReachabilityError) {
             // The sockets are made inside the watched namespace by a short-lived thread
@@ -282,7 +282,7 @@ final class NetlinkMonitor: Sendable {
         // The watch is in place before start() returns, and the namespace is checked
         // once it is: a namespace deleted (or a process gone) between opening it and
         // watching it makes start() throw, rather than going unnoticed for good.
-        let watch = Watch(namespace: namespace)
+        let watch = Watch(namespace: namespace, leases: sysfs.leases)
         if let loss = namespaceLoss(processExited: false) {
             watch.close()
             requests.withLock { $0 = nil }
@@ -306,10 +306,14 @@ final class NetlinkMonitor: Sendable {
         /// A pidfd of the process whose namespace this is; readable once it exits.
         let process: Int32?
 
-        init(namespace: NetworkNamespace?) {
+        init(namespace: NetworkNamespace?, leases: LeaseFiles?) {
             let files = try? FileWatch()
             for (directory, names) in FileWatch.resolverFiles(for: namespace) {
                 files?.add(directory: directory, names: names, subject: .resolverConfiguration)
+            }
+            // Any file in the lease directories (that exist now).
+            for directory in leases?.directories ?? [] {
+                files?.add(directory: directory, names: [], subject: .leases)
             }
             var process: Int32?
             if let namespace, let pid = namespace.owningProcess {
@@ -386,6 +390,7 @@ final class NetlinkMonitor: Sendable {
         for message in links + addresses + neighbors {
             fresh.apply(message) { table.reuseOrClassify($0, sysfs: sysfs) }
         }
+        if sysfs.leases != nil { _ = fresh.updateMeteredByLease(all: true) { sysfs.isMeteredByLease($0, index: $1) } }
         table = fresh
     }
 
@@ -415,8 +420,9 @@ final class NetlinkMonitor: Sendable {
                 if shared.withLock({ $0.stopRequested }) { return nil }
             }
             var wakeup = ReaderWakeup()
+            var touched: Set<FileWatch.Subject> = []
             if readable[3] || readable[2] {
-                let touched = readable[2] ? watch.files?.drain() ?? [] : []
+                touched = readable[2] ? watch.files?.drain() ?? [] : []
                 if readable[3] || touched.contains(.namespaceFile),
                     let loss = namespaceLoss(processExited: readable[3])
                 {
@@ -434,6 +440,17 @@ final class NetlinkMonitor: Sendable {
                     classify: { InterfaceClassifier.classify($0, sysfs: sysfs) },
                     isGateway: { key in shared.withLock { $0.gatewayNeighbors.contains(key) } })
                 neighborsUnpublished = neighborsUnpublished || wakeup.neighborsChanged
+            }
+            // New links' leases are read once; every link's when a lease file changed.
+            let leasesChanged = touched.contains(.leases)
+            if sysfs.leases != nil, leasesChanged || wakeup.tableChanged,
+                table.updateMeteredByLease(all: leasesChanged, { sysfs.isMeteredByLease($0, index: $1) })
+            {
+                wakeup.changed = true
+                wakeup.tableChanged = true
+                wakeup.cause.otherInterfaceChange = true
+            }
+            if readable[0] {
                 let foreign = events.foreignDatagrams
                 if wakeup.overruns > 0 {
                     log(.info, "netlink events were lost (ENOBUFS): reading links and addresses again")

@@ -8,6 +8,21 @@ import Glibc
 struct SysfsReader: InterfaceFacts {
     /// The sysfs root; nil reads nothing.
     var root: String?
+    /// Where DHCP leases are read for `ANDROID_METERED`; nil reads none.
+    var leases: LeaseFiles? = nil
+
+    /// The facts `environment` names: its sysfs root and lease root.
+    init(_ environment: NetworkEnvironment) {
+        root = environment.sysfsRoot
+        leases = environment.leaseRoot.map { LeaseFiles(root: $0) }
+    }
+
+    init(root: String?) { self.root = root }
+
+    /// Whether the lease of `name` says metered (false without a lease root).
+    func isMeteredByLease(_ name: String, index: Int32) -> Bool {
+        leases?.isMetered(interface: name, index: index) ?? false
+    }
 
     /// The udev DEVTYPE of the interface, from `class/net/IF/uevent`.
     func deviceType(of name: String) -> String? {
@@ -24,6 +39,16 @@ struct SysfsReader: InterfaceFacts {
         guard let root, Self.isSafeName(name) else { return false }
         return access("\(root)/class/net/\(name)/phy80211", F_OK) == 0
             || access("\(root)/class/net/\(name)/wireless", F_OK) == 0
+    }
+
+    /// The basename of `class/net/IF/device/driver`'s link target.
+    func driver(of name: String) -> String? {
+        guard let root, Self.isSafeName(name) else { return nil }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("\(root)/class/net/\(name)/device/driver", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return target.split(separator: "/").last.map(String.init)
     }
 
     /// Interface names never contain '/', and "." / ".." are not interfaces.
@@ -67,7 +92,7 @@ struct DNSConfiguration: Sendable, Hashable {
 /// Up to `limit` bytes of the regular file at `path` as UTF-8 (invalid bytes
 /// replaced); nil when it can't be opened or read, or is not a regular file (a
 /// FIFO would block).
-private func readSmallFile(_ path: String, limit: Int) -> String? {
+func readSmallFile(_ path: String, limit: Int) -> String? {
     let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
     guard fd >= 0 else { return nil }
     defer { close(fd) }

@@ -103,8 +103,12 @@ enum Syscall {
     }
 
     /// Watches a directory for files written, created, deleted or renamed in it.
-    static func watchDirectory(_ inotify: Int32, _ path: String) -> Swift.Result<Int32, SystemError> {
-        let wd = inotify_add_watch(inotify, path, cnl_inotify_directory_mask())
+    static func watchDirectory(_ inotify: Int32, _ path: String, writes: Bool = false)
+        -> Swift.Result<Int32, SystemError>
+    {
+        // IN_MODIFY (2) too when asked: a file kept open and appended to (dhclient's
+        // lease) is never closed after writing.
+        let wd = inotify_add_watch(inotify, path, cnl_inotify_directory_mask() | (writes ? 0x2 : 0))
         return wd >= 0 ? .success(wd) : .failure(SystemError(call: "inotify_add_watch(\(path))", errno: errno))
     }
 

@@ -31,6 +31,12 @@ public struct NetworkEnvironment: Sendable, Hashable {
     /// grant less). Not API: SPI `Testing`, for tests that make a storm overrun a
     /// tiny buffer (the kernel's minimum).
     @_spi(Testing) public var eventReceiveBuffer: Int = 4 << 20
+    /// The root under which DHCP lease files are read (systemd-networkd's
+    /// `run/systemd/netif/leases`, dhclient's `var/lib/dhcp`…) for Android's
+    /// `ANDROID_METERED` vendor option, which makes a path expensive; `/` for the
+    /// process's own namespace, nil (none read) for another, whose interfaces the
+    /// host's lease files don't describe — set it when they do.
+    public var leaseRoot: String?
     /// Where the library logs what it gets past on its own: lost netlink events and
     /// the re-reads they cause (info), failed re-reads (info), malformed messages
     /// (info), the namespace going away (info), resolver failures (info), and with
@@ -45,9 +51,12 @@ public struct NetworkEnvironment: Sendable, Hashable {
     /// Watches the namespace in `networkNamespacePath` (nil: the process's own),
     /// reading sysfs from `sysfsRoot`, which defaults to `/sys` for the process's
     /// own namespace and to none for another.
-    public init(networkNamespacePath: String? = nil, sysfsRoot: String? = nil, logger: Logger? = nil) {
+    public init(
+        networkNamespacePath: String? = nil, sysfsRoot: String? = nil, leaseRoot: String? = nil, logger: Logger? = nil
+    ) {
         self.networkNamespacePath = networkNamespacePath
         self.sysfsRoot = sysfsRoot ?? (networkNamespacePath == nil ? "/sys" : nil)
+        self.leaseRoot = leaseRoot ?? (networkNamespacePath == nil ? "/" : nil)
         self.logger = logger
     }
 
@@ -55,7 +64,7 @@ public struct NetworkEnvironment: Sendable, Hashable {
     /// buffer; the ``logger`` doesn't count.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.networkNamespacePath == rhs.networkNamespacePath && lhs.sysfsRoot == rhs.sysfsRoot
-            && lhs.eventReceiveBuffer == rhs.eventReceiveBuffer
+            && lhs.eventReceiveBuffer == rhs.eventReceiveBuffer && lhs.leaseRoot == rhs.leaseRoot
     }
 
     /// Hashes what ``==(_:_:)`` compares.
@@ -63,6 +72,7 @@ public struct NetworkEnvironment: Sendable, Hashable {
         hasher.combine(networkNamespacePath)
         hasher.combine(sysfsRoot)
         hasher.combine(eventReceiveBuffer)
+        hasher.combine(leaseRoot)
     }
 
     /// The process's own namespace and `/sys`.

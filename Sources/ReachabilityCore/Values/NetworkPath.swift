@@ -52,8 +52,10 @@ public struct NetworkPath: Sendable, Hashable, CustomStringConvertible {
     /// Nameservers are configured (resolv.conf, or systemd-resolved's upstream
     /// servers behind its 127.0.0.53 stub) and the path is not unsatisfied.
     public var supportsDNS: Bool
-    /// The preferred interface is expensive: cellular, unless overridden per
-    /// interface with ``PathMonitorOptions/expensiveInterfaces``.
+    /// The preferred interface is expensive: cellular, a phone's shared connection
+    /// (USB tethering by the `rndis_host` or `ipheth` driver, Bluetooth PAN), or its
+    /// DHCP lease says `ANDROID_METERED` (``NetworkEnvironment/leaseRoot``); unless
+    /// overridden per interface with ``PathMonitorOptions/expensiveInterfaces``.
     public var isExpensive: Bool
     /// The preferred interface is marked constrained with
     /// ``PathMonitorOptions/constrainedInterfaces`` (false by default).

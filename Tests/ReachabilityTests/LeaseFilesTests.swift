@@ -1,0 +1,123 @@
+import Foundation
+import Reachability
+import Testing
+
+@_spi(Testing) @testable import ReachabilityCore
+
+/// Reading Android's `ANDROID_METERED` (DHCP option 43) from the lease files
+/// systemd-networkd and dhclient write, and the tethering classification.
+@Suite struct LeaseFilesTests {
+    static let meteredHex = "414e44524f49445f4d455445524544"  // "ANDROID_METERED"
+
+    /// A lease root with the given files (relative path → contents).
+    static func root(_ files: [String: String]) throws -> String {
+        let root = NSTemporaryDirectory() + "rtest-leases-\(UUID().uuidString)"
+        for (relative, contents) in files {
+            let path = root + "/" + relative
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try contents.write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        return root
+    }
+
+    static func block(_ interface: String, vendor: String?, expire: String = "never") -> String {
+        """
+        lease {
+          interface "\(interface)";
+          fixed-address 192.0.2.16;
+          option routers 192.0.2.1;
+        \(vendor.map { "  option vendor-encapsulated-options \($0);\n" } ?? "")  expire \(expire);
+        }
+
+        """
+    }
+
+    @Test("systemd-networkd: VENDOR_SPECIFIC= (key=value) and \"Vendor_Specific\" (JSON), by index")
+    func networkd() throws {
+        let root = try Self.root([
+            "run/systemd/netif/leases/3":
+                "# This is private data.\nADDRESS=192.0.2.16\nVENDOR_SPECIFIC=\(Self.meteredHex)\n",
+            "run/systemd/netif/leases/4":
+                "{\n  \"Address\": [192,0,2,17],\n  \"Vendor_Specific\": \"\(Self.meteredHex)\"\n}\n",
+            "run/systemd/netif/leases/5": "ADDRESS=192.0.2.18\nVENDOR_SPECIFIC=0102030405\n",
+            "run/systemd/netif/leases/6": "VENDOR_SPECIFIC=414e44524f49445f4d4554455245\n",  // cut short
+            "run/systemd/netif/leases/7": "VENDOR_SPECIFIC=zz\n",
+        ])
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let leases = LeaseFiles(root: root)
+        #expect(leases.isMetered(interface: "eth0", index: 3))
+        #expect(leases.isMetered(interface: "eth0", index: 4))
+        #expect(!leases.isMetered(interface: "eth0", index: 5))
+        #expect(!leases.isMetered(interface: "eth0", index: 6))
+        #expect(!leases.isMetered(interface: "eth0", index: 7))
+        #expect(!leases.isMetered(interface: "eth0", index: 8), "no file")
+    }
+
+    @Test("dhclient: the newest lease block of the interface, quoted or hex; expired leases don't count")
+    func dhclient() throws {
+        let now = 1_790_000_000  // 2026-09-21
+        let root = try Self.root([
+            "var/lib/dhcp/dhclient.leases": Self.block("wlan0", vendor: "\"ANDROID_METERED\"")
+                + Self.block("eth0", vendor: "\"ANDROID_METERED\"") + Self.block("eth0", vendor: nil),
+            "var/lib/dhclient/dhclient-usb0.lease": Self.block(
+                "usb0", vendor: "41:4e:44:52:4f:49:44:5f:4d:45:54:45:52:45:44"),
+            "var/lib/NetworkManager/dhclient-uuid-wlan1.lease": Self.block(
+                "wlan1", vendor: "\"ANDROID_METERED\"", expire: "1 2026/01/05 10:00:00"),
+            "var/lib/dhcp/other.leases": Self.block("eth9", vendor: "\"ANDROID_METERED\""),
+        ])
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let leases = LeaseFiles(root: root)
+        #expect(leases.isMetered(interface: "wlan0", index: 90, now: now))
+        #expect(!leases.isMetered(interface: "eth0", index: 91, now: now), "its newest lease has no option 43")
+        #expect(leases.isMetered(interface: "usb0", index: 92, now: now), "the hex form")
+        #expect(!leases.isMetered(interface: "wlan1", index: 93, now: now), "expired")
+        #expect(!leases.isMetered(interface: "eth9", index: 94, now: now), "not a dhclient* file")
+        #expect(LeaseFiles.expiry(of: "expire 1 2026/01/05 10:00:00;"[...]) == 1_767_607_200)
+    }
+
+    @Test("garbage, truncation and odd bytes: never metered, never a crash")
+    func badInput() throws {
+        let garbage = String(decoding: (0..<20000).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }, as: UTF8.self)
+        let root = try Self.root([
+            "var/lib/dhcp/dhclient.leases": "lease { interface \"eth0\"; option vendor-encapsulated-options \"ANDR",
+            "var/lib/dhcp/dhclient.eth1.leases": garbage,
+            "run/systemd/netif/leases/1": garbage,
+            "run/systemd/netif/leases/2": "VENDOR_SPECIFIC=" + String(repeating: "41", count: 5000) + "\n",
+        ])
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let leases = LeaseFiles(root: root)
+        for (name, index) in [("eth0", Int32(1)), ("eth1", 2), ("eth2", 3)] {
+            #expect(!leases.isMetered(interface: name, index: index))
+        }
+        #expect(LeaseFiles.decodeHex("4"[...]) == nil)
+        #expect(LeaseFiles.decodeHex("4G"[...]) == nil)
+        #expect(LeaseFiles.decodeHex("4a4B"[...]) == [0x4a, 0x4b])
+    }
+
+    @Test("tethering: RNDIS and ipheth drivers and Bluetooth PAN are tethered; a plain Ethernet adapter isn't")
+    func tethering() {
+        struct Facts: InterfaceFacts {
+            var devtypes: [String: String] = [:]
+            var drivers: [String: String] = [:]
+            func deviceType(of name: String) -> String? { devtypes[name] }
+            func isWireless(_ name: String) -> Bool { false }
+            func driver(of name: String) -> String? { drivers[name] }
+        }
+        let facts = Facts(
+            devtypes: ["bnep0": "bluetooth"],
+            drivers: ["usb0": "rndis_host", "eth1": "ipheth", "eth2": "cdc_ncm", "eth0": "e1000e"])
+        func link(_ name: String) -> LinkMessage {
+            LinkMessage(index: 5, name: name, flags: IFF.up, hardwareType: ARPHRD.ether, operState: 6)
+        }
+        let classes = ["usb0", "eth1", "bnep0", "eth2", "eth0"].map {
+            InterfaceClassifier.classify(link($0), sysfs: facts)
+        }
+        #expect(classes.map(\.isTethered) == [true, true, true, false, false])
+        #expect(classes[0].type == .wiredEthernet && classes[2].type == .other)
+        // A VPN is never tethered, whatever its driver.
+        var vpn = link("tun0")
+        vpn.kind = "tun"
+        #expect(!InterfaceClassifier.classify(vpn, sysfs: Facts(drivers: ["tun0": "rndis_host"])).isTethered)
+    }
+}
