@@ -146,8 +146,32 @@ struct ProbeRunner: Sendable {
             guard let address = answers[name]?.first(where: \.isPrivateOrLocal) else { continue }
             for index in indices { hijacked[index] = "\(name) → \(address)" }
         }
+        var vendors: [String: String] = [:]
+        for (name, indices) in names { vendors[name] = CheckTally.vendor(of: endpoints[indices[0]].url) }
+        for (name, address) in Self.oneAddressForAll(answers.compactMapValues { $0 }, vendors: vendors) {
+            for index in names[name] ?? [] where hijacked[index] == nil {
+                hijacked[index] = "\(name) → \(address), the one address every vendor's name resolved to"
+            }
+        }
         return hijacked
     }
+
+    /// The names of a resolver that answers every name with the same address, as a
+    /// portal's does and real endpoints never do: when the names of at least
+    /// ``sharedAddressVendors`` vendors (registrable domains) all resolved to the
+    /// same single set of addresses, each name with that address. (Two vendors may
+    /// share a CDN's edge address; three or more on one address is no CDN.)
+    static func oneAddressForAll(_ answers: [String: [IPAddress]], vendors: [String: String]) -> [String: IPAddress] {
+        let sets = answers.mapValues { Set($0) }
+        guard let first = sets.values.first, !first.isEmpty, sets.values.allSatisfy({ $0 == first }),
+            Set(answers.keys.compactMap { vendors[$0] }).count >= sharedAddressVendors,
+            let address = answers.values.first?.first
+        else { return [:] }
+        return answers.mapValues { _ in address }
+    }
+
+    /// How many vendors' names resolving to one address make it a hijack.
+    static let sharedAddressVendors = 3
 
     /// One attempt, bounded by `timeout` (the request, and the body read).
     ///

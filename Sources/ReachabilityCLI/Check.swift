@@ -44,6 +44,14 @@ struct ProbeOptions: ParsableArguments {
     @Option(help: "Look for the announced API's lease and state files under this directory instead of /.")
     var discoveryRoot: String?
 
+    @Option(
+        name: .customLong("fallback-url"),
+        help: "A fallback endpoint (repeatable), drawn at random per check on top of the others; healthy: 204.")
+    var fallbackURLs: [String] = []
+
+    @Option(help: "With --fallback-url: how many fallbacks each check adds (default 1).")
+    var fallbacksPerCheck: Int?
+
     func validate() throws {
         if expectStatus != nil && expectBody != nil {
             throw ValidationError("--expect-status and --expect-body exclude each other")
@@ -64,6 +72,9 @@ struct ProbeOptions: ParsableArguments {
         }
         if !connectivity && (noAPIDiscovery || discoveryRoot != nil) {
             throw ValidationError("--no-api-discovery and --discovery-root apply with --connectivity")
+        }
+        if !connectivity && (!fallbackURLs.isEmpty || fallbacksPerCheck != nil) {
+            throw ValidationError("--fallback-url and --fallbacks-per-check apply with --connectivity")
         }
     }
 
@@ -89,6 +100,16 @@ struct ProbeOptions: ParsableArguments {
                 return ConnectivityEndpoint(url: url, expectation: expectation, headers: headers)
             }
         }
+        if fallbacksPerCheck != nil && fallbackURLs.isEmpty {
+            throw ValidationError("--fallbacks-per-check applies with --fallback-url")
+        }
+        configuration.fallbackEndpoints = try fallbackURLs.map { text in
+            guard let url = URL(string: text) else {
+                throw ValidationError("--fallback-url \(quotedForMessage(text)) is not a URL")
+            }
+            return ConnectivityEndpoint(url: url, expectation: .status(204))
+        }
+        if let fallbacksPerCheck { configuration.fallbacksPerCheck = fallbacksPerCheck }
         configuration.successThreshold = threshold
         configuration.probeTimeout = Seconds.duration(probeTimeout)
         configuration.checkDeadline = Seconds.duration(deadline)

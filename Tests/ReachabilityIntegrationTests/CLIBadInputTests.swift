@@ -133,6 +133,11 @@ struct CLIBadInputTests {
         BadCommand(
             "watch --discovery-root without --connectivity", ["watch", "--discovery-root", "/"],
             says: "--discovery-root"),
+        BadCommand(
+            "watch --fallback-url without --connectivity", ["watch", "--fallback-url", url], says: "--fallback-url"),
+        BadCommand(
+            "watch --fallbacks-per-check without --connectivity", ["watch", "--fallbacks-per-check", "1"],
+            says: "--fallbacks-per-check"),
         BadCommand("watch --connectivity=1", ["watch", "--connectivity=1"], says: "connectivity"),
         BadCommand("watch --url without --connectivity", ["watch", "--url", url], says: "url"),
         BadCommand("watch --captive-api without --connectivity", ["watch", "--captive-api", url], says: "captive-api"),
@@ -179,6 +184,12 @@ struct CLIBadInputTests {
             BadCommand(
                 "wait --discovery-root without --connectivity", ["wait", "--timeout", "1", "--discovery-root", "/"],
                 says: "--discovery-root"),
+            BadCommand(
+                "wait --fallback-url without --connectivity", ["wait", "--timeout", "1", "--fallback-url", url],
+                says: "--fallback-url"),
+            BadCommand(
+                "wait --fallbacks-per-check without --connectivity",
+                ["wait", "--timeout", "1", "--fallbacks-per-check", "1"], says: "--fallbacks-per-check"),
             BadCommand("wait --ignore a slash", ["wait", "--timeout", "1", "--ignore", "a/b"], says: "ignore"),
             BadCommand(
                 "wait --ignore with --interface", ["wait", "--timeout", "1", "--ignore", "lo", "-i", "lo"],
@@ -251,6 +262,12 @@ struct CLIBadInputTests {
             BadCommand(
                 "exporter --discovery-root without --connectivity", ["exporter", "--discovery-root", "/"],
                 says: "--discovery-root"),
+            BadCommand(
+                "exporter --fallback-url without --connectivity", ["exporter", "--fallback-url", url],
+                says: "--fallback-url"),
+            BadCommand(
+                "exporter --fallbacks-per-check without --connectivity", ["exporter", "--fallbacks-per-check", "1"],
+                says: "--fallbacks-per-check"),
             BadCommand(
                 "exporter --captive-api without --connectivity", ["exporter", "--captive-api", url], says: "captive-api"
             ),
@@ -378,6 +395,19 @@ struct CLIBadInputTests {
             "check --interface with --each-interface", ["check", "--url", url, "-i", "lo", "--each-interface"],
             says: "exclude each other"),
         BadCommand("check --each-interface=1", ["check", "--url", url, "--each-interface=1"]),
+        BadCommand("check --fallback-url not a URL", ["check", "--fallback-url", "http://a b/"], says: "fallback"),
+        BadCommand(
+            "check --fallback-url javascript:", ["check", "--fallback-url", "javascript:alert(1)"],
+            says: "is not an http or https URL"),
+        BadCommand(
+            "check --fallbacks-per-check without --fallback-url", ["check", "--fallbacks-per-check", "1"],
+            says: "--fallbacks-per-check applies with --fallback-url"),
+        BadCommand(
+            "check --fallbacks-per-check over the fallbacks",
+            ["check", "--fallback-url", url, "--fallbacks-per-check", "2"], says: "fallbacksPerCheck"),
+        BadCommand(
+            "check --fallbacks-per-check negative", ["check", "--fallback-url", url, "--fallbacks-per-check=-1"],
+            says: "fallbacksPerCheck"),
         BadCommand("check -6 with only IPv4 endpoints", ["check", "--url", url, "-6"], says: "none can be probed"),
     ]
 

@@ -62,6 +62,25 @@ struct CLIDNSHijackTests {
         #expect(Date().timeIntervalSince(started) < 8, "not the deadline")
     }
 
+    @Test("three vendors' names all answered with one public address that serves 204: dnsHijacked, not online")
+    func oneAddressForAll() throws {
+        let (ns, dns) = try Self.setUp([
+            "a.one.rtest": "192.0.2.1", "b.two.rtest": "192.0.2.1", "c.three.rtest": "192.0.2.1",
+        ])
+        defer { withExtendedLifetime(dns) {} }  // dnsmasq answers while it lives
+        let server = try TestHTTPServer(in: ns, host: "192.0.2.1", routes: ["/generate_204": .respond(status: 204)])
+        let urls = ["a.one.rtest", "b.two.rtest", "c.three.rtest"].flatMap {
+            ["--url", "http://\($0):\(server.port)/generate_204"]
+        }
+        let output = try Self.check(ns, urls)
+        #expect(output.status == 1, "\(output.stdout)\(output.stderr)")
+        #expect(output.stdout.contains("verdict: noInternet (dnsHijacked)"), "\(output.stdout)")
+        #expect(output.stdout.contains("the one address every vendor's name resolved to"), "\(output.stdout)")
+        // Two vendors on one address (a shared CDN edge) are no alarm.
+        let two = try Self.check(ns, Array(urls.prefix(4)))
+        #expect(two.status == 0, "\(two.stdout)\(two.stderr)")
+    }
+
     @Test("no false alarm: a name answered with a public address that serves 204 is online")
     func publicAnswer() throws {
         let (ns, dns) = try Self.setUp(["fine.rtest": "192.0.2.1"])
@@ -102,5 +121,28 @@ struct CLIStrictTests {
         ])
         #expect(both.status == 0, "\(both.stdout)")
         #expect(both.stdout.contains("verdict: online"))
+    }
+
+    @Test("--fallback-url: each check probes the primary and one fallback at random; over checks, every fallback")
+    func fallbacks() throws {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        let server = try TestHTTPServer(
+            in: ns, host: "192.0.2.1",
+            routes: ["/primary": .respond(status: 204), "/a": .respond(status: 204), "/b": .respond(status: 204)])
+        let base = "http://192.0.2.1:\(server.port)"
+        for _ in 0..<12 {
+            let output = try ns.cli([
+                "check", "--json", "--url", "\(base)/primary", "--fallback-url", "\(base)/a", "--fallback-url",
+                "\(base)/b",
+            ])
+            #expect(output.status == 0, "\(output.stdout)\(output.stderr)")
+            let endpoints = try #require(try jsonObject(output.stdout)["endpoints"] as? [[String: Any]])
+            #expect(endpoints.count == 2, "the primary and one fallback")
+        }
+        #expect(server.count("/primary") == 12)
+        #expect(server.count("/a") + server.count("/b") == 12)
+        #expect(server.count("/a") > 0 && server.count("/b") > 0, "12 draws of 2 never all the same (p = 2^-11)")
     }
 }
