@@ -59,7 +59,8 @@ struct WirelessIntegrationTests {
         let result = WirelessInfo.read(interfaceIndex: index, environment: ns.environment)
         let took = ContinuousClock.now - start
         Self.expectUnavailable(result)
-        #expect(took < .seconds(1), "\(took)")
+        // The kernel answered: the read did not sit out its deadline (no timing beyond that).
+        #expect(took < WirelessInfo.defaultTimeout, "\(took)")
 
         for _ in 0..<20 {
             Self.expectUnavailable(WirelessInfo.read(interfaceIndex: index, environment: ns.environment))

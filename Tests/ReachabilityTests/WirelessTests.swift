@@ -507,7 +507,8 @@ extension Array where Element == UInt8 {
         }
         let took = ContinuousClock.now - start
         #expect(error.code == .timedOut)
-        #expect(took >= .milliseconds(250) && took < .seconds(2), "\(took)")
+        // It waited for its deadline, and not much longer (generous: TSan, loaded CI).
+        #expect(took >= .milliseconds(250) && took < .seconds(5), "\(took)")
 
         // An endless dump, fast: cut at the message cap.
         let dropDone = ScriptedKernel { request in

@@ -27,6 +27,7 @@ package struct WirelessStatus: Sendable, Hashable {
     /// ``ssidBytes``.
     package var ssid: String? { ssidBytes.map(Self.display) }
 
+    /// A status; an empty SSID is kept as none.
     package init(
         interfaceType: UInt32? = nil, ssidBytes: [UInt8]? = nil, accessPoint: [UInt8]? = nil, signalDBm: Int? = nil
     ) {
@@ -36,6 +37,7 @@ package struct WirelessStatus: Sendable, Hashable {
         self.signalDBm = signalDBm
     }
 
+    /// The display form of SSID octets (see ``ssid``).
     static func display(_ bytes: [UInt8]) -> String {
         if let text = String(validating: bytes, as: UTF8.self),
             !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
@@ -80,6 +82,7 @@ package enum WirelessInfo {
         /// that could not be parsed.
         case failed(ReachabilityError)
 
+        /// Why, in a sentence for logs and the CLI.
         package var description: String {
             switch self {
             case .noNL80211: "no nl80211 in this kernel (no cfg80211)"
