@@ -1,7 +1,8 @@
 import CNetlink
 import Glibc
 
-/// One rtnetlink socket, over libmnl. Not thread-safe: each owner serializes
+/// One netlink socket, over libmnl: rtnetlink (the default), or generic netlink
+/// for nl80211 (`GenericNetlink.swift`). Not thread-safe: each owner serializes
 /// its use (the monitor keeps the request socket behind a lock, and only the
 /// reader thread touches the event socket).
 final class NetlinkSocket {
@@ -19,9 +20,11 @@ final class NetlinkSocket {
     /// Opens a non-blocking NETLINK_ROUTE socket, joins `groups`, and asks for a
     /// receive buffer of `receiveBuffer` bytes (SO_RCVBUFFORCE when privileged,
     /// else SO_RCVBUF, which the kernel caps at net.core.rmem_max).
-    init(receiveBuffer: Int, groups: [UInt32] = []) throws(ReachabilityError) {
-        guard let handle = mnl_socket_open2(netlinkRoute, SockFlag.nonBlock | SockFlag.closeOnExec) else {
-            throw ReachabilityError(.systemCall, "opening a NETLINK_ROUTE socket failed", errno: Syscall.errno)
+    /// `bus` is the netlink protocol (NETLINK_ROUTE, or NETLINK_GENERIC).
+    init(receiveBuffer: Int, groups: [UInt32] = [], bus: Int32 = netlinkRoute) throws(ReachabilityError) {
+        guard let handle = mnl_socket_open2(bus, SockFlag.nonBlock | SockFlag.closeOnExec) else {
+            let name = bus == netlinkRoute ? "NETLINK_ROUTE" : "netlink protocol \(bus)"
+            throw ReachabilityError(.systemCall, "opening a \(name) socket failed", errno: Syscall.errno)
         }
         self.handle = handle
         self.fd = mnl_socket_get_fd(handle)
@@ -134,7 +137,7 @@ final class NetlinkSocket {
         }
     }
 
-    private func send(_ bytes: UnsafeRawBufferPointer) throws(ReachabilityError) {
+    func send(_ bytes: UnsafeRawBufferPointer) throws(ReachabilityError) {
         while true {
             if mnl_socket_sendto(handle, bytes.baseAddress, bytes.count) >= 0 { return }
             if Syscall.errno == Errno.intr { continue }
