@@ -65,7 +65,7 @@ enum Output {
         return "{\"status\": \(quote(path.status.rawValue)), \"interfaces\": [\(interfaces)], "
             + "\"gateways\": [\(gateways)], \"supportsIPv4\": \(path.supportsIPv4), "
             + "\"supportsIPv6\": \(path.supportsIPv6), \"supportsDNS\": \(path.supportsDNS), "
-            + "\"isExpensive\": \(path.isExpensive), "
+            + "\"isExpensive\": \(path.isExpensive), \"linkQuality\": \(quote(path.linkQuality.rawValue)), "
             + "\"networkIdentity\": \(path.networkIdentity.map(identityJSON) ?? "null")}"
     }
 
@@ -77,7 +77,8 @@ enum Output {
         }
         return "{\"id\": \(quote(identity.id)), \"interface\": \(quote(identity.interface)), "
             + "\"gateways\": [\(gateways.joined(separator: ", "))], "
-            + "\"prefixes\": [\(identity.prefixes.map(quote).joined(separator: ", "))]}"
+            + "\"prefixes\": [\(identity.prefixes.map(quote).joined(separator: ", "))], "
+            + "\"ssid\": \(identity.ssid.map(quote) ?? "null")}"
     }
 
     /// `2026-11-22T08:31:16.120Z  internet  reachableViaWiFi  -R -------  eth0 (#2, wiredEthernet)`.

@@ -53,14 +53,10 @@ struct WirelessIntegrationTests {
         try ns.addVeth("veth0", peer: "veth1", address: "192.0.2.1/24")
         let index = try Self.index(of: "veth0", in: ns)
         let table = "/proc/\(try #require(NetworkNamespace.open(ns.path).owningProcess))/net/netlink"
-        let before = try Self.descriptors()
 
-        let start = ContinuousClock.now
         let result = WirelessInfo.read(interfaceIndex: index, environment: ns.environment)
-        let took = ContinuousClock.now - start
+        // The kernel answered (a read that sat out its deadline would be `.failed(timedOut)`).
         Self.expectUnavailable(result)
-        // The kernel answered: the read did not sit out its deadline (no timing beyond that).
-        #expect(took < WirelessInfo.defaultTimeout, "\(took)")
 
         for _ in 0..<20 {
             Self.expectUnavailable(WirelessInfo.read(interfaceIndex: index, environment: ns.environment))
@@ -69,8 +65,8 @@ struct WirelessIntegrationTests {
         // No generic netlink socket of the namespace is still held by this process…
         let held = try Self.genericNetlinkInodes(table)
         #expect(after.filter { link in held.contains { link == "socket:[\($0)]" } }.isEmpty)
-        // …and 21 reads did not leave a descriptor each (other tests may open a few meanwhile).
-        #expect(after.count - before.count < 21, "\(before.count) descriptors before, \(after.count) after")
+        // (A count of the process's descriptors would race with the tests running
+        // beside this one; the namespace's own socket table is exact.)
     }
 
     @Test("loopback in this namespace, and an interface index that does not exist: unavailable, never a crash")
@@ -88,5 +84,29 @@ struct WirelessIntegrationTests {
             return
         }
         #expect(error.code == .namespace)
+    }
+
+    @Test(
+        "a PathMonitor whose lead is Wi-Fi (by a fake sysfs) asks nl80211 each pass: unknown quality, no SSID, no hang")
+    func pathMonitorWithWiFiLead() async throws {
+        let sysfs = try fakeSysfs(["veth0": "wlan"])
+        defer { try? FileManager.default.removeItem(atPath: sysfs) }
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        let environment = NetworkEnvironment(networkNamespacePath: ns.path, sysfsRoot: sysfs)
+        let log = try await PathLog.started(try PathMonitor(environment: environment), queue: "wifi-lead")
+        let first = try #require(log.paths.last)
+        #expect(first.usesInterfaceType(.wifi))
+        #expect(first.linkQuality == .unknown, "no cfg80211 here: nothing to read")
+        #expect(first.networkIdentity?.ssid == nil)
+        // A pass (a new address) reads nl80211 again and still delivers.
+        try ns.ip("addr add 192.0.2.77/24 dev veth0")
+        try await log.wait(for: "the new prefix's pass") { $0.count >= 1 && $0.last?.networkIdentity != nil }
+        try ns.ip("route replace default via 192.0.2.3 dev veth0")
+        try await log.wait(for: "the new gateway") {
+            $0.last?.gateways.map(\.description) == ["192.0.2.3"]
+        }
+        #expect(log.paths.last?.linkQuality == .unknown)
     }
 }

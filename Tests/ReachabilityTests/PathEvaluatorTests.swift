@@ -183,4 +183,35 @@ import Testing
                 "192.0.2.7", "2001:db8::1",
             ])
     }
+
+    @Test("Wi-Fi: the lead's nl80211 signal is the path's link quality, its SSID part of the identity")
+    func wirelessLead() throws {
+        var table = try Self.table()
+        let evaluator = Self.evaluator()
+        let status = WirelessStatus(ssidBytes: Array("Cafe".utf8), signalDBm: -55)
+        let first = table.setWireless(status, of: 3)
+        let again = table.setWireless(status, of: 3)
+        #expect(first)
+        #expect(!again, "the same status is no change")
+        let (requests, results) = try Self.answer(evaluator, table, routes: [3: ("198.51.100.1", 100)])
+        let path = evaluator.evaluate(requests: requests, results: results, in: table, dnsConfigured: true)
+        #expect(path.availableInterfaces.first?.name == "wlan0")
+        #expect(path.linkQuality == .good)
+        #expect(path.networkIdentity?.ssid == "Cafe")
+        #expect(path.networkIdentity?.description.hasPrefix("wlan0 ssid \"Cafe\" via 198.51.100.1") == true)
+
+        // Another network name behind the same gateway: another identity.
+        _ = table.setWireless(WirelessStatus(ssidBytes: Array("Airport".utf8), signalDBm: -78), of: 3)
+        let roamed = evaluator.evaluate(requests: requests, results: results, in: table, dnsConfigured: true)
+        #expect(roamed.linkQuality == .minimal || roamed.linkQuality == .moderate)
+        #expect(roamed.networkIdentity?.id != path.networkIdentity?.id)
+
+        // A wired lead has no link quality, whatever the Wi-Fi link says.
+        let (wiredRequests, wiredResults) = try Self.answer(
+            evaluator, table, routes: [2: ("192.0.2.1", 10), 3: ("198.51.100.1", 100)])
+        let wired = evaluator.evaluate(requests: wiredRequests, results: wiredResults, in: table, dnsConfigured: true)
+        #expect(wired.availableInterfaces.first?.name == "eth0")
+        #expect(wired.linkQuality == .unknown)
+        #expect(wired.networkIdentity?.ssid == nil)
+    }
 }

@@ -142,7 +142,8 @@
             supportsDNS: dnsConfigured && status != .unsatisfied,
             isExpensive: expensive ?? false,
             isConstrained: lead.map { options.constrainedInterfaces.contains($0.name) } ?? false,
-            networkIdentity: identity)
+            networkIdentity: identity,
+            linkQuality: status == .unsatisfied ? .unknown : lead?.wireless?.linkQuality ?? .unknown)
     }
 
     /// The network behind `offer`'s interface: its gateways with their resolved
@@ -165,7 +166,9 @@
                 if !prefixes.contains(prefix) { prefixes.append(prefix) }
             }
         }
-        return NetworkIdentity(interface: offer.interface.name, gateways: gateways, prefixes: prefixes)
+        return NetworkIdentity(
+            interface: offer.interface.name, gateways: gateways, prefixes: prefixes,
+            ssid: offer.interface.wireless?.ssid)
     }
 
     private func offer(_ interface: InterfaceState, answers: [LookupRequest: LookupResult], table: InterfaceTable)

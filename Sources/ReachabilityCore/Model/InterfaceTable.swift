@@ -12,6 +12,9 @@
     /// The DHCP lease says the network is metered (`ANDROID_METERED`); nil until
     /// the lease files were read for this link.
     var isMeteredByLease: Bool? = nil
+    /// What nl80211 said of a Wi-Fi link (SSID, signal) at the last pass; nil when
+    /// not read, not Wi-Fi, or nl80211 is unavailable.
+    var wireless: WirelessStatus? = nil
 
     var isUp: Bool { flags & IFF.up != 0 }
     var hasCarrier: Bool { flags & IFF.lowerUp != 0 }
@@ -117,7 +120,8 @@ struct InterfaceAddress: Sendable, Hashable {
             let state = InterfaceState(
                 index: link.index, name: name, flags: link.flags, hardwareType: link.hardwareType,
                 operState: link.operState ?? old?.operState ?? IFOper.unknown, kind: kind,
-                classification: classification, isMeteredByLease: old?.name == name ? old?.isMeteredByLease : nil)
+                classification: classification, isMeteredByLease: old?.name == name ? old?.isMeteredByLease : nil,
+                wireless: old?.name == name ? old?.wireless : nil)
             guard state != old else { return false }
             interfaces[link.index] = state
             return true
@@ -183,6 +187,13 @@ struct InterfaceAddress: Sendable, Hashable {
             }
         }
         return changed
+    }
+
+    /// Sets what nl80211 said of link `index`. Returns whether it changed.
+    mutating func setWireless(_ status: WirelessStatus?, of index: Int32) -> Bool {
+        guard let state = interfaces[index], state.wireless != status else { return false }
+        interfaces[index]?.wireless = status
+        return true
     }
 
     /// Drops the neighbors of link `index`.

@@ -151,7 +151,7 @@ enum OneShotEvaluator {
         return try JoinableThread.inNamespace(namespace) { () throws(ReachabilityError) in
             let socket = try NetlinkSocket(receiveBuffer: 1 << 20)
             var table = InterfaceTable()
-            try NetlinkMonitor.load(into: &table, from: socket, sysfs: sysfs)
+            try NetlinkMonitor.load(into: &table, from: socket, sysfs: sysfs, environment: environment)
             return try body(table) { requests throws(ReachabilityError) in try socket.lookup(requests) }
         }
     }

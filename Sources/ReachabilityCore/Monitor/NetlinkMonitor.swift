@@ -213,6 +213,19 @@ final class NetlinkMonitor: Sendable {
         return (state, generation)
     }
 
+    /// Reads nl80211's view (SSID, signal) of every up Wi-Fi link of `table` in
+    /// `environment`'s namespace; returns whether any changed. Links of other types
+    /// cost nothing; without nl80211 (no cfg80211) the read fails fast and the
+    /// status stays nil.
+    static func refreshWireless(_ table: inout InterfaceTable, environment: NetworkEnvironment) -> Bool {
+        var changed = false
+        for (index, state) in table.interfaces where state.classification.type == .wifi && state.isUp {
+            let status = try? WirelessInfo.read(interfaceIndex: index, environment: environment).get()
+            changed = table.setWireless(status, of: index) || changed
+        }
+        return changed
+    }
+
     /// The gateways `results` name, on their links (the neighbors whose link-layer
     /// address is part of a network identity).
     static func gateways(_ requests: [LookupRequest], _ results: [LookupResult]) -> Set<InterfaceTable.NeighborKey> {
@@ -263,7 +276,7 @@ final class NetlinkMonitor: Sendable {
                     receiveBuffer: environment.eventReceiveBuffer, groups: RTNLGroup.monitored)
                 let request = try NetlinkSocket(receiveBuffer: 4 << 20)
                 var table = InterfaceTable()
-                try Self.load(into: &table, from: request, sysfs: sysfs)
+                try Self.load(into: &table, from: request, sysfs: sysfs, environment: environment)
                 return Opened(events: events, request: request, table: table)
             }
         } catch {
@@ -380,7 +393,10 @@ final class NetlinkMonitor: Sendable {
     }
 
     /// Replaces `table` with a fresh dump of links and addresses (never routes).
-    static func load(into table: inout InterfaceTable, from socket: NetlinkSocket, sysfs: SysfsReader)
+    static func load(
+        into table: inout InterfaceTable, from socket: NetlinkSocket, sysfs: SysfsReader,
+        environment: NetworkEnvironment
+    )
         throws(ReachabilityError)
     {
         let links = try socket.dump(NLMsgType.getLink)
@@ -391,6 +407,7 @@ final class NetlinkMonitor: Sendable {
             fresh.apply(message) { table.reuseOrClassify($0, sysfs: sysfs) }
         }
         if sysfs.leases != nil { _ = fresh.updateMeteredByLease(all: true) { sysfs.isMeteredByLease($0, index: $1) } }
+        _ = refreshWireless(&fresh, environment: environment)
         table = fresh
     }
 
@@ -472,6 +489,10 @@ final class NetlinkMonitor: Sendable {
             if decision.pause { usleep(Self.unrelatedBatchPause) }
             if decision.resync { machine.resyncFinished(succeeded: resync(&table, sysfs: sysfs)) }
             if decision.evaluate {
+                // Wi-Fi links: their SSID and signal as of this pass (nl80211 sends no
+                // event for a signal change; a pass reads them afresh).
+                let wirelessChanged = Self.refreshWireless(&table, environment: environment)
+                neighborsUnpublished = neighborsUnpublished || wirelessChanged
                 let published = table
                 let publish = decision.tableChanged || neighborsUnpublished
                 neighborsUnpublished = false
@@ -520,7 +541,7 @@ final class NetlinkMonitor: Sendable {
             guard let socket else { return .failure(ReachabilityError(.systemCall, "stopped")) }
             var fresh = table
             do throws(ReachabilityError) {
-                try Self.load(into: &fresh, from: socket.socket, sysfs: sysfs)
+                try Self.load(into: &fresh, from: socket.socket, sysfs: sysfs, environment: environment)
                 return .success(fresh)
             } catch { return .failure(error) }
         }

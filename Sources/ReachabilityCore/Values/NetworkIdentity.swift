@@ -5,10 +5,9 @@
 /// 192.168.1.1 has), another gateway, a lease on another subnet — even while the
 /// path stays satisfied, as VPN clients and apps with per-network state need.
 ///
-/// Built from rtnetlink alone: the neighbor table (RTM_NEWNEIGH) for the gateways'
-/// link-layer addresses, the routes' gateways, the addresses' prefixes. The Wi-Fi
-/// SSID (nl80211) is not read; a different access point's router still shows as a
-/// different gateway MAC.
+/// Built from rtnetlink: the neighbor table (RTM_NEWNEIGH) for the gateways'
+/// link-layer addresses, the routes' gateways, the addresses' prefixes; and for
+/// Wi-Fi the SSID from nl80211 (generic netlink), read when the path is evaluated.
 ///
 /// `Sendable`: a plain value.
 public struct NetworkIdentity: Sendable, Hashable, CustomStringConvertible {
@@ -40,12 +39,16 @@ public struct NetworkIdentity: Sendable, Hashable, CustomStringConvertible {
     /// The networks of its usable addresses (`192.0.2.0/24`, `2001:db8::/64`),
     /// IPv4 first, without duplicates (privacy addresses share their prefix).
     public var prefixes: [String]
+    /// The Wi-Fi network's SSID (nl80211; octets that are not UTF-8 as `\xNN`),
+    /// nil for other links or when nl80211 is unavailable.
+    public var ssid: String?
 
     /// Creates an identity.
-    public init(interface: String, gateways: [Gateway], prefixes: [String]) {
+    public init(interface: String, gateways: [Gateway], prefixes: [String], ssid: String? = nil) {
         self.interface = interface
         self.gateways = gateways
         self.prefixes = prefixes
+        self.ssid = ssid
     }
 
     /// A short stable digest of the identity (16 hex digits, FNV-1a 64 of its
@@ -61,9 +64,11 @@ public struct NetworkIdentity: Sendable, Hashable, CustomStringConvertible {
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
 
-    /// `eth0 via 192.0.2.2 (02:00:00:00:00:02) on 192.0.2.0/24`.
+    /// `eth0 via 192.0.2.2 (02:00:00:00:00:02) on 192.0.2.0/24`, with `ssid "NAME"`
+    /// after the interface for Wi-Fi.
     public var description: String {
         var text = interface
+        if let ssid { text += " ssid \"\(ssid)\"" }
         if !gateways.isEmpty { text += " via " + gateways.map(\.description).joined(separator: ", ") }
         if !prefixes.isEmpty { text += " on " + prefixes.joined(separator: ", ") }
         return text

@@ -64,15 +64,22 @@ public struct NetworkPath: Sendable, Hashable, CustomStringConvertible {
     /// while the path is unsatisfied. A change of it alone is a path change: the
     /// monitor delivers it though the status stays satisfied.
     public var networkIdentity: NetworkIdentity?
+    /// The preferred interface's link quality when it is Wi-Fi, from the signal
+    /// nl80211 reports for the access point (``LinkQuality``), as of the last
+    /// evaluation; ``LinkQuality/unknown`` otherwise or without nl80211. The kernel
+    /// sends no event for a signal change: it is read afresh when the path is
+    /// evaluated (any link, address, route or identity change).
+    public var linkQuality: LinkQuality
 
     /// Creates a path (for tests and previews; monitors build their own).
     public init(
         status: Status, unsatisfiedReason: UnsatisfiedReason? = nil, availableInterfaces: [NetworkInterface] = [],
         gateways: [IPAddress] = [], supportsIPv4: Bool = false, supportsIPv6: Bool = false,
         supportsDNS: Bool = false, isExpensive: Bool = false, isConstrained: Bool = false,
-        networkIdentity: NetworkIdentity? = nil
+        networkIdentity: NetworkIdentity? = nil, linkQuality: LinkQuality = .unknown
     ) {
         self.networkIdentity = networkIdentity
+        self.linkQuality = linkQuality
         self.status = status
         self.unsatisfiedReason = unsatisfiedReason
         self.availableInterfaces = availableInterfaces
