@@ -51,6 +51,10 @@ struct NetworkIdentityTests {
         let log = try await PathLog.started(try PathMonitor(environment: ns.environment), queue: "identity-lan")
         let environment = ns.environment
         @Sendable func counters() throws -> MonitorCounters { try #require(environment.monitorCounters) }
+        // The gateway's MAC first: once its path is in, every event of the setup
+        // before it has been read and passed (events are read in order).
+        try ns.ip("neigh replace 192.0.2.2 lladdr 02:00:00:00:00:99 dev veth0 nud permanent")
+        try await log.wait(for: "the gateway's first MAC") { Self.gatewayMAC($0.last) == "02:00:00:00:00:99" }
         let before = try counters()
         for host in 10..<30 {
             try ns.ip("neigh replace 192.0.2.\(host) lladdr 02:00:00:00:01:\(host) dev veth0 nud permanent")
