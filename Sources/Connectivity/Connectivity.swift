@@ -492,29 +492,37 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     /// Checks within each of `scopes` at once (``checkConnectivity(over:)``); the
     /// results in the same order. Throws the first error a check threw.
     public func checkConnectivity(over scopes: [ProbeScope]) async throws(ConnectivityError) -> [ConnectivityResult] {
-        let outcomes = await withTaskGroup(of: (Int, Result<ConnectivityResult, ConnectivityError>).self) { group in
+        var outcomes = [Result<ConnectivityResult, ConnectivityError>?](repeating: nil, count: scopes.count)
+        await withTaskGroup(of: ScopedOutcome.self) { group in
             for (index, scope) in scopes.enumerated() {
-                group.addTask {
-                    do throws(ConnectivityError) {
-                        return (index, .success(try await self.checkConnectivity(over: scope)))
-                    } catch {
-                        return (index, .failure(error))
-                    }
-                }
+                group.addTask { ScopedOutcome(index: index, result: await self.scopedResult(scope)) }
             }
-            var outcomes: [Int: Result<ConnectivityResult, ConnectivityError>] = [:]
-            for await (index, outcome) in group { outcomes[index] = outcome }
-            return outcomes
+            while let outcome = await group.next() { outcomes[outcome.index] = outcome.result }
         }
         var results: [ConnectivityResult] = []
-        for index in scopes.indices {
-            switch outcomes[index] {
+        for outcome in outcomes {
+            switch outcome {
             case .success(let result)?: results.append(result)
             case .failure(let error)?: throw error
-            case nil: break
+            case nil: throw ConnectivityError("a scoped check ended without a result")
             }
         }
         return results
+    }
+
+    /// One scope's check, its error as a value.
+    private func scopedResult(_ scope: ProbeScope) async -> Result<ConnectivityResult, ConnectivityError> {
+        do throws(ConnectivityError) {
+            return .success(try await checkConnectivity(over: scope))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// A scope's outcome in a task group, with its place in the list.
+    private struct ScopedOutcome: Sendable {
+        var index: Int
+        var result: Result<ConnectivityResult, ConnectivityError>
     }
 
     /// Checks over every interface that could carry traffic out, for each family it
