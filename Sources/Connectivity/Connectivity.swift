@@ -453,7 +453,16 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         }
         defer { monitor.cancel() }
         let paths = monitor.paths
-        let path = scope.restrict(monitor.currentPath)
+        var path = scope.restrict(monitor.currentPath)
+        // The path's families are any interface's: for one interface, its own
+        // default routes say which families it carries.
+        if path.status == .satisfied, let name = scope.interface, let family = scope.family,
+            let details = (try? InterfaceMonitor(environment: environment))?.currentInterfaces.first(where: {
+                $0.interface.name == name
+            }), !details.defaultRouteFamilies.contains(family)
+        {
+            path = NetworkPath(status: .unsatisfied, unsatisfiedReason: .notAvailable)
+        }
         let interface = path.availableInterfaces.first
         guard path.status == .satisfied else { return Self.notConnected(path, scope) }
         let client = try ProbeClients.shared.lease(environment)

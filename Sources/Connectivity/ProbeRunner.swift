@@ -128,11 +128,7 @@ struct ProbeRunner: Sendable {
             for name in names.keys {
                 group.addTask {
                     let addresses = await firstResult(within: limit) {
-                        await withCheckedContinuation { continuation in
-                            DispatchQueue.global().async {
-                                continuation.resume(returning: HostLookup.addresses(of: name, environment: environment))
-                            }
-                        }
+                        await Self.lookUp(name, environment: environment) ?? nil
                     }
                     return (name, addresses)
                 }
@@ -172,6 +168,26 @@ struct ProbeRunner: Sendable {
 
     /// How many vendors' names resolving to one address make it a hijack.
     static let sharedAddressVendors = 3
+
+    /// `name`'s addresses inside `environment`'s namespace (nil: no answer), or nil
+    /// when the calling task is cancelled first: getaddrinfo blocks its thread for
+    /// as long as the resolver's timeouts say and can't be stopped, so it runs on a
+    /// thread of its own and a cancelled caller stops waiting for it (a task group
+    /// waits for its children: an uncancellable child would hold the check past
+    /// its deadline).
+    static func lookUp(_ name: String, environment: NetworkEnvironment) async -> [IPAddress]?? {
+        let first = FirstOf<[IPAddress]??>()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                first.begin(continuation)
+                Thread.detachNewThread {
+                    first.finish(.some(HostLookup.addresses(of: name, environment: environment)))
+                }
+            }
+        } onCancel: {
+            first.finish(nil)
+        }
+    }
 
     /// One attempt, bounded by `timeout` (the request, and the body read).
     ///
@@ -394,7 +410,7 @@ private final class ProbeDelegate: HTTPClientResponseDelegate {
 }
 
 /// Resumes a continuation with the first of several values; later ones are dropped.
-private final class FirstOf<Value: Sendable>: Sendable {
+final class FirstOf<Value: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<Value, Never>?
         var early: Value?

@@ -12,6 +12,13 @@ public import Reachability
 /// connects to those addresses; endpoints given as an address of the other family
 /// are left out of the check.
 ///
+/// Names are resolved by the system resolver inside the namespace, over whatever
+/// route its nameservers take: DNS is not per interface (a per-link resolver, as
+/// systemd-resolved keeps, is not asked), so a portal's resolver on the preferred
+/// link answers for every scope. A one-off check over an interface and a family
+/// is notConnected unless that interface has a default route of that family; the
+/// notifier's path test asks only whether any interface carries the family.
+///
 /// A scoped probe is made with SwiftNIO directly (HTTP/1.1, TLS from NIOSSL with
 /// the same trust roots), not through AsyncHTTPClient, which can't bind a socket
 /// to an interface; it sends the same headers and is judged the same way.

@@ -113,13 +113,8 @@ struct ScopedProbe: Sendable {
             }
             return .success([literal])
         }
-        let environment = environment
-        let answers = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(returning: HostLookup.addresses(of: host, environment: environment))
-            }
-        }
-        guard let answers else { return .failure(.nameResolutionFailed("\(host) does not resolve")) }
+        guard let lookup = await ProbeRunner.lookUp(host, environment: environment) else { return .failure(.cancelled) }
+        guard let answers = lookup else { return .failure(.nameResolutionFailed("\(host) does not resolve")) }
         let usable = answers.filter { scope.family == nil || $0.family == scope.family }
         guard !usable.isEmpty else {
             let family = scope.family == .ipv6 ? "IPv6" : "IPv4"

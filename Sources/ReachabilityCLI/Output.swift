@@ -57,7 +57,7 @@ enum Output {
     }
 
     /// `{"status": …, "interfaces": [{…}], "gateways": […], "supportsIPv4": …,
-    /// "supportsIPv6": …, "supportsDNS": …, "isExpensive": …, "networkIdentity": …}`,
+    /// "supportsIPv6": …, "supportsDNS": …, "isExpensive": …, "linkQuality": …, "networkIdentity": …}`,
     /// keys in that order (`status`'s `"path"`, `watch --path`, the exporter's `/status`).
     static func pathJSON(_ path: NetworkPath) -> String {
         let interfaces = path.availableInterfaces.map { interfaceJSON($0) }.joined(separator: ", ")
@@ -69,7 +69,7 @@ enum Output {
             + "\"networkIdentity\": \(path.networkIdentity.map(identityJSON) ?? "null")}"
     }
 
-    /// `{"id": …, "interface": …, "gateways": [{"address": …, "hardwareAddress": …}], "prefixes": […]}`.
+    /// `{"id": …, "interface": …, "gateways": [{"address": …, "hardwareAddress": …}], "prefixes": […], "ssid": …}`.
     static func identityJSON(_ identity: NetworkIdentity) -> String {
         let gateways = identity.gateways.map { gateway in
             "{\"address\": \(quote(gateway.address.description)), "

@@ -133,9 +133,11 @@ struct CLIStrictTests {
             routes: ["/primary": .respond(status: 204), "/a": .respond(status: 204), "/b": .respond(status: 204)])
         let base = "http://192.0.2.1:\(server.port)"
         for _ in 0..<12 {
+            // --threshold 100: the check waits for both answers (at 50 % it may end
+            // on the first and cancel the other before the server sees it).
             let output = try ns.cli([
-                "check", "--json", "--url", "\(base)/primary", "--fallback-url", "\(base)/a", "--fallback-url",
-                "\(base)/b",
+                "check", "--json", "--threshold", "100", "--url", "\(base)/primary", "--fallback-url", "\(base)/a",
+                "--fallback-url", "\(base)/b",
             ])
             #expect(output.status == 0, "\(output.stdout)\(output.stderr)")
             let endpoints = try #require(try jsonObject(output.stdout)["endpoints"] as? [[String: Any]])

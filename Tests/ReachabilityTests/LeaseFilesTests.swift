@@ -90,6 +90,19 @@ import Testing
         for (name, index) in [("eth0", Int32(1)), ("eth1", 2), ("eth2", 3)] {
             #expect(!leases.isMetered(interface: name, index: index))
         }
+        // Hostile dates: never a trap, never an expiry.
+        for date in ["1 -2147483648/01/01 00:00:00", "1 2147483647/13/40 99:99:99", "1 2026/0/1 00:00:00", "x y z w"] {
+            #expect(LeaseFiles.expiry(of: "expire \(date);"[...]) == nil, "\(date)")
+        }
+        let hostile = try Self.root([
+            "var/lib/dhcp/dhclient.leases": Self.block(
+                "eth5", vendor: "\"ANDROID_METERED\"", expire: "1 -2147483648/01/01 00:00:00")
+        ])
+        defer { try? FileManager.default.removeItem(atPath: hostile) }
+        #expect(LeaseFiles(root: hostile).isMetered(interface: "eth5", index: 5), "an unreadable expiry is no expiry")
+        #expect(LeaseFiles.isLeaseFileName("3") && LeaseFiles.isLeaseFileName("dhclient.eth0.leases"))
+        #expect(LeaseFiles.isLeaseFileName("dhclient-uuid-wlan0.lease"))
+        #expect(!LeaseFiles.isLeaseFileName("timestamps") && !LeaseFiles.isLeaseFileName(".#3abc"))
         #expect(LeaseFiles.decodeHex("4"[...]) == nil)
         #expect(LeaseFiles.decodeHex("4G"[...]) == nil)
         #expect(LeaseFiles.decodeHex("4a4B"[...]) == [0x4a, 0x4b])

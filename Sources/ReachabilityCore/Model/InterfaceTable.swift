@@ -63,8 +63,9 @@ struct InterfaceAddress: Sendable, Hashable {
     private(set) var addresses: [Int32: [InterfaceAddress]] = [:]
     /// The resolved link-layer address of each neighbor of links in `interfaces`,
     /// as the kernel's neighbor table has it (for the network identity): set by an
-    /// entry in a valid state, removed when the kernel deletes the entry (it does
-    /// when the link loses carrier or goes down) or it fails. At most
+    /// entry in a valid state, kept while it is re-resolved or fails, removed when
+    /// the kernel deletes the entry (it does when the link loses carrier or goes
+    /// down). At most
     /// ``neighborLimit`` entries; past that, new neighbors are not kept.
     private(set) var neighbors: [NeighborKey: [UInt8]] = [:]
 
@@ -160,8 +161,10 @@ struct InterfaceAddress: Sendable, Hashable {
             return true
         case .neighbor(let message, let deleted):
             let key = NeighborKey(index: message.index, address: message.address.withoutZone)
-            guard !deleted, message.state & NDA.failed == 0 else { return neighbors.removeValue(forKey: key) != nil }
-            // INCOMPLETE and the like: being resolved; what the kernel had stands.
+            guard !deleted else { return neighbors.removeValue(forKey: key) != nil }
+            // INCOMPLETE, FAILED and the like: being resolved again, or a router that
+            // missed a few probes; the network is the same until another address
+            // answers or the kernel deletes the entry (it does at carrier loss).
             guard let linkLayer = message.resolvedLinkLayerAddress, interfaces[message.index] != nil else {
                 return false
             }
@@ -174,12 +177,19 @@ struct InterfaceAddress: Sendable, Hashable {
         }
     }
 
-    /// Reads whether each link's lease says metered (`isMetered`), for every link
+    /// Reads whether the links' leases say metered (`metered` gives the indices of
+    /// those that do, for all the links it is asked about at once), for every link
     /// when `all`, else for the links not read yet. Returns whether a value changed.
-    mutating func updateMeteredByLease(all: Bool, _ isMetered: (String, Int32) -> Bool) -> Bool {
+    mutating func updateMeteredByLease(
+        all: Bool, _ metered: ([(name: String, index: Int32)]) -> Set<Int32>
+    ) -> Bool {
+        let asked = interfaces.filter { all || $0.value.isMeteredByLease == nil }.map { ($0.value.name, $0.key) }
+        guard !asked.isEmpty else { return false }
+        let answer = metered(asked)
         var changed = false
-        for (index, state) in interfaces where all || state.isMeteredByLease == nil {
-            let metered = isMetered(state.name, index)
+        for (_, index) in asked {
+            guard let state = interfaces[index] else { continue }
+            let metered = answer.contains(index)
             if state.isMeteredByLease != metered {
                 if state.isMeteredByLease != nil { changed = true }
                 interfaces[index]?.isMeteredByLease = metered

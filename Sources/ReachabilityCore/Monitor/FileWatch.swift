@@ -69,7 +69,10 @@ final class FileWatch: @unchecked Sendable {
                     for entries in watches.values { touched.formUnion(entries.map(\.subject)) }
                     continue
                 }
-                for entry in watches[wd] ?? [] where entry.name == name || entry.name.isEmpty {
+                for entry in watches[wd] ?? []
+                where entry.name == name
+                    || (entry.name.isEmpty && (entry.subject != .leases || LeaseFiles.isLeaseFileName(name)))
+                {
                     touched.insert(entry.subject)
                 }
             }

@@ -36,13 +36,44 @@ struct LeaseFiles: Sendable, Hashable {
     /// Whether the lease of interface `name` (index `index`) says metered. `now`
     /// (seconds since the epoch) decides which dhclient leases expired.
     func isMetered(interface name: String, index: Int32, now: Int = time(nil)) -> Bool {
-        if let text = readSmallFile(path("\(Self.networkdDirectory)/\(index)"), limit: Self.fileLimit),
-            Self.networkdSaysMetered(text)
-        {
-            return true
+        !metered([(name, index)], now: now).isEmpty
+    }
+
+    /// The indices of `links` whose lease says metered, reading each dhclient lease
+    /// file at most once for all of them.
+    func metered(_ links: [(name: String, index: Int32)], now: Int = time(nil)) -> Set<Int32> {
+        var result = Set<Int32>()
+        var pending: [(name: String, index: Int32)] = []
+        for link in links {
+            if let text = readSmallFile(path("\(Self.networkdDirectory)/\(link.index)"), limit: Self.fileLimit),
+                Self.networkdSaysMetered(text)
+            {
+                result.insert(link.index)
+            } else {
+                pending.append(link)
+            }
         }
-        guard let lease = newestDhclientLease(interface: name, now: now) else { return false }
-        return Self.dhclientSaysMetered(lease)
+        guard !pending.isEmpty else { return result }
+        // Newest file first; an interface's lease is its last block in the first
+        // file that has one.
+        for file in dhclientFiles() where !pending.isEmpty {
+            guard let text = readSmallFile(file, limit: Self.fileLimit) else { continue }
+            pending = pending.filter { link in
+                guard let block = Self.lastBlock(in: text, interface: link.name) else { return true }
+                if Self.expiry(of: block).map({ $0 > now }) ?? true, Self.dhclientSaysMetered(block) {
+                    result.insert(link.index)
+                }
+                return false
+            }
+        }
+        return result
+    }
+
+    /// Whether a file of that name in a lease directory can hold a lease: networkd's
+    /// (an interface index) or dhclient's.
+    static func isLeaseFileName(_ name: String) -> Bool {
+        (!name.isEmpty && name.utf8.allSatisfy { (0x30...0x39).contains($0) })
+            || (name.hasPrefix("dhclient") && (name.hasSuffix(".leases") || name.hasSuffix(".lease")))
     }
 
     /// networkd's lease text: the vendor-specific option in hex, either format.
@@ -74,9 +105,8 @@ struct LeaseFiles: Sendable, Hashable {
         return false
     }
 
-    /// The last block naming `interface`, in the most recently changed dhclient
-    /// lease file that has one, if it has not expired.
-    func newestDhclientLease(interface: String, now: Int) -> Substring? {
+    /// The dhclient lease files, most recently changed first.
+    func dhclientFiles() -> [String] {
         var files: [(path: String, modified: Int)] = []
         for directory in Self.dhclientDirectories.map({ path($0) }) {
             guard let stream = opendir(directory) else { continue }
@@ -96,13 +126,7 @@ struct LeaseFiles: Sendable, Hashable {
                 files.append((full, info.st_mtim.tv_sec))
             }
         }
-        for file in files.sorted(by: { $0.modified > $1.modified }) {
-            guard let text = readSmallFile(file.path, limit: Self.fileLimit) else { continue }
-            guard let block = Self.lastBlock(in: text, interface: interface) else { continue }
-            if let expiry = Self.expiry(of: block), expiry <= now { return nil }
-            return block
-        }
-        return nil
+        return files.sorted(by: { $0.modified > $1.modified }).map(\.path)
     }
 
     /// The last `lease { … }` block of `text` whose `interface` is `name`.
@@ -125,16 +149,22 @@ struct LeaseFiles: Sendable, Hashable {
         for line in block.split(whereSeparator: \.isNewline) {
             let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == ";" })
             guard words.count >= 4, words[0] == "expire" else { continue }
-            let date = words[2].split(separator: "/").compactMap { Int32($0) }
-            let clock = words[3].split(separator: ":").compactMap { Int32($0) }
-            guard date.count == 3, clock.count == 3 else { return nil }
+            // Parsed as small numbers in range, never as arbitrary Int32s: a hostile
+            // `expire 1 -2147483648/…` must not trap on `- 1900`.
+            let date = words[2].split(separator: "/").map { $0.count <= 4 ? Int($0) : nil }
+            let clock = words[3].split(separator: ":").map { $0.count <= 2 ? Int($0) : nil }
+            guard date.count == 3, clock.count == 3, let year = date[0], let month = date[1], let day = date[2],
+                let hour = clock[0], let minute = clock[1], let second = clock[2],
+                (1970...9999).contains(year), (1...12).contains(month), (1...31).contains(day),
+                (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
+            else { return nil }
             var parts = tm()
-            parts.tm_year = date[0] - 1900
-            parts.tm_mon = date[1] - 1
-            parts.tm_mday = date[2]
-            parts.tm_hour = clock[0]
-            parts.tm_min = clock[1]
-            parts.tm_sec = clock[2]
+            parts.tm_year = Int32(year - 1900)
+            parts.tm_mon = Int32(month - 1)
+            parts.tm_mday = Int32(day)
+            parts.tm_hour = Int32(hour)
+            parts.tm_min = Int32(minute)
+            parts.tm_sec = Int32(second)
             return Int(timegm(&parts))
         }
         return nil

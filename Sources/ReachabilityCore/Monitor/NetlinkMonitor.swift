@@ -220,11 +220,21 @@ final class NetlinkMonitor: Sendable {
     static func refreshWireless(_ table: inout InterfaceTable, environment: NetworkEnvironment) -> Bool {
         var changed = false
         for (index, state) in table.interfaces where state.classification.type == .wifi && state.isUp {
-            let status = try? WirelessInfo.read(interfaceIndex: index, environment: environment).get()
-            changed = table.setWireless(status, of: index) || changed
+            switch WirelessInfo.read(interfaceIndex: index, environment: environment, timeout: wirelessTimeout) {
+            case .success(let status): changed = table.setWireless(status, of: index) || changed
+            case .failure(.noNL80211), .failure(.notWireless): changed = table.setWireless(nil, of: index) || changed
+            case .failure(.failed):
+                // A busy driver or a timeout says nothing new: the last status stands,
+                // so the identity's SSID doesn't flap.
+                break
+            }
         }
         return changed
     }
+
+    /// How long a pass waits for nl80211 per Wi-Fi link (the kernel answers in
+    /// microseconds; a driver stuck in a firmware reset must not hold the reader).
+    static let wirelessTimeout: Duration = .milliseconds(250)
 
     /// The gateways `results` name, on their links (the neighbors whose link-layer
     /// address is part of a network identity).
@@ -406,7 +416,7 @@ final class NetlinkMonitor: Sendable {
         for message in links + addresses + neighbors {
             fresh.apply(message) { table.reuseOrClassify($0, sysfs: sysfs) }
         }
-        if sysfs.leases != nil { _ = fresh.updateMeteredByLease(all: true) { sysfs.isMeteredByLease($0, index: $1) } }
+        if sysfs.leases != nil { _ = fresh.updateMeteredByLease(all: true) { sysfs.meteredByLease($0) } }
         _ = refreshWireless(&fresh, environment: environment)
         table = fresh
     }
@@ -461,7 +471,7 @@ final class NetlinkMonitor: Sendable {
             // New links' leases are read once; every link's when a lease file changed.
             let leasesChanged = touched.contains(.leases)
             if sysfs.leases != nil, leasesChanged || wakeup.tableChanged,
-                table.updateMeteredByLease(all: leasesChanged, { sysfs.isMeteredByLease($0, index: $1) })
+                table.updateMeteredByLease(all: leasesChanged, { sysfs.meteredByLease($0) })
             {
                 wakeup.changed = true
                 wakeup.tableChanged = true

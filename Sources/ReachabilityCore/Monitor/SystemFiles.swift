@@ -19,9 +19,9 @@ struct SysfsReader: InterfaceFacts {
 
     init(root: String?) { self.root = root }
 
-    /// Whether the lease of `name` says metered (false without a lease root).
-    func isMeteredByLease(_ name: String, index: Int32) -> Bool {
-        leases?.isMetered(interface: name, index: index) ?? false
+    /// The indices of `links` whose lease says metered (none without a lease root).
+    func meteredByLease(_ links: [(name: String, index: Int32)]) -> Set<Int32> {
+        leases?.metered(links) ?? []
     }
 
     /// The udev DEVTYPE of the interface, from `class/net/IF/uevent`.
