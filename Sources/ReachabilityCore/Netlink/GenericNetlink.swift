@@ -127,37 +127,17 @@ enum GenericNetlinkParser {
     /// Parses `bytes` (any alignment). `family` is nl80211's id, once resolved:
     /// messages of that type are read as nl80211 messages.
     static func parse(_ bytes: [UInt8], nl80211 family: UInt16?) -> Result {
-        guard !bytes.isEmpty else { return Result() }
-        guard bytes.count <= Int(Int32.max) else {
-            return Result(malformed: MalformedMessage(offset: 0, reason: "buffer larger than 2 GiB"))
-        }
-        // Copied into 4-byte-aligned storage: netlink structures are read in place.
-        var aligned = [UInt32](repeating: 0, count: (bytes.count + 3) / 4)
-        return aligned.withUnsafeMutableBytes { copy in
-            bytes.withUnsafeBytes { copy.copyMemory(from: $0) }
-            return parseAligned(UnsafeRawPointer(copy.baseAddress!), count: bytes.count, family: family)
-        }
-    }
-
-    private static func parseAligned(_ base: UnsafeRawPointer, count: Int, family: UInt16?) -> Result {
         var result = Result()
-        var remaining = Int32(count)
-        var header = base.assumingMemoryBound(to: nlmsghdr.self)
-        while remaining > 0 {
-            let offset = count - Int(remaining)
-            guard mnl_nlmsg_ok(header, remaining), header.pointee.nlmsg_len <= UInt32(remaining) else {
-                result.malformed = MalformedMessage(
-                    offset: offset, reason: "header or length out of bounds (\(remaining) bytes left)")
-                return result
+        result.malformed = bytes.withUnsafeBytes { raw in
+            NetlinkDatagram.forEachMessage(raw) { header in
+                switch parseOne(header, family: family) {
+                case .success(let message):
+                    result.messages.append(ParsedGenericMessage(sequence: header.pointee.nlmsg_seq, message: message))
+                    return nil
+                case .failure(let failure):
+                    return failure.reason
+                }
             }
-            switch parseOne(header, family: family) {
-            case .success(let message):
-                result.messages.append(ParsedGenericMessage(sequence: header.pointee.nlmsg_seq, message: message))
-            case .failure(let failure):
-                result.malformed = MalformedMessage(offset: offset, reason: failure.reason)
-                return result
-            }
-            header = UnsafePointer(mnl_nlmsg_next(header, &remaining))
         }
         return result
     }

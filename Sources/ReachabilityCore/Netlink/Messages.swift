@@ -149,6 +149,49 @@ struct MalformedMessage: Error, Sendable, Equatable, CustomStringConvertible {
     var description: String { "malformed netlink message at byte \(offset): \(reason)" }
 }
 
+/// The message walk every netlink datagram gets, rtnetlink's and generic netlink's:
+/// each header checked with libmnl (`mnl_nlmsg_ok`) and as the unsigned length it
+/// is, in 4-byte-aligned memory (copied there when `bytes` is not).
+enum NetlinkDatagram {
+    /// Calls `body` with each message of `bytes` in order, until a header is out of
+    /// bounds or `body` returns a reason the message is malformed; returns where
+    /// and why the walk stopped, nil when every message was read.
+    static func forEachMessage(
+        _ bytes: UnsafeRawBufferPointer, _ body: (UnsafePointer<nlmsghdr>) -> String?
+    ) -> MalformedMessage? {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return nil }
+        guard bytes.count <= Int(Int32.max) else {
+            return MalformedMessage(offset: 0, reason: "buffer larger than 2 GiB")
+        }
+        if Int(bitPattern: base) % 4 == 0 { return walk(base, count: bytes.count, body) }
+        var aligned = [UInt32](repeating: 0, count: (bytes.count + 3) / 4)
+        return aligned.withUnsafeMutableBytes { copy in
+            copy.copyMemory(from: bytes)
+            // The copy has room for a whole number of words; only `bytes.count` are input.
+            return walk(UnsafeRawPointer(copy.baseAddress!), count: bytes.count, body)
+        }
+    }
+
+    private static func walk(
+        _ base: UnsafeRawPointer, count: Int, _ body: (UnsafePointer<nlmsghdr>) -> String?
+    ) -> MalformedMessage? {
+        var remaining = Int32(count)
+        var header = base.assumingMemoryBound(to: nlmsghdr.self)
+        while remaining > 0 {
+            let offset = count - Int(remaining)
+            // libmnl compares `(int)nlmsg_len`: a length of 2^31 or more turns negative
+            // and passes, so check it as the unsigned value it is, too.
+            guard mnl_nlmsg_ok(header, remaining), header.pointee.nlmsg_len <= UInt32(remaining) else {
+                return MalformedMessage(
+                    offset: offset, reason: "header or length out of bounds (\(remaining) bytes left)")
+            }
+            if let reason = body(header) { return MalformedMessage(offset: offset, reason: reason) }
+            header = UnsafePointer(mnl_nlmsg_next(header, &remaining))
+        }
+        return nil
+    }
+}
+
 /// Parses the contents of one netlink datagram. Every length is checked (with
 /// libmnl's `mnl_nlmsg_ok`, `mnl_attr_ok` and `mnl_attr_validate`) before it is
 /// read; unknown attribute types are skipped; a malformed message stops parsing
@@ -164,53 +207,24 @@ struct MalformedMessage: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// Parses `bytes`, which may start at any alignment (it is copied when needed).
     static func parse(_ bytes: UnsafeRawBufferPointer) -> Result {
-        guard let base = bytes.baseAddress, bytes.count > 0 else { return Result() }
-        if Int(bitPattern: base) % 4 == 0 {
-            return parseAligned(base, count: bytes.count)
-        }
-        let words = (bytes.count + 3) / 4
-        var aligned = [UInt32](repeating: 0, count: words)
-        return aligned.withUnsafeMutableBytes { copy in
-            copy.copyMemory(from: bytes)
-            // The copy has room for `words * 4` bytes; only `bytes.count` are input.
-            return parseAligned(UnsafeRawPointer(copy.baseAddress!), count: bytes.count)
-        }
-    }
-
-    /// Parses the contents of one netlink datagram held in `bytes`.
-    public static func parse(_ bytes: [UInt8]) -> Result {
-        bytes.withUnsafeBytes { parse($0) }
-    }
-
-    private static func parseAligned(_ base: UnsafeRawPointer, count: Int) -> Result {
         var result = Result()
-        guard count <= Int(Int32.max) else {
-            result.malformed = MalformedMessage(offset: 0, reason: "buffer larger than 2 GiB")
-            return result
-        }
-        var remaining = Int32(count)
-        var header = base.assumingMemoryBound(to: nlmsghdr.self)
-        while remaining > 0 {
-            let offset = count - Int(remaining)
-            // libmnl compares `(int)nlmsg_len`: a length of 2^31 or more turns negative
-            // and passes, so check it as the unsigned value it is, too.
-            guard mnl_nlmsg_ok(header, remaining), header.pointee.nlmsg_len <= UInt32(remaining) else {
-                result.malformed = MalformedMessage(
-                    offset: offset, reason: "header or length out of bounds (\(remaining) bytes left)")
-                return result
-            }
+        result.malformed = NetlinkDatagram.forEachMessage(bytes) { header in
             switch parseOne(header) {
             case .success(let message):
                 result.messages.append(
                     ParsedMessage(
                         sequence: header.pointee.nlmsg_seq, flags: header.pointee.nlmsg_flags, message: message))
+                return nil
             case .failure(let reason):
-                result.malformed = MalformedMessage(offset: offset, reason: reason)
-                return result
+                return reason
             }
-            header = UnsafePointer(mnl_nlmsg_next(header, &remaining))
         }
         return result
+    }
+
+    /// Parses the contents of one netlink datagram held in `bytes`.
+    public static func parse(_ bytes: [UInt8]) -> Result {
+        bytes.withUnsafeBytes { parse($0) }
     }
 
     private enum One {
