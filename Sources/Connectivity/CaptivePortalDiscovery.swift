@@ -267,23 +267,9 @@ public struct CaptivePortalDiscovery: Sendable, Hashable {
         return bytes.count <= limit ? bytes : nil
     }
 
-    /// The names of the lease files in `directory` (`dhclient*.leases` and
-    /// `dhclient*.lease`), from its first `limit` entries.
+    /// The names of the lease files in `directory` (``DHCPLeaseFile/fileNames(in:limit:)``).
     static func leaseFiles(in directory: String, limit: Int) -> [String] {
-        guard !directory.utf8.contains(0), let stream = opendir(directory) else { return [] }
-        defer { closedir(stream) }
-        var names: [String] = []
-        var seen = 0
-        while seen < limit, let entry = readdir(stream) {
-            seen += 1
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name.hasPrefix("dhclient") && (name.hasSuffix(".leases") || name.hasSuffix(".lease")) {
-                names.append(name)
-            }
-        }
-        return names.sorted()
+        DHCPLeaseFile.fileNames(in: directory, limit: limit)
     }
 
     // MARK: - systemd-networkd
@@ -335,176 +321,20 @@ public struct CaptivePortalDiscovery: Sendable, Hashable {
     /// under, and dhclient's name for an undeclared code.
     static let optionNames: Set<String> = ["default-url", "captive-portal", "unknown-114"]
 
-    /// The IPv4 `lease { … }` blocks of a dhclient lease file, in file order. A file
-    /// that stops making sense (an unterminated string, a stray brace) yields the
-    /// leases completed before that point.
+    /// The IPv4 `lease { … }` blocks of a dhclient lease file, in file order
+    /// (``DHCPLeaseFile/leases(_:)``), with what discovery needs of each.
     static func dhclientLeases(_ bytes: [UInt8]) -> [DHCPLease] {
-        var tokens = DHCPTokens(bytes)
-        var leases: [DHCPLease] = []
-        var depth = 0
-        var current: DHCPLease?
-        var statement: [DHCPTokens.Token] = []
-        while let token = tokens.next() {
-            switch token {
-            case .open:
-                if depth == 0 {
-                    current = statement.count == 1 && statement[0] == .word("lease") ? DHCPLease() : nil
-                }
-                depth += 1
-                statement = []
-            case .close:
-                guard depth > 0 else { return leases }
-                depth -= 1
-                if depth == 0, let lease = current { leases.append(lease) }
-                if depth == 0 { current = nil }
-                statement = []
-            case .semicolon:
-                if depth == 1, current != nil { apply(statement, to: &current!) }
-                statement = []
-            case .word, .string:
-                // A statement longer than any dhclient writes is garbage: drop it.
-                if statement.count < 64 { statement.append(token) }
-            case .invalid:
-                return leases
-            }
-        }
-        return leases
-    }
-
-    private static func apply(_ statement: [DHCPTokens.Token], to lease: inout DHCPLease) {
-        guard case .word(let keyword)? = statement.first else { return }
-        switch keyword {
-        case "interface":
-            if statement.count == 2, case .string(let name) = statement[1] {
-                lease.interface = String(decoding: name, as: UTF8.self)
-            }
-        case "option":
-            guard statement.count == 3, case .word(let name) = statement[1], optionNames.contains(name) else { return }
-            switch statement[2] {
-            case .string(let value): lease.captivePortal = value
-            case .word(let hex): lease.captivePortal = hexBytes(hex)
-            default: break
-            }
-        case "expire":
-            lease.expiry = expiry(Array(statement.dropFirst()))
-        default: break
+        DHCPLeaseFile.leases(bytes).map { lease in
+            DHCPLease(
+                interface: lease.interface, captivePortal: lease.option(optionNames),
+                expiry: lease.expire.flatMap(expiry))
         }
     }
 
-    /// `68:74:74:70` as bytes; nil unless it is colon-separated hex pairs (or single digits).
-    static func hexBytes(_ text: String) -> [UInt8]? {
-        var bytes: [UInt8] = []
-        for part in text.split(separator: ":", omittingEmptySubsequences: false) {
-            guard (1...2).contains(part.count), let byte = UInt8(part, radix: 16) else { return nil }
-            bytes.append(byte)
-        }
-        return bytes
-    }
-
-    /// dhclient's `expire` forms: `never`, `epoch SECONDS`, and `WEEKDAY YYYY/MM/DD
-    /// HH:MM:SS` (UTC). Anything else: nil (taken as not expired).
+    /// dhclient's `expire` forms (``DHCPLeaseFile/expiry(_:)``) as a date; nil for
+    /// `never` and anything else (taken as not expired).
     static func expiry(_ words: [DHCPTokens.Token]) -> Date? {
-        let texts = words.compactMap { token -> String? in
-            if case .word(let text) = token { return text }
-            return nil
-        }
-        guard texts.count == words.count else { return nil }
-        if texts.count == 2, texts[0] == "epoch", let seconds = Int64(texts[1]) {
-            return Date(timeIntervalSince1970: TimeInterval(seconds))
-        }
-        guard texts.count == 3 else { return nil }
-        let date = texts[1].split(separator: "/").compactMap { Int($0) }
-        let time = texts[2].split(separator: ":").compactMap { Int($0) }
-        guard date.count == 3, time.count == 3 else { return nil }
-        var components = DateComponents()
-        components.calendar = Calendar(identifier: .gregorian)
-        components.timeZone = TimeZone(secondsFromGMT: 0)
-        (components.year, components.month, components.day) = (date[0], date[1], date[2])
-        (components.hour, components.minute, components.second) = (time[0], time[1], time[2])
-        guard components.isValidDate else { return nil }
-        return components.date
-    }
-}
-
-/// The tokens of dhclient's configuration language, as its lease files use it:
-/// words, `"strings"` (with `\"`, `\\` and `\ooo` escapes), `{`, `}`, `;`, and
-/// `#` comments to the end of the line.
-struct DHCPTokens {
-    enum Token: Equatable {
-        case word(String)
-        case string([UInt8])
-        case open
-        case close
-        case semicolon
-        /// An unterminated string, or a word or string too long to be real.
-        case invalid
-    }
-
-    private let bytes: [UInt8]
-    private var index = 0
-    /// The longest word or string taken (a URI is at most 8 KiB; escapes quadruple it).
-    static let tokenLimit = 4 * ConnectivityConfiguration.fieldLimit
-
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-    mutating func next() -> Token? {
-        while index < bytes.count {
-            let byte = bytes[index]
-            switch byte {
-            case 0x20, 0x09, 0x0A, 0x0D:
-                index += 1
-            case UInt8(ascii: "#"):
-                while index < bytes.count && bytes[index] != 0x0A { index += 1 }
-            case UInt8(ascii: "{"):
-                index += 1
-                return .open
-            case UInt8(ascii: "}"):
-                index += 1
-                return .close
-            case UInt8(ascii: ";"):
-                index += 1
-                return .semicolon
-            case UInt8(ascii: "\""):
-                return string()
-            default:
-                let start = index
-                while index < bytes.count, !Self.delimiters.contains(bytes[index]) { index += 1 }
-                guard index - start <= Self.tokenLimit else { return .invalid }
-                return .word(String(decoding: bytes[start..<index], as: UTF8.self))
-            }
-        }
-        return nil
-    }
-
-    private static let delimiters: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D, 0x22, 0x23, 0x3B, 0x7B, 0x7D]
-
-    private mutating func string() -> Token {
-        index += 1  // The opening quote.
-        var value: [UInt8] = []
-        while index < bytes.count {
-            let byte = bytes[index]
-            index += 1
-            switch byte {
-            case UInt8(ascii: "\""):
-                return .string(value)
-            case UInt8(ascii: "\\"):
-                guard index < bytes.count else { return .invalid }
-                let octal = bytes[index..<min(index + 3, bytes.count)]
-                if octal.count == 3, octal.allSatisfy({ (0x30...0x37).contains($0) }) {
-                    let number = octal.reduce(0) { $0 * 8 + Int($1 - 0x30) }
-                    guard number <= 0xFF else { return .invalid }
-                    value.append(UInt8(number))
-                    index += 3
-                } else {
-                    value.append(bytes[index])
-                    index += 1
-                }
-            default:
-                value.append(byte)
-            }
-            guard value.count <= Self.tokenLimit else { return .invalid }
-        }
-        return .invalid
+        DHCPLeaseFile.expiry(words).map { Date(timeIntervalSince1970: TimeInterval($0)) }
     }
 }
 

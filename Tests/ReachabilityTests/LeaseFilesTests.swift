@@ -21,6 +21,14 @@ import Testing
         return root
     }
 
+    /// The expiry of `expire WORDS;` (dhclient's lease syntax), via the shared reader.
+    static func expiry(_ words: String) -> Int? {
+        var tokens = DHCPTokens(Array(words.utf8))
+        var list: [DHCPTokens.Token] = []
+        while let token = tokens.next() { list.append(token) }
+        return DHCPLeaseFile.expiry(list)
+    }
+
     static func block(_ interface: String, vendor: String?, expire: String = "never") -> String {
         """
         lease {
@@ -73,7 +81,9 @@ import Testing
         #expect(leases.isMetered(interface: "usb0", index: 92, now: now), "the hex form")
         #expect(!leases.isMetered(interface: "wlan1", index: 93, now: now), "expired")
         #expect(!leases.isMetered(interface: "eth9", index: 94, now: now), "not a dhclient* file")
-        #expect(LeaseFiles.expiry(of: "expire 1 2026/01/05 10:00:00;"[...]) == 1_767_607_200)
+        #expect(Self.expiry("1 2026/01/05 10:00:00") == 1_767_607_200)
+        #expect(Self.expiry("epoch 1767607200") == 1_767_607_200)
+        #expect(Self.expiry("never") == nil)
     }
 
     @Test("garbage, truncation and odd bytes: never metered, never a crash")
@@ -91,8 +101,11 @@ import Testing
             #expect(!leases.isMetered(interface: name, index: index))
         }
         // Hostile dates: never a trap, never an expiry.
-        for date in ["1 -2147483648/01/01 00:00:00", "1 2147483647/13/40 99:99:99", "1 2026/0/1 00:00:00", "x y z w"] {
-            #expect(LeaseFiles.expiry(of: "expire \(date);"[...]) == nil, "\(date)")
+        for date in [
+            "1 -2147483648/01/01 00:00:00", "1 2147483647/13/40 99:99:99", "1 2026/0/1 00:00:00", "x y z w",
+            "1 2026/02/30 00:00:00", "epoch 99999999999999999999999",
+        ] {
+            #expect(Self.expiry(date) == nil, "\(date)")
         }
         let hostile = try Self.root([
             "var/lib/dhcp/dhclient.leases": Self.block(

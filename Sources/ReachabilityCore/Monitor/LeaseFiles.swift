@@ -58,9 +58,11 @@ struct LeaseFiles: Sendable, Hashable {
         // file that has one.
         for file in dhclientFiles() where !pending.isEmpty {
             guard let text = readSmallFile(file, limit: Self.fileLimit) else { continue }
+            let leases = DHCPLeaseFile.leases(Array(text.utf8))
             pending = pending.filter { link in
-                guard let block = Self.lastBlock(in: text, interface: link.name) else { return true }
-                if Self.expiry(of: block).map({ $0 > now }) ?? true, Self.dhclientSaysMetered(block) {
+                guard let lease = leases.last(where: { $0.interface == link.name }) else { return true }
+                let unexpired = lease.expire.flatMap(DHCPLeaseFile.expiry).map { $0 > now } ?? true
+                if unexpired, let value = lease.option(["vendor-encapsulated-options"]), Self.containsMarker(value) {
                     result.insert(link.index)
                 }
                 return false
@@ -73,7 +75,7 @@ struct LeaseFiles: Sendable, Hashable {
     /// (an interface index) or dhclient's.
     static func isLeaseFileName(_ name: String) -> Bool {
         (!name.isEmpty && name.utf8.allSatisfy { (0x30...0x39).contains($0) })
-            || (name.hasPrefix("dhclient") && (name.hasSuffix(".leases") || name.hasSuffix(".lease")))
+            || DHCPLeaseFile.isFileName(name)
     }
 
     /// networkd's lease text: the vendor-specific option in hex, either format.
@@ -91,35 +93,11 @@ struct LeaseFiles: Sendable, Hashable {
         return false
     }
 
-    /// One dhclient lease block's text: its vendor-encapsulated-options, quoted or hex.
-    static func dhclientSaysMetered(_ block: Substring) -> Bool {
-        for line in block.split(whereSeparator: \.isNewline) {
-            let trimmed = line.drop { $0 == " " || $0 == "\t" }
-            let key = "option vendor-encapsulated-options "
-            guard trimmed.hasPrefix(key) else { continue }
-            var value = trimmed.dropFirst(key.count)
-            if let semicolon = value.lastIndex(of: ";") { value = value[..<semicolon] }
-            if value.hasPrefix("\"") { return containsMarker(Array(value.utf8)) }
-            return decodeHex(value.filter { $0 != ":" }[...]).map(containsMarker) ?? false
-        }
-        return false
-    }
-
     /// The dhclient lease files, most recently changed first.
     func dhclientFiles() -> [String] {
         var files: [(path: String, modified: Int)] = []
         for directory in Self.dhclientDirectories.map({ path($0) }) {
-            guard let stream = opendir(directory) else { continue }
-            defer { closedir(stream) }
-            var seen = 0
-            while let entry = readdir(stream), seen < Self.entryLimit {
-                seen += 1
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-                }
-                guard name.hasPrefix("dhclient"), name.hasSuffix(".leases") || name.hasSuffix(".lease") else {
-                    continue
-                }
+            for name in DHCPLeaseFile.fileNames(in: directory, limit: Self.entryLimit) {
                 var info = stat()
                 let full = directory + "/" + name
                 guard stat(full, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
@@ -127,47 +105,6 @@ struct LeaseFiles: Sendable, Hashable {
             }
         }
         return files.sorted(by: { $0.modified > $1.modified }).map(\.path)
-    }
-
-    /// The last `lease { … }` block of `text` whose `interface` is `name`.
-    static func lastBlock(in text: String, interface name: String) -> Substring? {
-        var found: Substring?
-        var rest = text[...]
-        while let start = rest.firstRange(of: "lease {") {
-            let body = rest[start.upperBound...]
-            guard let end = body.firstIndex(of: "}") else { break }
-            let block = body[..<end]
-            if block.contains("interface \"\(name)\";") { found = block }
-            rest = body[body.index(after: end)...]
-        }
-        return found
-    }
-
-    /// A block's `expire W YYYY/MM/DD HH:MM:SS;` (UTC) as seconds since the epoch;
-    /// nil for `expire never;` or none.
-    static func expiry(of block: Substring) -> Int? {
-        for line in block.split(whereSeparator: \.isNewline) {
-            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == ";" })
-            guard words.count >= 4, words[0] == "expire" else { continue }
-            // Parsed as small numbers in range, never as arbitrary Int32s: a hostile
-            // `expire 1 -2147483648/…` must not trap on `- 1900`.
-            let date = words[2].split(separator: "/").map { $0.count <= 4 ? Int($0) : nil }
-            let clock = words[3].split(separator: ":").map { $0.count <= 2 ? Int($0) : nil }
-            guard date.count == 3, clock.count == 3, let year = date[0], let month = date[1], let day = date[2],
-                let hour = clock[0], let minute = clock[1], let second = clock[2],
-                (1970...9999).contains(year), (1...12).contains(month), (1...31).contains(day),
-                (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
-            else { return nil }
-            var parts = tm()
-            parts.tm_year = Int32(year - 1900)
-            parts.tm_mon = Int32(month - 1)
-            parts.tm_mday = Int32(day)
-            parts.tm_hour = Int32(hour)
-            parts.tm_min = Int32(minute)
-            parts.tm_sec = Int32(second)
-            return Int(timegm(&parts))
-        }
-        return nil
     }
 
     static func containsMarker(_ bytes: [UInt8]) -> Bool {
