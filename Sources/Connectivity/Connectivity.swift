@@ -440,10 +440,8 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         let (configuration, resolved) = state.withLock { ($0.configuration, $0.resolved) }
         if let error = resolved.error { throw error }
         try scope.validate()
-        guard (resolved.endpoints + resolved.fallbacks).contains(where: { scope.admits($0) }) else {
-            throw ConnectivityError(
-                "scope \(scope): every endpoint is an address of the other family; none can be probed")
-        }
+        let endpoints = Self.endpoints(resolved, scope: scope)
+        try scope.requireEndpoint(in: endpoints)
         let environment = configuration.environment
         let monitor = try Self.makePathMonitor(environment)
         do throws(ReachabilityError) {
@@ -468,10 +466,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         let client = try ProbeClients.shared.lease(environment)
         defer { ProbeClients.shared.release(environment) }
         let apiSource = configuration.captivePortalAPISource(for: interface)
-        guard let runner = Self.runner(client, configuration.asking(apiSource), resolved, scope: scope) else {
-            throw ConnectivityError(
-                "scope \(scope): every endpoint is an address of the other family; none can be probed")
-        }
+        let runner = Self.runner(client, configuration.asking(apiSource), resolved, endpoints: endpoints, scope: scope)
         let event = await withTaskGroup(of: OneOffEvent.self) { group -> OneOffEvent in
             group.addTask { .finished(await runner.run()) }
             group.addTask {
@@ -643,15 +638,19 @@ public final class Connectivity: Sendable, CustomStringConvertible {
 
     // MARK: - Engine
 
-    /// The runner of one check within `scope`; nil when no endpoint can be probed
-    /// there (every one an address of the other family).
-    private static func runner(
-        _ client: ProbeClient, _ configuration: ConnectivityConfiguration, _ resolved: Resolved, scope: ProbeScope
-    ) -> ProbeRunner? {
-        let endpoints = ConnectivityConfiguration.forOneCheck(
+    /// The endpoints of one check within `scope`: the configured ones and this
+    /// check's draw of fallbacks, those `scope` admits.
+    private static func endpoints(_ resolved: Resolved, scope: ProbeScope) -> [ConnectivityEndpoint] {
+        ConnectivityConfiguration.forOneCheck(
             resolved.endpoints, fallbacks: resolved.fallbacks, count: resolved.fallbacksPerCheck
         ).filter { scope.admits($0) }
-        guard !endpoints.isEmpty else { return nil }
+    }
+
+    /// The runner of one check of `endpoints` within `scope`.
+    private static func runner(
+        _ client: ProbeClient, _ configuration: ConnectivityConfiguration, _ resolved: Resolved,
+        endpoints: [ConnectivityEndpoint], scope: ProbeScope
+    ) -> ProbeRunner {
         var scoped: ScopedProbe?
         if !scope.isAny {
             let needsTLS = endpoints.contains(where: \.isHTTPS) || configuration.captivePortalAPI?.scheme == "https"
@@ -727,8 +726,13 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             var outcome = ProbeRunner.Outcome(verdict: .noInternet(.connectionFailed), endpoints: [], api: nil)
             // Discovery reads files: here, not under the state lock.
             let apiSource = client == nil ? nil : configuration.captivePortalAPISource(for: interface)
-            let runner = client.flatMap {
-                Self.runner($0, configuration.asking(apiSource), resolved, scope: configuration.scope)
+            let endpoints = Self.endpoints(resolved, scope: configuration.scope)
+            let runner = client.flatMap { client in
+                endpoints.isEmpty
+                    ? nil
+                    : Self.runner(
+                        client, configuration.asking(apiSource), resolved, endpoints: endpoints,
+                        scope: configuration.scope)
             }
             if let runner { outcome = await runner.run() }
             if client != nil { ProbeClients.shared.release(environment) }

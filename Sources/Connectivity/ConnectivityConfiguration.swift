@@ -192,10 +192,7 @@ public struct ConnectivityConfiguration: Sendable {
         }
         // URLs set through rwbutler's `connectivityURLs` get its validation here.
         let endpoints = rwbutler.resolve(endpoints)
-        if let family = scope.family, !(endpoints + fallbackEndpoints).contains(where: { scope.admits($0) }) {
-            throw ConnectivityError(
-                "scope \(scope): every endpoint is an address of the other family; none can be probed over \(family)")
-        }
+        try scope.requireEndpoint(in: endpoints + fallbackEndpoints)
         let week = Duration.seconds(7 * 86_400)
         for (name, value) in [
             ("probeTimeout", probeTimeout), ("checkDeadline", checkDeadline),

@@ -61,6 +61,13 @@ public struct ProbeScope: Sendable, Hashable, CustomStringConvertible {
         return address.family == family
     }
 
+    /// Throws unless one of `endpoints` can be probed in this scope (``admits(_:)``).
+    func requireEndpoint(in endpoints: [ConnectivityEndpoint]) throws(ConnectivityError) {
+        guard let family, !endpoints.contains(where: admits) else { return }
+        throw ConnectivityError(
+            "scope \(self): every endpoint is an address of the other family; none can be probed over \(family)")
+    }
+
     /// `path` as this scope sees it: usable only while the scope's interface is
     /// among the available ones (then the only one) and the path carries the
     /// scope's family; otherwise unsatisfied (`notAvailable`).

@@ -15,7 +15,13 @@ struct RobustnessIntegrationTests {
             guard let namespace = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/task/\(task)/ns/net") else {
                 return nil
             }
-            let name = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? "?"
+            // Read after the namespace: a thread whose name can no longer be read has
+            // exited meanwhile (a short-lived namespace helper of a test running beside
+            // this one), and a thread gone is no stray. Names are set before a thread
+            // enters a namespace, so a live one is always seen with its name.
+            guard let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8) else {
+                return nil
+            }
             return (name.trimmingCharacters(in: .whitespacesAndNewlines), namespace)
         }
     }

@@ -147,3 +147,10 @@ import Testing
         #expect(!InterfaceClassifier.classify(vpn, sysfs: Facts(drivers: ["tun0": "rndis_host"])).isTethered)
     }
 }
+
+extension LeaseFiles {
+    /// Whether the lease of one interface says metered (``metered(_:now:)`` for one link).
+    func isMetered(interface name: String, index: Int32, now: Int = time(nil)) -> Bool {
+        !metered([(name, index)], now: now).isEmpty
+    }
+}

@@ -33,12 +33,6 @@ struct LeaseFiles: Sendable, Hashable {
         root.hasSuffix("/") ? root + relative : root + "/" + relative
     }
 
-    /// Whether the lease of interface `name` (index `index`) says metered. `now`
-    /// (seconds since the epoch) decides which dhclient leases expired.
-    func isMetered(interface name: String, index: Int32, now: Int = time(nil)) -> Bool {
-        !metered([(name, index)], now: now).isEmpty
-    }
-
     /// The indices of `links` whose lease says metered, reading each dhclient lease
     /// file at most once for all of them.
     func metered(_ links: [(name: String, index: Int32)], now: Int = time(nil)) -> Set<Int32> {
