@@ -1,5 +1,15 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
+
+// Package traits (docs/DESIGN.md §4.4): what a dependent resolves, fetches and builds.
+// A program that uses only `Reachability`, `ReachabilityCore` or `ReachabilityCompat`
+// depends on this package with `traits: []` and resolves swift-log alone; each trait
+// brings the dependencies of the products it names. All are on by default, so a
+// plain dependency line (and this package built on its own) has every product.
+let connectivity: Set<String> = ["Connectivity"]
+let metrics: Set<String> = ["Metrics"]
+let serviceLifecycle: Set<String> = ["ServiceLifecycle"]
+let cli: Set<String> = ["CLI"]
 
 let package = Package(
     name: "Reachability",
@@ -22,6 +32,23 @@ let package = Package(
         .library(name: "ReachabilityServiceLifecycle", targets: ["ReachabilityServiceLifecycle"]),
         .executable(name: "reachability", targets: ["ReachabilityCLI"]),
     ],
+    traits: [
+        .trait(
+            name: "Connectivity",
+            description: "The Connectivity and ConnectivityURLSession products (AsyncHTTPClient, SwiftNIO, NIO-SSL)."),
+        .trait(
+            name: "Metrics", description: "The ReachabilityMetrics product (swift-metrics).",
+            enabledTraits: ["Connectivity"]),
+        .trait(
+            name: "ServiceLifecycle",
+            description: "The ReachabilityServiceLifecycle product (swift-service-lifecycle).",
+            enabledTraits: ["Connectivity"]),
+        .trait(
+            name: "CLI",
+            description: "The reachability command (swift-argument-parser, swift-prometheus, SwiftNIO).",
+            enabledTraits: ["Connectivity", "Metrics"]),
+        .default(enabledTraits: ["Connectivity", "Metrics", "ServiceLifecycle", "CLI"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.24.0"),
@@ -31,7 +58,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
-        // `swift package generate-documentation` (DocC); a command plugin, not linked into anything.
+        // `swift package generate-documentation` (DocC); a command plugin, not linked into
+        // anything and, used by no target, never resolved by a dependent.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
     targets: [
@@ -58,11 +86,11 @@ let package = Package(
                 "Reachability",
                 "CNetlink",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: connectivity)),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: connectivity)),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: connectivity)),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: connectivity)),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: connectivity)),
             ]
         ),
         .target(
@@ -76,14 +104,17 @@ let package = Package(
         .target(
             name: "ReachabilityMetrics",
             dependencies: [
-                "Reachability", "Connectivity", .product(name: "CoreMetrics", package: "swift-metrics"),
+                "Reachability", "Connectivity",
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: metrics)),
             ]
         ),
         .target(
             name: "ReachabilityServiceLifecycle",
             dependencies: [
                 "Reachability", "Connectivity",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(
+                    name: "ServiceLifecycle", package: "swift-service-lifecycle",
+                    condition: .when(traits: serviceLifecycle)),
             ]
         ),
         .executableTarget(
@@ -96,11 +127,11 @@ let package = Package(
                 "Reachability",
                 "Connectivity",
                 "ReachabilityMetrics",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: cli)),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: cli)),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: cli)),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: cli)),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: cli)),
             ]
         ),
         // What the test targets share: the named parameterized-test input and the

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Depends on this package as a user would, and measures what that costs.
+
+Clones the repository (its committed HEAD) into a scratch folder named
+`reachability-linux`, as a user's clone or SwiftPM's checkout is named, tags the
+clone with the version the README's dependency line asks for (when no such tag
+exists), and makes consumer packages whose Package.swift carries the README's
+dependency lines exactly, with the placeholder URL replaced by the clone's file URL.
+For each it resolves the graph and counts the pins of Package.resolved and the size
+of `.build/checkouts`:
+
+- the core line (`traits: []`): `Reachability`, `ReachabilityCore` and
+  `ReachabilityCompat`, which must resolve at most 2 packages besides this one and
+  fetch under 20 MB of checkouts (issue 26); this consumer is also built and run;
+- the Connectivity line (`traits: ["Connectivity"]`) and the plain line (every trait):
+  resolved and reported.
+
+Usage: python3 Scripts/check-consumer.py [--keep]   (exit 1 when a limit is broken
+or a README line is missing; --keep leaves the scratch folder and prints its path)
+"""
+import json, os, re, shutil, subprocess, sys, tempfile
+
+REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+PLACEHOLDER = "https://github.com/…/reachability-linux"
+CORE_PINS_LIMIT = 3  # this package + 2
+CORE_CHECKOUT_LIMIT = 20 * 1000 * 1000
+
+# (name, README dependency line's traits argument, products, limits apply, build and run)
+CASES = [
+    ("core", ", traits: []", ["Reachability", "ReachabilityCore", "ReachabilityCompat"], True, True),
+    ("connectivity", ', traits: ["Connectivity"]', ["Connectivity"], False, False),
+    ("everything", "", ["Reachability", "Connectivity"], False, False),
+]
+
+PROGRAMS = {
+    "Reachability": 'import Reachability\nprint("Reachability:", try Reachability().currentReachabilityStatus)\n',
+    "ReachabilityCore": 'import ReachabilityCore\nprint("ReachabilityCore:", try PathMonitor().currentPath.status)\n',
+    "ReachabilityCompat": 'import ReachabilityCompat\nprint("ReachabilityCompat:", NWPathMonitor().currentPath.status)\n',
+    "Connectivity": "import Connectivity\n_ = ConnectivityConfiguration()\n",
+}
+
+
+def run(command, cwd, quiet=True):
+    result = subprocess.run(command, cwd=cwd, capture_output=quiet, text=True)
+    if result.returncode != 0:
+        if quiet:
+            sys.stderr.write(result.stdout + result.stderr)
+        sys.exit(f"check-consumer: `{' '.join(command)}` failed in {cwd}")
+    return result.stdout if quiet else ""
+
+
+def readme_line(readme, traits):
+    """The README's dependency line with this traits argument, exactly as written."""
+    version = re.search(r'\.package\(url: "' + re.escape(PLACEHOLDER) + r'", from: "([^"]+)"', readme)
+    if not version:
+        sys.exit(f"check-consumer: README.md has no `.package(url: \"{PLACEHOLDER}\", from: …)` line")
+    line = f'.package(url: "{PLACEHOLDER}", from: "{version.group(1)}"{traits}),'
+    if line not in readme:
+        sys.exit(f"check-consumer: README.md lacks the dependency line\n    {line}")
+    return line, version.group(1)
+
+
+def checkout_bytes(folder):
+    total = 0
+    for root, _, files in os.walk(os.path.join(folder, ".build", "checkouts")):
+        for name in files:
+            path = os.path.join(root, name)
+            if not os.path.islink(path):
+                total += os.path.getsize(path)
+    return total
+
+
+def main():
+    readme = open(os.path.join(REPO, "README.md"), encoding="utf-8").read()
+    scratch = tempfile.mkdtemp(prefix="reachability-consumer-")
+    clone = os.path.join(scratch, "reachability-linux")
+    run(["git", "clone", "-q", "file://" + REPO, clone], scratch)
+    failures = []
+    rows = []
+    for name, traits, products, limited, build in CASES:
+        line, version = readme_line(readme, traits)
+        if not run(["git", "tag", "-l", version], clone).strip():
+            run(["git", "-c", "user.name=ci", "-c", "user.email=ci@localhost", "tag", version], clone)
+        consumer = os.path.join(scratch, "consumer-" + name)
+        targets = []
+        for product in products:
+            target = "Use" + product
+            os.makedirs(os.path.join(consumer, "Sources", target))
+            with open(os.path.join(consumer, "Sources", target, "main.swift"), "w") as source:
+                source.write(PROGRAMS[product])
+            targets.append(
+                f'        .executableTarget(name: "{target}", dependencies: '
+                f'[.product(name: "{product}", package: "reachability-linux")]),'
+            )
+        manifest = "\n".join([
+            "// swift-tools-version: 6.1",
+            "import PackageDescription",
+            "let package = Package(",
+            f'    name: "Consumer{name.capitalize()}",',
+            "    dependencies: [",
+            "        " + line.replace(PLACEHOLDER, "file://" + clone),
+            "    ],",
+            "    targets: [",
+            *targets,
+            "    ]",
+            ")",
+            "",
+        ])
+        with open(os.path.join(consumer, "Package.swift"), "w") as out:
+            out.write(manifest)
+        run(["swift", "package", "resolve"], consumer)
+        pins = json.load(open(os.path.join(consumer, "Package.resolved")))["pins"]
+        size = checkout_bytes(consumer)
+        names = sorted(pin["identity"] for pin in pins)
+        rows.append((name, traits.lstrip(", ") or "(default: every trait)", len(pins), size, names))
+        if limited:
+            if len(pins) > CORE_PINS_LIMIT:
+                failures.append(f"{name}: {len(pins)} pins (at most {CORE_PINS_LIMIT}): {', '.join(names)}")
+            if size >= CORE_CHECKOUT_LIMIT:
+                failures.append(f"{name}: {size / 1e6:.1f} MB of checkouts (under {CORE_CHECKOUT_LIMIT / 1e6:.0f} MB)")
+        if build:
+            run(["swift", "build"], consumer)
+            for target in targets:
+                executable = re.search(r'name: "(\w+)"', target).group(1)
+                print(run([os.path.join(consumer, ".build", "debug", executable)], consumer).strip())
+    print("check-consumer: what a dependent resolves (README's lines, a clone by file URL and tag)")
+    print(f"  {'line':<13} {'traits':<27} {'pins':>4} {'checkouts':>10}  packages")
+    for name, traits, count, size, names in rows:
+        print(f"  {name:<13} {traits:<27} {count:>4} {size / 1e6:>8.1f} MB  {', '.join(names)}")
+    if "--keep" in sys.argv:
+        print("check-consumer: kept", scratch)
+    else:
+        shutil.rmtree(scratch, ignore_errors=True)
+    for failure in failures:
+        print("check-consumer:", failure, file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
