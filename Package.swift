@@ -73,13 +73,8 @@ let package = Package(
             name: "ReachabilityCore",
             dependencies: ["CNetlink", .product(name: "Logging", package: "swift-log")]
         ),
-        // The load-time constructor that installs the NotificationCenter poster.
-        .target(name: "CReachabilityPosting"),
         // ReachabilityCore re-exported, plus NotificationCenter posts and Compat/.
-        .target(
-            name: "Reachability",
-            dependencies: ["ReachabilityCore", "CReachabilityPosting"]
-        ),
+        .target(name: "Reachability", dependencies: ["ReachabilityCore"]),
         .target(
             name: "Connectivity",
             dependencies: [

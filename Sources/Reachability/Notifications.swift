@@ -3,7 +3,6 @@
 // the compatibility layers of Compat/. A program that needs none of that can import
 // ReachabilityCore alone and never load Foundation (DESIGN §4.1).
 
-import CReachabilityPosting
 public import Foundation
 @_exported public import ReachabilityCore
 
@@ -14,14 +13,15 @@ extension Notification.Name {
     ///
     /// Posted only by programs that link this module (`import Reachability`); a
     /// program that imports only `ReachabilityCore` has no Foundation to post with.
-    public static let reachabilityChanged = Notification.Name(NotificationPosting.reachabilityChanged)
+    public static let reachabilityChanged = Notification.Name("reachabilityChanged")
 }
 
-/// Called once by CReachabilityPosting's load-time constructor: from then on the
-/// core posts each delivery's notification on the instance's center.
-@_cdecl("reachability_install_notification_poster")
-func installNotificationPoster() {
-    NotificationPosting.poster = { name, object, center in
-        ((center as? NotificationCenter) ?? .default).post(name: Notification.Name(name), object: object)
+/// The posts themselves: the core delivers to the closures and observers, then,
+/// because `Reachability` conforms here (where Foundation is), calls this.
+extension Reachability: PostsReachabilityNotifications {
+    /// Posts ``Foundation/Notification/Name/reachabilityChanged`` with this instance
+    /// on `center` (ashleymills' `notificationCenter`; nil: the default center).
+    package func postReachabilityChanged(on center: (any AnyObject & Sendable)?) {
+        ((center as? NotificationCenter) ?? .default).post(name: .reachabilityChanged, object: self)
     }
 }

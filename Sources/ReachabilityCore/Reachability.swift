@@ -51,7 +51,7 @@ public final class Reachability: Sendable {
         _ = try MonitorRegistry.Key(environment)
         core = NotifierCore(
             spec: spec, environment: environment, queue: queue ?? Self.defaultNotificationQueue,
-            notification: postsNotifications ? NotificationPosting.reachabilityChanged : nil, resolver: resolver)
+            postsNotifications: postsNotifications, resolver: resolver)
         core.storage.withLock { $0.owner = self }
     }
 
@@ -446,7 +446,8 @@ extension Reachability {
     }
 
     /// The center this instance's notification is posted on; nil for the default
-    /// one (``NotificationPosting``: a `NotificationCenter`, which this module can't name).
+    /// one (``PostsReachabilityNotifications``: a `NotificationCenter`, which this module
+    /// can't name).
     package var postingCenter: (any AnyObject & Sendable)? {
         get { core.storage.withLock { $0.notificationCenter } }
         set { core.storage.replace(\.notificationCenter, with: newValue) }

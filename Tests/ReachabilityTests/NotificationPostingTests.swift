@@ -4,46 +4,41 @@ import Testing
 
 @testable import ReachabilityCore
 
-/// The poster the `Reachability` module installs in the core at load time
-/// (Sources/ReachabilityCore/Monitor/NotificationPosting.swift).
+/// How a delivery becomes a notification: `Reachability`'s conformance to the core's
+/// `PostsReachabilityNotifications`, declared in the `Reachability` module
+/// (Sources/Reachability/Notifications.swift), with no load-time code.
 @Suite struct NotificationPostingTests {
-    final class Object: Sendable {}
+    final class Plain: Sendable {}
 
-    @Test("Linking Reachability installs the poster; it posts the name with the object on the given center")
-    func installed() throws {
-        let poster = try #require(NotificationPosting.poster)
-        let center = NotificationCenter()
-        let object = Object()
-        let received = LockedValue<[String]>([])
-        let token = center.addObserver(forName: .reachabilityChanged, object: nil, queue: nil) { note in
-            received.withLock { $0.append("\(note.name.rawValue) \(note.object as AnyObject === object)") }
-        }
-        defer { center.removeObserver(token) }
-        poster(NotificationPosting.reachabilityChanged, object, center)
-        #expect(received.withLock { $0 } == ["reachabilityChanged true"])
+    @Test("With the Reachability module linked, Reachability's notifier posts; one of another owner type doesn't")
+    func conformance() throws {
+        #expect(try Reachability(address: "127.0.0.1").core.posting)
+        let other = NotifierCore<Plain>(
+            spec: .fixed(.internet), environment: .default, queue: .main, postsNotifications: true)
+        #expect(!other.posting)
+        let silent = NotifierCore<Reachability>(
+            spec: .fixed(.internet), environment: .default, queue: .main, postsNotifications: false)
+        #expect(!silent.posting)
     }
 
-    /// The core reads the poster on every delivery. Held as a bare closure behind the
-    /// lock, each read wrapped the stored value in two more reabstraction thunks, and
-    /// a call after some 100,000 deliveries overflowed the stack (signal 11 in CI).
-    @Test("Reading the poster 200,000 times leaves it one call deep: a call still posts once")
-    func readsDoNotNest() throws {
-        for _ in 0..<200_000 { _ = NotificationPosting.poster }
+    @Test("The conformance posts reachabilityChanged with the instance on the given center, else the default one")
+    func posts() throws {
+        let reachability = try Reachability(address: "127.0.0.1")
         let center = NotificationCenter()
-        let count = LockedValue(0)
-        let token = center.addObserver(forName: .reachabilityChanged, object: nil, queue: nil) { _ in
-            count.withLock { $0 += 1 }
+        let received = LockedValue<[String]>([])
+        let token = center.addObserver(forName: .reachabilityChanged, object: nil, queue: nil) { note in
+            received.withLock { $0.append("\(note.name.rawValue) \(note.object as AnyObject === reachability)") }
         }
         defer { center.removeObserver(token) }
-        // On a thread with a small (512 KiB) stack, where a deep chain fails first.
-        let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            NotificationPosting.poster?(NotificationPosting.reachabilityChanged, Object(), center)
-            done.signal()
-        }
-        thread.stackSize = 512 * 1024
-        thread.start()
-        done.wait()
-        #expect(count.withLock { $0 } == 1)
+        reachability.postReachabilityChanged(on: center)
+        #expect(received.withLock { $0 } == ["reachabilityChanged true"])
+        let onDefault = LockedValue(0)
+        let defaultToken = NotificationCenter.default.addObserver(
+            forName: .reachabilityChanged, object: reachability, queue: nil
+        ) { _ in onDefault.withLock { $0 += 1 } }
+        defer { NotificationCenter.default.removeObserver(defaultToken) }
+        reachability.postReachabilityChanged(on: nil)
+        #expect(onDefault.withLock { $0 } == 1)
+        #expect(received.withLock { $0 }.count == 1)
     }
 }

@@ -39,7 +39,8 @@ final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
         var whenError: ErrorCallback?
         var queue: DispatchQueue
         /// Where the owner's notification is posted: a `NotificationCenter`, nil for
-        /// `NotificationCenter.default` (``NotificationPosting``; this module has no Foundation).
+        /// `NotificationCenter.default` (``PostsReachabilityNotifications``; this module
+        /// has no Foundation).
         var notificationCenter: (any AnyObject & Sendable)?
         /// False: this instance posts nothing (the CLI, whose lines are all it delivers).
         var postsNotifications = true
@@ -80,22 +81,23 @@ final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
     let lookupName: String?
     let environment: NetworkEnvironment
     let storage: LockedValue<Storage>
-    /// The name of the notification posted with the owner on each delivery (when
-    /// the `Reachability` module has installed ``NotificationPosting/poster``); nil
-    /// for the internal watcher of `waitUntilReachable`, which posts nothing.
-    let notification: String?
+    /// Whether each delivery is also posted as a notification: the owner's type
+    /// posts them (``PostsReachabilityNotifications``: the `Reachability` module is
+    /// linked) and the owner wants them (false for the internal watcher of
+    /// `waitUntilReachable`, which posts nothing).
+    let posting: Bool
     /// The resolver for hostname targets (tests give their own).
     let resolver: ResolverPool
 
     init(
-        spec: Spec, environment: NetworkEnvironment, queue: DispatchQueue, notification: String?,
+        spec: Spec, environment: NetworkEnvironment, queue: DispatchQueue, postsNotifications: Bool,
         resolver: ResolverPool = .shared
     ) {
         self.spec = spec
         if case .hostname(let name) = spec { lookupName = Hostname.lookupName(name) } else { lookupName = nil }
         self.environment = environment
         self.storage = LockedValue(Storage(queue: queue))
-        self.notification = notification
+        self.posting = postsNotifications && Owner.self is any PostsReachabilityNotifications.Type
         self.resolver = resolver
     }
 
@@ -384,7 +386,7 @@ final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
         for id in observers { storage.observers[id]?.awaitingFirstState = false }
         // Nothing to call and nothing to post (the CLI's instances): no queue hop, so
         // no thread wakes up beside the reader.
-        let posts = notification != nil && storage.postsNotifications && NotificationPosting.poster != nil
+        let posts = posting && storage.postsNotifications
         guard posts || !observers.isEmpty || storage.whenReachable != nil || storage.whenUnreachable != nil else {
             return
         }
@@ -418,7 +420,9 @@ final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
         guard let (owner, callback, center, posts, observers) = pending else { return }
         callback?(owner)
         defer {
-            if let notification, posts, let post = NotificationPosting.poster { post(notification, owner, center) }
+            if posting, posts, let poster = owner as? any PostsReachabilityNotifications {
+                poster.postReachabilityChanged(on: center)
+            }
         }
         for id in observers {
             // Removal takes effect at once, even from inside an earlier callback.
