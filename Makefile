@@ -5,18 +5,25 @@
 #   sudo make install          # into /usr/local (PREFIX=/usr, DESTDIR=… for packaging)
 #   sudo make uninstall
 #
+# Two executables (docs/DESIGN.md §4.5): bin/reachability runs status, watch, wait and
+# interfaces itself, on the core library alone; for anything else it runs
+# libexec/reachability/reachability-full, the whole command (Connectivity, SwiftNIO,
+# TLS, Prometheus). Both are stripped on install; to keep their symbols:
+#   make install INSTALL_PROGRAM='install -m 755'
 # Nothing here needs root but writing into PREFIX.
 
 PREFIX ?= /usr/local
 DESTDIR ?=
+INSTALL_PROGRAM ?= install -m 755 -s
 BINDIR = $(DESTDIR)$(PREFIX)/bin
+LIBEXECDIR = $(DESTDIR)$(PREFIX)/libexec/reachability
 MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
 BASHDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSHDIR = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 FISHDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 UNITDIR = $(DESTDIR)$(PREFIX)/lib/systemd/system
-BINARY = .build/release/reachability
-MANPAGES = .build/plugins/GenerateManual/outputs/ReachabilityCLI
+RELEASE = .build/release
+MANPAGES = .build/plugins/GenerateManual/outputs/ReachabilityFullCLI
 
 .PHONY: all build man install uninstall
 
@@ -24,24 +31,28 @@ all: build
 
 build:
 	swift build -c release --product reachability --static-swift-stdlib
+	swift build -c release --product reachability-full --static-swift-stdlib
 
-# swift-argument-parser's generate-manual plugin: a page per subcommand (from a debug
-# build of the same command, whose help is the same).
+# swift-argument-parser's generate-manual plugin: a page per subcommand, from the full
+# command (a debug build of it, whose help is the same).
 man:
 	swift package generate-manual --configuration debug --multi-page
 
 install: build man
-	install -d $(BINDIR) $(MANDIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR) $(UNITDIR)
-	install -m 755 $(BINARY) $(BINDIR)/reachability
+	install -d $(BINDIR) $(LIBEXECDIR) $(MANDIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR) $(UNITDIR)
+	$(INSTALL_PROGRAM) $(RELEASE)/reachability $(BINDIR)/reachability
+	$(INSTALL_PROGRAM) $(RELEASE)/reachability-full $(LIBEXECDIR)/reachability-full
 	install -m 644 $(MANPAGES)/*.1 $(MANDIR)/
-	$(BINARY) --generate-completion-script bash > $(BASHDIR)/reachability
-	$(BINARY) --generate-completion-script zsh > $(ZSHDIR)/_reachability
-	$(BINARY) --generate-completion-script fish > $(FISHDIR)/reachability.fish
+	$(RELEASE)/reachability --generate-completion-script bash > $(BASHDIR)/reachability
+	$(RELEASE)/reachability --generate-completion-script zsh > $(ZSHDIR)/_reachability
+	$(RELEASE)/reachability --generate-completion-script fish > $(FISHDIR)/reachability.fish
 	sed 's|/usr/local/bin/reachability|$(PREFIX)/bin/reachability|' \
 		Packaging/systemd/reachability-wait-online.service > $(UNITDIR)/reachability-wait-online.service
 	chmod 644 $(UNITDIR)/reachability-wait-online.service
 
 uninstall:
-	rm -f $(BINDIR)/reachability $(MANDIR)/reachability.1 $(MANDIR)/reachability.*.1 \
+	rm -f $(BINDIR)/reachability $(LIBEXECDIR)/reachability-full \
+		$(MANDIR)/reachability.1 $(MANDIR)/reachability.*.1 \
 		$(BASHDIR)/reachability $(ZSHDIR)/_reachability $(FISHDIR)/reachability.fish \
 		$(UNITDIR)/reachability-wait-online.service
+	-rmdir $(LIBEXECDIR) 2>/dev/null

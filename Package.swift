@@ -30,7 +30,11 @@ let package = Package(
         .library(name: "ReachabilityMetrics", targets: ["ReachabilityMetrics"]),
         // Reachability, PathMonitor and Connectivity as swift-service-lifecycle services.
         .library(name: "ReachabilityServiceLifecycle", targets: ["ReachabilityServiceLifecycle"]),
+        // The command (docs/DESIGN.md §4.5): `reachability` runs status, watch, wait and
+        // interfaces on ReachabilityCore alone and runs `reachability-full`, the whole
+        // command, for anything else.
         .executable(name: "reachability", targets: ["ReachabilityCLI"]),
+        .executable(name: "reachability-full", targets: ["ReachabilityFullCLI"]),
     ],
     traits: [
         .trait(
@@ -116,9 +120,16 @@ let package = Package(
             name: "ReachabilityExample",
             dependencies: ["Reachability", "Connectivity"]
         ),
+        // What both executables share: status, watch, wait and interfaces, output,
+        // process rules, the small command's parser. ReachabilityCore only.
+        .target(name: "ReachabilityCommands", dependencies: ["ReachabilityCore"]),
+        // Not a dependency of the full command's target: SwiftPM would link that one's
+        // libraries (SwiftNIO, Connectivity…) into this executable. Build both products.
+        .executableTarget(name: "ReachabilityCLI", dependencies: ["ReachabilityCommands"]),
         .executableTarget(
-            name: "ReachabilityCLI",
+            name: "ReachabilityFullCLI",
             dependencies: [
+                "ReachabilityCommands",
                 "Reachability",
                 "Connectivity",
                 "ReachabilityMetrics",
@@ -148,7 +159,8 @@ let package = Package(
             // the Connectivity tests probe real SwiftNIO HTTP servers there.
             dependencies: [
                 "Reachability", "ReachabilityCore", "Connectivity", "ConnectivityURLSession", "ReachabilityCompat",
-                "ReachabilityCLI", "ReachabilityMetrics", "ReachabilityServiceLifecycle",
+                "ReachabilityCLI", "ReachabilityFullCLI", "ReachabilityCommands", "ReachabilityMetrics",
+                "ReachabilityServiceLifecycle",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -4,7 +4,7 @@ import Reachability
 import ReachabilityMetrics
 import Testing
 
-@testable import ReachabilityCLI
+@testable import ReachabilityCommands
 @_spi(Testing) @testable import ReachabilityCore
 
 /// A running `reachability exporter` inside a test namespace, and HTTP requests to

@@ -2,7 +2,7 @@ import Foundation
 import Reachability
 import Testing
 
-@testable import ReachabilityCLI
+@testable import ReachabilityCommands
 @_spi(Testing) @testable import ReachabilityCore
 
 /// The `reachability` binary under test: `REACHABILITY_CLI` when set (e.g. the
@@ -187,7 +187,7 @@ struct CLIIntegrationTests {
         let hostile = "a\"b\\c\n\r\t\u{1}\u{1F}é😀/"
         let line = Output.json(
             target: hostile, state: ReachabilityState(flags: [.reachable, .isWWAN], interface: nil),
-            time: Date(timeIntervalSince1970: 1_795_000_000.5))
+            time: timespec(tv_sec: 1_795_000_000, tv_nsec: 500_000_000))
         let object = try jsonObject(line)
         #expect(object["target"] as? String == hostile)
         #expect(object["time"] as? String == "2026-11-18T11:06:40.500Z")

@@ -2,7 +2,7 @@ import Foundation
 import Reachability
 import Testing
 
-@testable import ReachabilityCLI
+@testable import ReachabilityCommands
 @_spi(Testing) @testable import ReachabilityCore
 
 /// A datagram socket standing in for systemd's NOTIFY_SOCKET: a python3 child

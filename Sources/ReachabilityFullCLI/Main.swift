@@ -1,9 +1,14 @@
 import ArgumentParser
 import Connectivity
-import Foundation
 import Reachability
+import ReachabilityCommands
 
 /// `reachability`: can this host reach X now, over what, and tell me when that changes.
+///
+/// This is the full command, `reachability-full`: every subcommand and option, the
+/// help, man pages and completion scripts. The small `reachability` runs `status`,
+/// `watch`, `wait` and `interfaces` itself and becomes this program for anything else
+/// (docs/DESIGN.md §4.5); both run the same implementations (ReachabilityCommands).
 @main
 struct ReachabilityCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -50,6 +55,8 @@ struct ReachabilityCommand: ParsableCommand {
             CLIProcess.finish(0)
         } catch let code as ExitCode {
             CLIProcess.finish(code.rawValue)
+        } catch let status as ExitStatus {
+            CLIProcess.finish(status.code)
         } catch let error as ConnectivityError {
             CLIProcess.writeError("reachability: \(error)\n")
             CLIProcess.finish(2)
@@ -72,13 +79,29 @@ struct ReachabilityCommand: ParsableCommand {
     /// Runs an async command on the cooperative pool and waits for it.
     private static func runToCompletion(_ command: any AsyncParsableCommand) throws {
         nonisolated(unsafe) var command = command
-        nonisolated(unsafe) var failure: (any Error)?
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do { try await command.run() } catch { failure = error }
-            done.signal()
-        }
-        done.wait()
-        if let failure { throw failure }
+        try CommandLineTool.runToCompletion { try await command.run() }
+    }
+}
+
+/// `--namespace PATH|NAME`, on every subcommand.
+struct NamespaceOption: ParsableArguments {
+    @Option(name: .customLong("namespace"), help: ArgumentHelp(Namespace.help, valueName: "path|name"))
+    var namespace: String?
+
+    func validate() throws {
+        try usage(Namespace.validate(namespace))
+    }
+
+    /// The environment it names (see ``Namespace/environment(_:)``).
+    var environment: NetworkEnvironment { Namespace.environment(namespace) }
+}
+
+/// Runs `body`, reporting a ``UsageError`` as swift-argument-parser's validation
+/// error (usage text, exit 2).
+func usage(_ body: @autoclosure () throws(UsageError) -> Void) throws {
+    do throws(UsageError) {
+        try body()
+    } catch {
+        throw ValidationError(error.message)
     }
 }

@@ -5,9 +5,9 @@ import Glibc
 /// `KEY=VALUE` lines to that AF_UNIX socket; a leading '@' names an abstract socket.
 /// Failures are ignored, as sd_notify's callers do: the command's work doesn't
 /// depend on the service manager hearing it.
-enum SystemdNotify {
+package enum SystemdNotify {
     /// The socket from the environment, read once (nil outside systemd).
-    static let socketPath: String? = {
+    package static let socketPath: String? = {
         guard let value = getenv("NOTIFY_SOCKET").map({ String(cString: $0) }), !value.isEmpty else { return nil }
         // Only a path or an abstract name; sd_notify also takes vsock, which this doesn't.
         guard value.hasPrefix("/") || value.hasPrefix("@") else { return nil }
@@ -17,7 +17,7 @@ enum SystemdNotify {
     /// Sends `message` ("STATUS=…", "READY=1", several joined by newlines). Returns
     /// whether it went out (false outside systemd).
     @discardableResult
-    static func send(_ message: String) -> Bool {
+    package static func send(_ message: String) -> Bool {
         guard let path = socketPath else { return false }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -40,7 +40,7 @@ enum SystemdNotify {
     }
 
     /// A STATUS= line: one line of text (newlines would start another assignment).
-    static func status(_ text: String) {
+    package static func status(_ text: String) {
         send("STATUS=" + text.map { $0.isNewline ? " " : String($0) }.joined())
     }
 }

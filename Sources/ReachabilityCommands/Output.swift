@@ -1,15 +1,21 @@
-import ArgumentParser
-import Foundation
-import Reachability
+package import Dispatch
+package import Glibc
+package import ReachabilityCore
 
 /// The documented JSON line and the aligned text form of one state.
-enum Output {
+package enum Output {
+    /// The wall-clock time now (CLOCK_REALTIME).
+    package static func now() -> timespec {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return time
+    }
+
     /// `2026-11-22T08:42:21.438Z`: UTC, milliseconds. Formatted by hand from
     /// clock_gettime, because this runs once per printed line on the event path.
-    static func timestamp(_ date: Date = Date()) -> String {
-        let seconds = date.timeIntervalSince1970
-        var whole = time_t(seconds.rounded(.down))
-        let millis = min(999, Int((seconds - Double(whole)) * 1000))
+    package static func timestamp(_ time: timespec = now()) -> String {
+        var whole = time.tv_sec
+        let millis = min(999, Int(time.tv_nsec / 1_000_000))
         var parts = tm()
         gmtime_r(&whole, &parts)
         func pad(_ value: Int32, _ width: Int) -> String {
@@ -21,7 +27,7 @@ enum Output {
     }
 
     /// A JSON string literal (RFC 8259 escaping: quote, backslash, control characters).
-    static func quote(_ text: String) -> String {
+    package static func quote(_ text: String) -> String {
         var out = "\""
         out.reserveCapacity(text.utf8.count + 2)
         for scalar in text.unicodeScalars {
@@ -40,7 +46,7 @@ enum Output {
         return out + "\""
     }
 
-    static func interfaceJSON(_ interface: NetworkInterface?) -> String {
+    package static func interfaceJSON(_ interface: NetworkInterface?) -> String {
         guard let interface else { return "null" }
         return
             "{\"name\": \(quote(interface.name)), \"index\": \(interface.index), \"type\": \(quote(interface.type.rawValue))}"
@@ -48,7 +54,9 @@ enum Output {
 
     /// `{"time": …, "target": …, "status": …, "reachable": …, "connectionRequired": …,
     /// "flags": […], "rawFlags": …, "interface": {…} | null}`, keys in that order.
-    static func json(target: String, state: ReachabilityState, time: Date = Date(), extra: String = "") -> String {
+    package static func json(
+        target: String, state: ReachabilityState, time: timespec = now(), extra: String = ""
+    ) -> String {
         let flags = state.flags.names.map(quote).joined(separator: ", ")
         return "{\"time\": \(quote(timestamp(time))), \"target\": \(quote(target)), "
             + "\"status\": \(quote(state.status.rawValue)), \"reachable\": \(state.isReachable), "
@@ -59,7 +67,7 @@ enum Output {
     /// `{"status": …, "interfaces": [{…}], "gateways": […], "supportsIPv4": …,
     /// "supportsIPv6": …, "supportsDNS": …, "isExpensive": …, "linkQuality": …, "networkIdentity": …}`,
     /// keys in that order (`status`'s `"path"`, `watch --path`, the exporter's `/status`).
-    static func pathJSON(_ path: NetworkPath) -> String {
+    package static func pathJSON(_ path: NetworkPath) -> String {
         let interfaces = path.availableInterfaces.map { interfaceJSON($0) }.joined(separator: ", ")
         let gateways = path.gateways.map { quote($0.description) }.joined(separator: ", ")
         return "{\"status\": \(quote(path.status.rawValue)), \"interfaces\": [\(interfaces)], "
@@ -70,7 +78,7 @@ enum Output {
     }
 
     /// `{"id": …, "interface": …, "gateways": [{"address": …, "hardwareAddress": …}], "prefixes": […], "ssid": …}`.
-    static func identityJSON(_ identity: NetworkIdentity) -> String {
+    package static func identityJSON(_ identity: NetworkIdentity) -> String {
         let gateways = identity.gateways.map { gateway in
             "{\"address\": \(quote(gateway.address.description)), "
                 + "\"hardwareAddress\": \(gateway.hardwareAddress.map(quote) ?? "null")}"
@@ -82,44 +90,49 @@ enum Output {
     }
 
     /// `2026-11-22T08:31:16.120Z  internet  reachableViaWiFi  -R -------  eth0 (#2, wiredEthernet)`.
-    static func line(target: String, state: ReachabilityState, width: Int, time: Date = Date()) -> String {
-        let padded = target.padding(toLength: max(width, target.count), withPad: " ", startingAt: 0)
-        let status = state.status.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)
+    package static func line(target: String, state: ReachabilityState, width: Int, time: timespec = now()) -> String {
+        let padded = pad(target, to: width)
+        let status = pad(state.status.rawValue, to: 16)
         return "\(timestamp(time))  \(padded)  \(status)  \(state.flags)  \(state.interface?.description ?? "-")"
     }
 
     /// Writes one line to stdout at once (unbuffered). A failed write ends the
     /// command with status 1 (see ``CLIProcess``).
-    static func emit(_ line: String) {
+    package static func emit(_ line: String) {
         CLIProcess.writeOut(line + "\n")
+    }
+
+    /// `text` followed by spaces up to `width` characters (as is when longer).
+    package static func pad(_ text: String, to width: Int) -> String {
+        let count = text.count
+        return count >= width ? text : text + String(repeating: " ", count: width - count)
     }
 }
 
 /// `--namespace PATH|NAME`, on every subcommand.
-struct NamespaceOption: ParsableArguments {
-    @Option(
-        name: .customLong("namespace"),
-        help: ArgumentHelp(
-            "Look at another network namespace: a namespace file (/proc/PID/ns/net, /run/netns/NAME) or the NAME of one made by `ip netns add`. Entering it needs root (CAP_SYS_ADMIN).",
-            valueName: "path|name"))
-    var namespace: String?
+package enum Namespace {
+    /// The help text of `--namespace`.
+    package static let help =
+        "Look at another network namespace: a namespace file (/proc/PID/ns/net, /run/netns/NAME) or the NAME of one made by `ip netns add`. Entering it needs root (CAP_SYS_ADMIN)."
 
-    func validate() throws {
-        if let namespace, namespace.isEmpty {
-            throw ValidationError("--namespace \"\" names no namespace")
-        }
+    /// Refuses `--namespace ""`, which names no namespace.
+    package static func validate(_ namespace: String?) throws(UsageError) {
+        if let namespace, namespace.isEmpty { throw UsageError("--namespace \"\" names no namespace") }
     }
 
-    /// The environment it names: a NAME without '/' is `/run/netns/NAME`, as `ip netns` keeps them.
-    var environment: NetworkEnvironment {
+    /// The environment `namespace` names: a NAME without '/' is `/run/netns/NAME`, as
+    /// `ip netns` keeps them; nil is this process's own namespace.
+    package static func environment(_ namespace: String?) -> NetworkEnvironment {
         guard let namespace else { return .default }
         return NetworkEnvironment(networkNamespacePath: namespace.contains("/") ? namespace : "/run/netns/\(namespace)")
     }
 }
 
 /// Parses a TARGET argument into a watched instance and its display name.
-enum TargetArgument {
-    static func make(_ argument: String?, queue: DispatchQueue? = nil, environment: NetworkEnvironment = .default)
+package enum TargetArgument {
+    package static func make(
+        _ argument: String?, queue: DispatchQueue? = nil, environment: NetworkEnvironment = .default
+    )
         throws -> (name: String, reachability: Reachability)
     {
         let (name, reachability) =
@@ -139,7 +152,7 @@ enum TargetArgument {
     /// namespace went away (exit 1, as for "no longer reachable") or the resolver
     /// failed (exit `resolverFailure`; nil: report it on stderr and go on, as
     /// `watch` does while the library retries).
-    static func exitOnErrors(_ reachability: Reachability, resolverFailure: Int32?) {
+    package static func exitOnErrors(_ reachability: Reachability, resolverFailure: Int32?) {
         reachability.whenError = { _, error in
             CLIProcess.writeError("reachability: \(error)\n")
             if error.code == .namespace { CLIProcess.finish(1) }
@@ -148,12 +161,12 @@ enum TargetArgument {
     }
 
     /// The subcommands a mistyped TARGET may have meant.
-    static let subcommands = ["status", "watch", "wait", "check", "interfaces", "exporter"]
+    package static let subcommands = ["status", "watch", "wait", "check", "interfaces", "exporter"]
 
     /// `"did you mean `reachability watch`?"` when `argument` is one edit (an
     /// insertion, deletion, substitution or swap of two neighbours) from a
     /// subcommand's name; nil otherwise.
-    static func suggestion(for argument: String) -> String? {
+    package static func suggestion(for argument: String) -> String? {
         guard let match = subcommands.first(where: { editDistance(argument.lowercased(), $0) == 1 }) else {
             return nil
         }
@@ -161,7 +174,7 @@ enum TargetArgument {
     }
 
     /// The optimal-string-alignment distance (Levenshtein plus adjacent swaps).
-    static func editDistance(_ left: String, _ right: String) -> Int {
+    package static func editDistance(_ left: String, _ right: String) -> Int {
         let a = Array(left.unicodeScalars)
         let b = Array(right.unicodeScalars)
         guard !a.isEmpty else { return b.count }
@@ -186,7 +199,8 @@ enum TargetArgument {
     /// resolution (up to `timeout`), instant otherwise.
     /// Nil when none came (the timeout passed, or an error ended the notifier:
     /// see `lastError`).
-    static func firstState(of reachability: Reachability, timeout: Duration) async throws -> ReachabilityState? {
+    package static func firstState(of reachability: Reachability, timeout: Duration) async throws -> ReachabilityState?
+    {
         try reachability.startNotifier()
         defer { reachability.stopNotifier() }
         return await firstElement(of: reachability.updates, within: timeout) { _ in true }
@@ -195,7 +209,7 @@ enum TargetArgument {
 
 /// The first element of `updates` that satisfies `matches`, or nil when `timeout`
 /// passes first (or the sequence ends).
-func firstElement<Element: Sendable>(
+package func firstElement<Element: Sendable>(
     of updates: AsyncStream<Element>, within timeout: Duration, where matches: @escaping @Sendable (Element) -> Bool
 ) async -> Element? {
     await firstResult(within: timeout) {
@@ -206,17 +220,20 @@ func firstElement<Element: Sendable>(
 
 /// A `--timeout`-style number of seconds: finite, not negative, at most a year
 /// (so that converting it to a `Duration` can't overflow).
-enum Seconds {
-    static let limit = 31_536_000.0
+package enum Seconds {
+    /// A year: the longest duration accepted.
+    package static let limit = 31_536_000.0
 
-    static func check(_ value: Double, _ option: String, allowZero: Bool = true) throws {
+    /// Refuses a value that is not a finite number of seconds from 0 (or more
+    /// than 0 without `allowZero`) up to ``limit``, naming `option`.
+    package static func check(_ value: Double, _ option: String, allowZero: Bool = true) throws(UsageError) {
         guard value.isFinite, value >= 0, allowZero || value > 0, value <= limit else {
-            throw ValidationError("\(option) \(value) is not a duration in seconds (0 to \(Int(limit)))")
+            throw UsageError("\(option) \(value) is not a duration in seconds (0 to \(Int(limit)))")
         }
     }
 
     /// `value` seconds as a `Duration` (checked first).
-    static func duration(_ value: Double) -> Duration {
+    package static func duration(_ value: Double) -> Duration {
         .milliseconds(Int64((min(max(value, 0), limit) * 1000).rounded(.up)))
     }
 }

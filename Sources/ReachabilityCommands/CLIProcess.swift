@@ -19,10 +19,10 @@ import Glibc
 ///   EBADF, as `cat` reports). The soft RLIMIT_NOFILE is raised to the hard limit
 ///   (at most 2^20), and the command exits 2 at once, naming the limit, when
 ///   fewer than ``descriptorsNeeded`` descriptors are free.
-enum CLIProcess {
+package enum CLIProcess {
     /// Free descriptors the commands need: netlink sockets, SwiftNIO's event loop
     /// (epoll, eventfd, timerfd), resolver and HTTP sockets, with room to spare.
-    static let descriptorsNeeded = 64
+    package static let descriptorsNeeded = 64
 
     /// The largest soft descriptor limit set (Linux's default `fs.nr_open`).
     static let descriptorCap: rlim_t = 1 << 20
@@ -52,7 +52,7 @@ enum CLIProcess {
 
     /// Sets up signals, the standard descriptors and the descriptor limit. Must
     /// run first in `main`, while the process has a single thread.
-    static func start() {
+    package static func start() {
         var blocked = endingSignals
         pthread_sigmask(SIG_BLOCK, &blocked, nil)
         _ = lock
@@ -63,7 +63,7 @@ enum CLIProcess {
 
     /// From now on a signal ends the command with status 0 (`watch`: being
     /// interrupted is how it ends).
-    static func signalsExitZero() {
+    package static func signalsExitZero() {
         pthread_mutex_lock(lock)
         signalExitsZero = true
         pthread_mutex_unlock(lock)
@@ -71,12 +71,12 @@ enum CLIProcess {
 
     /// Parks the calling thread for good: signals are blocked, so pause(2) never
     /// returns (the loop is for form), and the thread wakes for nothing.
-    static func parkForever() -> Never {
+    package static func parkForever() -> Never {
         while true { pause() }
     }
 
     /// Ends the process with `status` once no line is being written.
-    static func finish(_ status: Int32) -> Never {
+    package static func finish(_ status: Int32) -> Never {
         lockForExit()
         _exit(status)
     }
@@ -85,7 +85,7 @@ enum CLIProcess {
 
     /// Writes `text` to stdout; a failure ends the process with status 1 and a
     /// message on stderr (or death by SIGPIPE, as `cat`, when the reader went away).
-    static func writeOut(_ text: String) {
+    package static func writeOut(_ text: String) {
         pthread_mutex_lock(lock)
         let error = writeAll(1, text)
         if error != 0 { failOutput(error) }
@@ -93,7 +93,7 @@ enum CLIProcess {
     }
 
     /// Writes `text` to stderr; a failure is ignored (there is nowhere to report it).
-    static func writeError(_ text: String) {
+    package static func writeError(_ text: String) {
         pthread_mutex_lock(lock)
         _ = writeAll(2, text)
         pthread_mutex_unlock(lock)

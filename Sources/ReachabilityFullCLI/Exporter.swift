@@ -6,6 +6,7 @@ import NIOHTTP1
 import NIOPosix
 import Prometheus
 import Reachability
+import ReachabilityCommands
 import ReachabilityMetrics
 
 struct Exporter: ParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Connectivity
 import Foundation
 import Reachability
+import ReachabilityCommands
 
 /// The probe options shared by `check` and `wait --connectivity`.
 struct ProbeOptions: ParsableArguments {
@@ -59,8 +60,8 @@ struct ProbeOptions: ParsableArguments {
         if (expectStatus != nil || expectBody != nil || !header.isEmpty) && urls.isEmpty {
             throw ValidationError("--expect-status, --expect-body and --header apply to --url endpoints")
         }
-        try Seconds.check(probeTimeout, "--probe-timeout", allowZero: false)
-        try Seconds.check(deadline, "--deadline", allowZero: false)
+        try usage(Seconds.check(probeTimeout, "--probe-timeout", allowZero: false))
+        try usage(Seconds.check(deadline, "--deadline", allowZero: false))
         _ = try configuration()
     }
 

@@ -1,0 +1,100 @@
+import Dispatch
+import Glibc
+import ReachabilityCore
+
+/// Runs a parsed ``Invocation`` as a process: ``CLIProcess/start()`` first, then the
+/// command, then its exit status through ``CLIProcess/finish(_:)``. The small
+/// `reachability`'s whole `main`, after its parse.
+package enum CommandLineTool {
+    /// Runs `invocation` and ends the process.
+    package static func run(_ invocation: Invocation) -> Never {
+        CLIProcess.start()
+        do {
+            switch invocation {
+            case .status(let options): try runToCompletion { try await options.run() }
+            case .watch(let options): try options.run()
+            case .wait(let options): try runToCompletion { try await options.run() }
+            case .interfaces(let options): try options.run()
+            }
+            CLIProcess.finish(0)
+        } catch {
+            finish(with: error)
+        }
+    }
+
+    /// Ends the process as `error` says: its exit status, or a message and 2 for
+    /// bad input (the documented statuses).
+    package static func finish(with error: any Error) -> Never {
+        switch error {
+        case let status as ExitStatus:
+            CLIProcess.finish(status.code)
+        default:
+            CLIProcess.writeError("reachability: \(error)\n")
+            CLIProcess.finish(2)
+        }
+    }
+
+    /// Runs `body` as a task on the cooperative pool while this thread waits
+    /// (`main` is synchronous: `watch` never starts Swift concurrency, whose
+    /// libdispatch monitor would wake the process once a second).
+    package static func runToCompletion(_ body: @escaping @Sendable () async throws -> Void) throws {
+        nonisolated(unsafe) var failure: (any Error)?
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do { try await body() } catch { failure = error }
+            done.signal()
+        }
+        done.wait()
+        if let failure { throw failure }
+    }
+}
+
+/// The full command, `reachability-full`: swift-argument-parser's tree of every
+/// subcommand, with Connectivity, SwiftNIO, TLS and Prometheus. The small
+/// `reachability` runs it in its own place (execv, same process, same arguments)
+/// for any command line it doesn't run itself (``Invocation/parse(_:)``), as git runs
+/// `git-*` helpers: from the folder of the running executable (the build folder), or
+/// from `../libexec/reachability/` beside it (`make install`).
+package enum Companion {
+    /// The full command's file name.
+    package static let executableName = "reachability-full"
+
+    /// Where it is looked for, in order, for the executable at `executable`.
+    package static func candidates(beside executable: String) -> [String] {
+        let folder = executable.lastIndex(of: "/").map { String(executable[..<$0]) } ?? "."
+        let base = folder.isEmpty ? "" : folder
+        return [base + "/" + executableName, base + "/../libexec/reachability/" + executableName]
+    }
+
+    /// The running executable's path (/proc/self/exe), nil when unreadable.
+    static func ownExecutable() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Replaces this process with the full command, `arguments` unchanged (the
+    /// first one, the program's name, too). Exits 2 with a message naming the
+    /// places looked at when it can't.
+    package static func exec(_ arguments: [String]) -> Never {
+        let own = ownExecutable() ?? arguments.first ?? "reachability"
+        var tried: [String] = []
+        for path in candidates(beside: own) {
+            guard access(path, X_OK) == 0 else {
+                tried.append("\(path) (\(String(cString: strerror(errno))))")
+                continue
+            }
+            var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+            execv(path, &argv)
+            tried.append("\(path) (\(String(cString: strerror(errno))))")
+            for pointer in argv { free(pointer) }
+        }
+        let message =
+            "reachability: this command needs the full command, \(executableName), which can't be run: "
+            + tried.joined(separator: "; ")
+            + " (`make` builds it and `make install` installs it; `swift build --product reachability-full` builds it)\n"
+        _ = message.withCString { write(2, $0, strlen($0)) }
+        _exit(2)
+    }
+}
