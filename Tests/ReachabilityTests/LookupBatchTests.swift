@@ -199,6 +199,16 @@ import Testing
         #expect(LookupBatch.Outcome.failed.answers == nil)
     }
 
+    @Test("A pass begins: the table published only when asked, a new generation, counted")
+    func beginPass() {
+        var shared = NetlinkMonitor.Shared()
+        let table = TableBuilder().link(2, "eth0").table
+        shared.beginPass(publishing: nil, generation: 3)
+        #expect(shared.table.interfaces.isEmpty && shared.generation == 3 && shared.statistics.evaluationPasses == 1)
+        shared.beginPass(publishing: table, generation: 4)
+        #expect(shared.table[2]?.name == "eth0" && shared.generation == 4 && shared.statistics.evaluationPasses == 2)
+    }
+
     @Test("A start's answers join the known ones only at the same generation; its gateways count until the next pass")
     func recordStart() throws {
         let (a, b) = (try Self.request("192.0.2.1"), try Self.request("192.0.2.2"))

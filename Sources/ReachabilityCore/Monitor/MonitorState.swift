@@ -46,6 +46,14 @@ extension NetlinkMonitor.Shared {
         plannedDestinations = nil
     }
 
+    /// A pass begins at `generation`: it publishes `table` when given one
+    /// (``ReaderMachine/passBegins(_:wirelessChanged:)`` says), and counts.
+    mutating func beginPass(publishing table: InterfaceTable?, generation: UInt64) {
+        if let table { self.table = table }
+        self.generation = generation
+        statistics.evaluationPasses += 1
+    }
+
     /// The pass at `generation` over `batch` ended with `outcome`. Reused answers
     /// still hold at `generation`; the kernel's are the known ones now; after a
     /// failure none are known. The answers' gateways replace the last pass's.
@@ -102,4 +110,14 @@ struct MonitorStatistics: Sendable, Equatable {
     var resolverConfigurationChanges = 0
     /// SO_RCVBUF the kernel granted the event socket.
     var eventReceiveBuffer = 0
+
+    /// Adds what a wake-up brought (``ReaderMachine/Decision/statistics``).
+    mutating func add(_ update: ReaderMachine.StatisticsUpdate) {
+        eventsReceived += update.eventsReceived
+        overruns += update.overruns
+        malformedMessages += update.malformedMessages
+        relevantRouteEvents += update.relevantRouteEvents
+        resolverConfigurationChanges += update.resolverConfigurationChanges
+        if let foreign = update.foreignDatagrams { foreignDatagrams = foreign }
+    }
 }

@@ -360,9 +360,7 @@ final class NetlinkMonitor: Sendable {
         -> ReachabilityError?
     {
         defer { watch.close() }
-        var machine = ReaderMachine()
-        // Neighbor changes not yet published (they make no pass unless a gateway's).
-        var neighborsUnpublished = false
+        var machine = ReaderMachine(watchesLeases: sysfs.leases != nil)
         let descriptors = [events.fd, wake, watch.files?.fd ?? -1, watch.process ?? -1]
         while true {
             let readable: [Bool]
@@ -380,70 +378,45 @@ final class NetlinkMonitor: Sendable {
                 if shared.withLock({ $0.stopRequested }) { return nil }
             }
             var wakeup = ReaderWakeup()
-            var touched: Set<FileWatch.Subject> = []
             if readable[3] || readable[2] {
-                touched = readable[2] ? watch.files?.drain() ?? [] : []
+                let touched = readable[2] ? watch.files?.drain() ?? [] : []
                 if readable[3] || touched.contains(.namespaceFile),
                     let loss = namespaceLoss(processExited: readable[3])
                 {
                     return loss
                 }
-                if touched.contains(.resolverConfiguration) {
-                    wakeup.changed = true
-                    wakeup.cause.resolverConfigurationChanged = true
-                    shared.withLock { $0.statistics.resolverConfigurationChanges += 1 }
-                }
+                wakeup.noteFiles(touched)
             }
             if readable[0] {
                 ReaderDrain.drain(
                     events, into: &table, wakeup: &wakeup, destinations: { lookupDestinations($0) },
                     classify: { InterfaceClassifier.classify($0, sysfs: sysfs) },
                     isGateway: { key in shared.withLock { $0.gatewayNeighbors.contains(key) } })
-                neighborsUnpublished = neighborsUnpublished || wakeup.neighborsChanged
+                wakeup.noteDrained(foreignDatagrams: events.foreignDatagrams)
             }
-            // New links' leases are read once; every link's when a lease file changed.
-            let leasesChanged = touched.contains(.leases)
-            if sysfs.leases != nil, leasesChanged || wakeup.tableChanged,
-                table.updateMeteredByLease(all: leasesChanged, { sysfs.meteredByLease($0) })
-            {
-                wakeup.changed = true
-                wakeup.tableChanged = true
-                wakeup.cause.otherInterfaceChange = true
+            let leases = machine.leaseRead(for: wakeup)
+            if leases != .none {
+                let changed = table.updateMeteredByLease(all: leases == .all) { sysfs.meteredByLease($0) }
+                machine.leasesRead(changed: changed, wakeup: &wakeup)
             }
-            if readable[0] {
-                let foreign = events.foreignDatagrams
-                if wakeup.overruns > 0 {
-                    log(.info, "netlink events were lost (ENOBUFS): reading links and addresses again")
-                }
-                if wakeup.malformedDatagrams > 0 {
-                    log(
-                        .info, "malformed netlink messages dropped: reading links and addresses again",
-                        ["count": "\(wakeup.malformedDatagrams)"])
-                }
-                shared.withLock {
-                    $0.statistics.eventsReceived += wakeup.messages
-                    $0.statistics.overruns += wakeup.overruns
-                    $0.statistics.malformedMessages += wakeup.malformedDatagrams
-                    $0.statistics.relevantRouteEvents += wakeup.relevantRoutes
-                    $0.statistics.foreignDatagrams = foreign
-                }
+            if wakeup.overruns > 0 {
+                log(.info, "netlink events were lost (ENOBUFS): reading links and addresses again")
+            }
+            if wakeup.malformedDatagrams > 0 {
+                log(
+                    .info, "malformed netlink messages dropped: reading links and addresses again",
+                    ["count": "\(wakeup.malformedDatagrams)"])
             }
             let decision = machine.decide(wakeup)
+            if let update = decision.statistics { shared.withLock { $0.statistics.add(update) } }
             if decision.pause { usleep(Self.unrelatedBatchPause) }
             if decision.resync { machine.resyncFinished(succeeded: resync(&table, sysfs: sysfs)) }
             if decision.evaluate {
                 // Wi-Fi links: their SSID and signal as of this pass (nl80211 sends no
                 // event for a signal change; a pass reads them afresh).
                 let wirelessChanged = Self.refreshWireless(&table, environment: environment)
-                neighborsUnpublished = neighborsUnpublished || wirelessChanged
-                let published = table
-                let publish = decision.tableChanged || neighborsUnpublished
-                neighborsUnpublished = false
-                shared.withLock {
-                    if publish { $0.table = published }
-                    $0.generation = Generation.next()
-                    $0.statistics.evaluationPasses += 1
-                }
+                let published = machine.passBegins(decision, wirelessChanged: wirelessChanged) ? table : nil
+                shared.withLock { $0.beginPass(publishing: published, generation: Generation.next()) }
                 machine.evaluationFinished(succeeded: reevaluateAll(cause: decision.cause))
             }
             if shared.withLock({ $0.stopRequested }) { return nil }
