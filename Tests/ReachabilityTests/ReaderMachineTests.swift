@@ -106,6 +106,137 @@ import Testing
         var quiet = ReaderMachine()
         for _ in 0..<20 { #expect(!quiet.decide(ReaderWakeup()).pause) }
     }
+
+    @Test("Leases: the watch fired → every link's; a table change → new links'; nothing, or no lease files → none")
+    func leaseReads() {
+        let machine = ReaderMachine(watchesLeases: true)
+        var fired = ReaderWakeup()
+        fired.noteFiles([.leases])
+        #expect(fired.leasesChanged && !fired.changed, "a lease file alone is no change until its read says so")
+        #expect(machine.leaseRead(for: fired) == .all)
+        fired.tableChanged = true
+        #expect(machine.leaseRead(for: fired) == .all)
+        var newLink = ReaderWakeup()
+        newLink.changed = true
+        newLink.tableChanged = true
+        #expect(machine.leaseRead(for: newLink) == .newLinks)
+        var routeOnly = ReaderWakeup()
+        routeOnly.changed = true
+        #expect(machine.leaseRead(for: routeOnly) == .none)
+        #expect(machine.leaseRead(for: ReaderWakeup()) == .none)
+        #expect(ReaderMachine().leaseRead(for: fired) == .none, "no lease files: none read")
+        #expect(ReaderMachine(watchesLeases: false).leaseRead(for: newLink) == .none)
+    }
+
+    @Test("A lease read that changed a metered state is a table change and a pass, not a carrier-only one")
+    func leaseReadOutcome() {
+        var machine = ReaderMachine(watchesLeases: true)
+        var wakeup = ReaderWakeup()
+        wakeup.noteFiles([.leases])
+        wakeup.messages = 1
+        wakeup.changed = true
+        wakeup.tableChanged = true
+        wakeup.cause.carrierChangedLinks = [2]
+        let before = wakeup
+        machine.leasesRead(changed: false, wakeup: &wakeup)
+        #expect(wakeup == before, "leases that changed nothing change nothing")
+        #expect(wakeup.cause.carrierOnlyLinks == [2])
+
+        var quiet = ReaderWakeup()
+        quiet.noteFiles([.leases])
+        #expect(!machine.decide(quiet).evaluate, "a lease file that changed no metered state makes no pass")
+        machine.leasesRead(changed: true, wakeup: &quiet)
+        #expect(quiet.changed && quiet.tableChanged && quiet.cause.otherInterfaceChange)
+        let decision = machine.decide(quiet)
+        #expect(decision.evaluate && decision.tableChanged && decision.cause.interfacesChanged)
+        machine.leasesRead(changed: true, wakeup: &wakeup)
+        #expect(wakeup.cause.carrierOnlyLinks == nil, "a metered change may move an answer: no reuse")
+    }
+
+    @Test("File events: a resolver change is a pass, counted once; the namespace file is no change of its own")
+    func fileEvents() {
+        var machine = ReaderMachine()
+        var resolver = ReaderWakeup()
+        resolver.noteFiles([.resolverConfiguration, .namespaceFile])
+        #expect(resolver.changed && resolver.cause.resolverConfigurationChanged && !resolver.leasesChanged)
+        let decision = machine.decide(resolver)
+        #expect(decision.evaluate && !decision.tableChanged && decision.cause.resolverConfigurationChanged)
+        #expect(decision.statistics == ReaderMachine.StatisticsUpdate(resolverConfigurationChanges: 1))
+        var namespace = ReaderWakeup()
+        namespace.noteFiles([.namespaceFile])
+        #expect(namespace == ReaderWakeup())
+    }
+
+    @Test(
+        "Counters: a drained wake-up adds its figures and the foreign total; a resolver change one; a quiet one nothing"
+    )
+    func counters() throws {
+        var machine = ReaderMachine()
+        var drained = ReaderWakeup()
+        drained.messages = 40
+        drained.overruns = 2
+        drained.malformedDatagrams = 1
+        drained.relevantRoutes = 3
+        drained.needsResync = true
+        drained.noteDrained(foreignDatagrams: 7)
+        let update = machine.decide(drained).statistics
+        #expect(
+            update
+                == ReaderMachine.StatisticsUpdate(
+                    eventsReceived: 40, overruns: 2, malformedMessages: 1, relevantRouteEvents: 3, foreignDatagrams: 7))
+        var nothingRead = ReaderWakeup()
+        nothingRead.noteDrained(foreignDatagrams: 7)
+        #expect(machine.decide(nothingRead).statistics == ReaderMachine.StatisticsUpdate(foreignDatagrams: 7))
+        #expect(machine.decide(ReaderWakeup()).statistics == nil, "a timeout or the stop eventfd: no lock taken")
+        var leases = ReaderWakeup()
+        leases.noteFiles([.leases])
+        #expect(machine.decide(leases).statistics == nil)
+
+        var statistics = MonitorStatistics()
+        statistics.foreignDatagrams = 3
+        statistics.add(try #require(update))
+        statistics.add(ReaderMachine.StatisticsUpdate(resolverConfigurationChanges: 1))
+        var expected = MonitorStatistics()
+        expected.eventsReceived = 40
+        expected.overruns = 2
+        expected.malformedMessages = 1
+        expected.relevantRouteEvents = 3
+        expected.foreignDatagrams = 7
+        expected.resolverConfigurationChanges = 1
+        #expect(statistics == expected, "the foreign count is the source's total; the others add up")
+    }
+
+    @Test("Publishing: a changed table, a Wi-Fi change or waiting neighbor changes publish with the pass; nothing else")
+    func publishing() {
+        var machine = ReaderMachine()
+        var route = ReaderWakeup()
+        route.messages = 1
+        route.changed = true
+        route.relevantRoutes = 1
+        let routePass = machine.decide(route)
+        #expect(routePass.evaluate && !routePass.tableChanged)
+        let quiet = machine.passBegins(routePass, wirelessChanged: false)
+        #expect(!quiet, "a route changes no table")
+        let wireless = machine.passBegins(routePass, wirelessChanged: true)
+        #expect(wireless, "a Wi-Fi SSID or signal change publishes")
+        let after = machine.passBegins(routePass, wirelessChanged: false)
+        #expect(!after, "and is not carried over")
+
+        var link = ReaderWakeup()
+        link.messages = 1
+        link.changed = true
+        link.tableChanged = true
+        let linkPass = machine.decide(link)
+        let linkPublished = machine.passBegins(linkPass, wirelessChanged: false)
+        #expect(linkPublished, "a changed table is published")
+
+        var failed = ReaderMachine()
+        _ = failed.decide(route)
+        failed.evaluationFinished(succeeded: false)
+        let retry = failed.decide(ReaderWakeup())
+        let retryPublished = failed.passBegins(retry, wirelessChanged: false)
+        #expect(retry.evaluate && !retryPublished, "a retried pass publishes nothing new")
+    }
 }
 
 /// Scripted datagrams in place of the event socket.
@@ -155,13 +286,14 @@ final class ScriptedEventSource: NetlinkEventSource {
 
     static func drain(
         _ items: [ScriptedEventSource.Item], destinations: [IPAddress] = [],
-        table start: InterfaceTable = InterfaceTable()
+        table start: InterfaceTable = InterfaceTable(), wakeup before: ReaderWakeup = ReaderWakeup(),
+        isGateway: (InterfaceTable.NeighborKey) -> Bool = { _ in false }
     )
         -> (ReaderWakeup, InterfaceTable, asked: Int)
     {
         let source = ScriptedEventSource(items)
         var table = start
-        var wakeup = ReaderWakeup()
+        var wakeup = before
         var asked = 0
         ReaderDrain.drain(
             source, into: &table, wakeup: &wakeup,
@@ -169,7 +301,8 @@ final class ScriptedEventSource: NetlinkEventSource {
                 asked += 1
                 return destinations
             },
-            classify: { InterfaceClassifier.classify($0, sysfs: SysfsReader(root: "/nonexistent")) })
+            classify: { InterfaceClassifier.classify($0, sysfs: SysfsReader(root: "/nonexistent")) },
+            isGateway: isGateway)
         return (wakeup, table, asked)
     }
 
@@ -255,6 +388,68 @@ final class ScriptedEventSource: NetlinkEventSource {
         let unrelated = Self.route([10, 0, 0, 0], length: 24)
         let (quiet, _, _) = Self.drain([.datagram(lost + unrelated)], destinations: [target], table: up)
         #expect(quiet.cause.carrierOnlyLinks == [2], "a route covering no destination changes no answer")
+    }
+
+    @Test("A resolver change before the drain makes the pass due: routes are noted, no longer weighed")
+    func resolverBeforeDrain() throws {
+        var files = ReaderWakeup()
+        files.noteFiles([.resolverConfiguration])
+        let target = try IPAddress("198.51.100.7")
+        let covering = Self.route([198, 51, 100, 0], length: 24)
+        let (wakeup, _, asked) = Self.drain([.datagram(covering)], destinations: [target], wakeup: files)
+        #expect(wakeup.changed && wakeup.relevantRoutes == 0 && asked == 0)
+        #expect(wakeup.cause.routes.count == 1, "still noted for the hostnames")
+    }
+
+    @Test("A neighbor change that is not a gateway's makes no pass, and is published with the next pass only")
+    func neighborUnpublished() throws {
+        let eth1 = TableBuilder().link(3, "eth1").table
+        let (wakeup, table, _) = Self.drain([.datagram(NeighborTests.datagram())], table: eth1)
+        #expect(wakeup.neighborsChanged && !wakeup.changed && !wakeup.tableChanged)
+        #expect(table.linkLayerAddress(of: try IPAddress("192.0.2.2"), on: 3) == [2, 0, 0, 0, 0, 0xaa])
+        var machine = ReaderMachine()
+        #expect(!machine.decide(wakeup).evaluate, "no pass for a host on the LAN")
+        #expect(machine.neighborsUnpublished)
+        #expect(!machine.decide(ReaderWakeup()).evaluate, "still none on the next wake-up")
+
+        let (rule, _, _) = Self.drain(
+            [
+                .datagram(
+                    B.message(
+                        type: NLMsgType.newRule, payload: B.rtmsg(family: AddressFamily.inet, destinationLength: 0)))
+            ])
+        let pass = machine.decide(rule)
+        #expect(pass.evaluate && !pass.tableChanged && !pass.cause.interfacesChanged)
+        let published = machine.passBegins(pass, wirelessChanged: false)
+        #expect(published, "the waiting neighbor change is published")
+        #expect(!machine.neighborsUnpublished)
+        let again = machine.passBegins(pass, wirelessChanged: false)
+        #expect(!again, "once")
+    }
+
+    @Test("A gateway's neighbor change makes a pass, not an interface change, and publishes the table")
+    func gatewayNeighbor() throws {
+        let eth1 = TableBuilder().link(3, "eth1").table
+        let gateway = InterfaceTable.NeighborKey(index: 3, address: try IPAddress("192.0.2.2"))
+        var seen: [InterfaceTable.NeighborKey] = []
+        let (wakeup, _, _) = Self.drain(
+            [.datagram(NeighborTests.datagram())], table: eth1,
+            isGateway: {
+                seen.append($0)
+                return $0 == gateway
+            })
+        #expect(seen == [gateway])
+        #expect(wakeup.changed && wakeup.neighborsChanged && wakeup.cause.gatewayNeighborChanged)
+        var machine = ReaderMachine()
+        let decision = machine.decide(wakeup)
+        #expect(decision.evaluate && !decision.tableChanged && !decision.cause.interfacesChanged)
+        #expect(!decision.cause.isRelevant(toHostAt: [try IPAddress("203.0.113.1")]), "hostnames need not re-resolve")
+        let published = machine.passBegins(decision, wirelessChanged: false)
+        #expect(published)
+
+        let other = Self.drain(
+            [.datagram(NeighborTests.datagram(destination: [192, 0, 2, 3]))], table: eth1, isGateway: { $0 == gateway })
+        #expect(other.0.neighborsChanged && !other.0.changed, "another host on the same link")
     }
 
     @Test("A netconf event alone makes a pass")

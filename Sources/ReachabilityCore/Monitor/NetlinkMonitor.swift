@@ -14,22 +14,6 @@ protocol MonitorClient: AnyObject, Sendable {
     func monitorFailed(_ error: ReachabilityError)
 }
 
-extension NetlinkMonitor.Shared {
-    mutating func invalidatePlans() {
-        plannedRequests = nil
-        plannedDestinations = nil
-        planVersion &+= 1
-    }
-
-    /// Keeps a pass's distinct requests unless plans changed since they were made;
-    /// their destinations are worked out when a route event first needs them.
-    mutating func keep(_ requests: [LookupRequest], plannedAt version: UInt64) {
-        guard version == planVersion else { return }
-        plannedRequests = requests
-        plannedDestinations = nil
-    }
-}
-
 /// A client's plan for one pass: its lookups, and what it does with their answers
 /// (in the same order), the pass's generation (which orders evaluations) and what
 /// changed. `finish` runs on the reader thread: it must not call user code or block.
@@ -42,36 +26,9 @@ struct MonitorPlan {
 /// to the link, address, route and rule groups, one request socket for dumps and
 /// lookups, and one reader thread that blocks in poll(2) until the kernel has
 /// news or `stop()` is called. It serves every client (Reachability instance)
-/// of its namespace.
+/// of its namespace. Its decisions are pure machines' (``ReaderMachine``,
+/// ``LookupBatch``, the rules of ``Shared``); this is their I/O.
 final class NetlinkMonitor: Sendable {
-    struct Shared: Sendable {
-        /// The published interface table: what one-off evaluations read.
-        var table = InterfaceTable()
-        /// Each client with how many registrations it holds (a start superseded by
-        /// stop + start unregisters its own registration, not the newer one).
-        var clients: [ObjectIdentifier: (client: any MonitorClient, registrations: Int)] = [:]
-        /// The destinations of the clients' latest plans (nil: plan again). What
-        /// makes a route event relevant.
-        var plannedDestinations: [IPAddress]?
-        /// The distinct requests of the latest pass's plans (nil: plan again).
-        var plannedRequests: [LookupRequest]?
-        /// Bumped whenever plans may have changed (a client joined or left, or its
-        /// lookups changed): plans made before a bump are not kept.
-        var planVersion: UInt64 = 0
-        /// Bumped each time the table or the routing state changes.
-        var generation: UInt64 = 0
-        /// The answers known to hold since the last change that could move one: what
-        /// a pass after a carrier change alone reuses (nil after a failed pass).
-        var knownAnswers: KnownAnswers?
-        /// The gateways the last pass's answers named, on their links: a change of
-        /// one's link-layer address (the network identity) makes a pass.
-        var gatewayNeighbors: Set<InterfaceTable.NeighborKey> = []
-        var stopRequested = false
-        /// Why the monitor stopped by itself (its namespace went away), if it did.
-        var failure: ReachabilityError?
-        var statistics = MonitorStatistics()
-    }
-
     let environment: NetworkEnvironment
     /// The namespace the sockets are in, held open (nil: the process's own).
     let namespace: NetworkNamespace?
@@ -197,17 +154,8 @@ final class NetlinkMonitor: Sendable {
         let (table, generation) = snapshot
         let state = try evaluation.evaluate(in: table) { requests throws(ReachabilityError) in
             let results = try lookup(requests)
-            // A start's answers join the known ones if no pass came in between.
-            let gateways = Self.gateways(requests, results)
-            shared.withLock { shared in
-                // Until the next pass replaces them: this client's gateways count too.
-                shared.gatewayNeighbors.formUnion(gateways)
-                guard shared.generation == generation else { return }
-                if shared.knownAnswers?.generation != generation {
-                    shared.knownAnswers = KnownAnswers(generation: generation)
-                }
-                shared.knownAnswers?.add(requests, results, askedAt: generation)
-            }
+            let gateways = LookupBatch.gateways(requests, results)
+            shared.withLock { $0.recordStart(requests, results, gateways: gateways, askedAt: generation) }
             return results
         }
         return (state, generation)
@@ -235,21 +183,6 @@ final class NetlinkMonitor: Sendable {
     /// How long a pass waits for nl80211 per Wi-Fi link (the kernel answers in
     /// microseconds; a driver stuck in a firmware reset must not hold the reader).
     static let wirelessTimeout: Duration = .milliseconds(250)
-
-    /// The gateways `results` name, on their links (the neighbors whose link-layer
-    /// address is part of a network identity).
-    static func gateways(_ requests: [LookupRequest], _ results: [LookupResult]) -> Set<InterfaceTable.NeighborKey> {
-        var gateways: Set<InterfaceTable.NeighborKey> = []
-        for (request, result) in zip(requests, results) {
-            guard case .route(let route) = result else { continue }
-            for index in [request.outputInterface, route.outputInterface].compactMap({ $0 }) {
-                if let gateway = route.gateway(via: index) {
-                    gateways.insert(InterfaceTable.NeighborKey(index: index, address: gateway.withoutZone))
-                }
-            }
-        }
-        return gateways
-    }
 
     /// The published interface table and its generation.
     var snapshot: (InterfaceTable, UInt64) { shared.withLock { ($0.table, $0.generation) } }
@@ -427,9 +360,7 @@ final class NetlinkMonitor: Sendable {
         -> ReachabilityError?
     {
         defer { watch.close() }
-        var machine = ReaderMachine()
-        // Neighbor changes not yet published (they make no pass unless a gateway's).
-        var neighborsUnpublished = false
+        var machine = ReaderMachine(watchesLeases: sysfs.leases != nil)
         let descriptors = [events.fd, wake, watch.files?.fd ?? -1, watch.process ?? -1]
         while true {
             let readable: [Bool]
@@ -447,70 +378,45 @@ final class NetlinkMonitor: Sendable {
                 if shared.withLock({ $0.stopRequested }) { return nil }
             }
             var wakeup = ReaderWakeup()
-            var touched: Set<FileWatch.Subject> = []
             if readable[3] || readable[2] {
-                touched = readable[2] ? watch.files?.drain() ?? [] : []
+                let touched = readable[2] ? watch.files?.drain() ?? [] : []
                 if readable[3] || touched.contains(.namespaceFile),
                     let loss = namespaceLoss(processExited: readable[3])
                 {
                     return loss
                 }
-                if touched.contains(.resolverConfiguration) {
-                    wakeup.changed = true
-                    wakeup.cause.resolverConfigurationChanged = true
-                    shared.withLock { $0.statistics.resolverConfigurationChanges += 1 }
-                }
+                wakeup.noteFiles(touched)
             }
             if readable[0] {
                 ReaderDrain.drain(
                     events, into: &table, wakeup: &wakeup, destinations: { lookupDestinations($0) },
                     classify: { InterfaceClassifier.classify($0, sysfs: sysfs) },
                     isGateway: { key in shared.withLock { $0.gatewayNeighbors.contains(key) } })
-                neighborsUnpublished = neighborsUnpublished || wakeup.neighborsChanged
+                wakeup.noteDrained(foreignDatagrams: events.foreignDatagrams)
             }
-            // New links' leases are read once; every link's when a lease file changed.
-            let leasesChanged = touched.contains(.leases)
-            if sysfs.leases != nil, leasesChanged || wakeup.tableChanged,
-                table.updateMeteredByLease(all: leasesChanged, { sysfs.meteredByLease($0) })
-            {
-                wakeup.changed = true
-                wakeup.tableChanged = true
-                wakeup.cause.otherInterfaceChange = true
+            let leases = machine.leaseRead(for: wakeup)
+            if leases != .none {
+                let changed = table.updateMeteredByLease(all: leases == .all) { sysfs.meteredByLease($0) }
+                machine.leasesRead(changed: changed, wakeup: &wakeup)
             }
-            if readable[0] {
-                let foreign = events.foreignDatagrams
-                if wakeup.overruns > 0 {
-                    log(.info, "netlink events were lost (ENOBUFS): reading links and addresses again")
-                }
-                if wakeup.malformedDatagrams > 0 {
-                    log(
-                        .info, "malformed netlink messages dropped: reading links and addresses again",
-                        ["count": "\(wakeup.malformedDatagrams)"])
-                }
-                shared.withLock {
-                    $0.statistics.eventsReceived += wakeup.messages
-                    $0.statistics.overruns += wakeup.overruns
-                    $0.statistics.malformedMessages += wakeup.malformedDatagrams
-                    $0.statistics.relevantRouteEvents += wakeup.relevantRoutes
-                    $0.statistics.foreignDatagrams = foreign
-                }
+            if wakeup.overruns > 0 {
+                log(.info, "netlink events were lost (ENOBUFS): reading links and addresses again")
+            }
+            if wakeup.malformedDatagrams > 0 {
+                log(
+                    .info, "malformed netlink messages dropped: reading links and addresses again",
+                    ["count": "\(wakeup.malformedDatagrams)"])
             }
             let decision = machine.decide(wakeup)
+            if let update = decision.statistics { shared.withLock { $0.statistics.add(update) } }
             if decision.pause { usleep(Self.unrelatedBatchPause) }
             if decision.resync { machine.resyncFinished(succeeded: resync(&table, sysfs: sysfs)) }
             if decision.evaluate {
                 // Wi-Fi links: their SSID and signal as of this pass (nl80211 sends no
                 // event for a signal change; a pass reads them afresh).
                 let wirelessChanged = Self.refreshWireless(&table, environment: environment)
-                neighborsUnpublished = neighborsUnpublished || wirelessChanged
-                let published = table
-                let publish = decision.tableChanged || neighborsUnpublished
-                neighborsUnpublished = false
-                shared.withLock {
-                    if publish { $0.table = published }
-                    $0.generation = Generation.next()
-                    $0.statistics.evaluationPasses += 1
-                }
+                let published = machine.passBegins(decision, wirelessChanged: wirelessChanged) ? table : nil
+                shared.withLock { $0.beginPass(publishing: published, generation: Generation.next()) }
                 machine.evaluationFinished(succeeded: reevaluateAll(cause: decision.cause))
             }
             if shared.withLock({ $0.stopRequested }) { return nil }
@@ -568,75 +474,49 @@ final class NetlinkMonitor: Sendable {
         return true
     }
 
-    /// Whether the kernel may skip routes over `links` without carrier for the
-    /// families `requests` ask about (`ignore_routes_with_linkdown` set on one of
-    /// them or on `all`); also when that can't be read.
-    private func linkdownRoutesMayBeIgnored(links: Set<Int32>, requests: [LookupRequest]) -> Bool {
-        var families = Set<UInt8>()
-        for request in requests {
-            families.insert(request.destination.family == .ipv4 ? AddressFamily.inet : AddressFamily.inet6)
-            if families.count == 2 { break }
-        }
-        return self.requests.withLock { socket in
+    /// Whether the kernel may skip routes over `links` without carrier for
+    /// `families` (`ignore_routes_with_linkdown` set on one of them or on `all`);
+    /// also when that can't be read.
+    private func linkdownRoutesMayBeIgnored(_ links: Set<Int32>, _ families: Set<UInt8>) -> Bool {
+        requests.withLock { socket in
             guard let socket else { return true }
             return (try? socket.socket.ignoresLinkdownRoutes(links: links, families: families)) ?? true
         }
     }
 
     /// Looks up every client's target (pipelined, identical lookups shared) and
-    /// hands each its new state. Returns false when the lookups failed.
+    /// hands each its new state. Returns false when the lookups failed. The
+    /// decisions are ``LookupBatch``'s; this is the I/O around them.
     private func reevaluateAll(cause: PassCause) -> Bool {
         let (clients, table, generation, version) = shared.withLock {
             ($0.clients.values.map(\.client), $0.table, $0.generation, $0.planVersion)
         }
         guard !clients.isEmpty else { return true }
-        var unique: [LookupRequest: Int] = [:]
-        var ordered: [LookupRequest] = []
         // Each client plans once per pass; the plans also say which route events
         // matter until the next pass.
-        let passPlans = clients.map { $0.plan(for: table) }
-        let slots = passPlans.map { plan in
-            plan.requests.map { request in
-                if let slot = unique[request] { return slot }
-                unique[request] = ordered.count
-                ordered.append(request)
-                return ordered.count - 1
-            }
-        }
-        let carrierOnly = cause.carrierOnlyLinks
+        let plans = clients.map { $0.plan(for: table) }
+        let batch = LookupBatch(plans.lazy.map(\.requests))
         let known = shared.withLock { shared in
-            shared.keep(ordered, plannedAt: version)
-            return carrierOnly == nil ? nil : shared.knownAnswers
+            shared.keep(batch.requests, plannedAt: version)
+            return shared.knownAnswers
         }
-        let results: [LookupResult]
-        if let links = carrierOnly, let reused = known?.answers(for: ordered),
-            !linkdownRoutesMayBeIgnored(links: links, requests: ordered)
+        let outcome: LookupBatch.Outcome
+        if let reused = batch.reuse(cause: cause, known: known, linkdownRoutesMayBeIgnored: linkdownRoutesMayBeIgnored)
         {
             // Only carrier changed, on links whose routes the kernel keeps using
             // without it: the known answers still hold (no lookup round trips).
-            results = reused
-            shared.withLock {
-                $0.knownAnswers?.stillHold(at: generation)
-                $0.statistics.reusedAnswerPasses += 1
-            }
+            outcome = reused
         } else {
             do throws(ReachabilityError) {
-                results = try lookup(ordered)
-                shared.withLock {
-                    $0.knownAnswers = KnownAnswers(slots: unique, results: results, generation: generation)
-                }
+                outcome = batch.lookedUp(try lookup(batch.requests))
             } catch {
-                shared.withLock {
-                    $0.statistics.failedPasses += 1
-                    $0.knownAnswers = nil
-                }
-                return false
+                outcome = .failed
             }
         }
-        let gateways = Self.gateways(ordered, results)
-        shared.withLock { $0.gatewayNeighbors = gateways }
-        for (plan, slots) in zip(passPlans, slots) {
-            plan.finish(slots.map { results[$0] }, generation, cause)
+        shared.withLock { $0.record(outcome, of: batch, at: generation) }
+        guard let answers = outcome.answers else { return false }
+        for (index, plan) in plans.enumerated() {
+            plan.finish(batch.answers(forPlan: index, in: answers), generation, cause)
         }
         return true
     }
@@ -654,30 +534,6 @@ enum Generation {
 struct RequestSocket: @unchecked Sendable {
     // @unchecked: the socket is only used inside NetlinkMonitor.requests' lock.
     let socket: NetlinkSocket
-}
-
-/// Counters kept by a monitor, for tests and diagnostics.
-struct MonitorStatistics: Sendable, Equatable {
-    /// Times the kernel reported dropped events (ENOBUFS).
-    var overruns = 0
-    /// Re-dumps of links and addresses after an overrun or a malformed message.
-    var resyncs = 0
-    /// Re-dumps that failed (and were retried).
-    var failedResyncs = 0
-    var malformedMessages = 0
-    /// Datagrams dropped because they were not from the kernel (forged events).
-    var foreignDatagrams = 0
-    var eventsReceived = 0
-    /// Route events whose prefix covered a looked-up destination (they cause a pass).
-    var relevantRouteEvents = 0
-    var evaluationPasses = 0
-    /// Passes after a carrier change alone that reused the last pass's answers.
-    var reusedAnswerPasses = 0
-    var failedPasses = 0
-    /// Changes of the resolver's configuration files seen (inotify).
-    var resolverConfigurationChanges = 0
-    /// SO_RCVBUF the kernel granted the event socket.
-    var eventReceiveBuffer = 0
 }
 
 extension InterfaceTable {

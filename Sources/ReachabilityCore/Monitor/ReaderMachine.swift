@@ -1,8 +1,16 @@
 /// What the reader thread drained in one wake-up: kernel events and file
-/// events, reduced to what the decisions need. Filled by
-/// ``ReaderDrain/drain(_:into:wakeup:destinations:classify:)`` and by the file
-/// watch; read by ``ReaderMachine``.
+/// events, reduced to what the decisions need. Filled by the file watch
+/// (``noteFiles(_:)``), by ``ReaderDrain/drain(_:into:wakeup:destinations:classify:isGateway:)``
+/// (``noteDrained(foreignDatagrams:)``) and by the lease read
+/// (``ReaderMachine/leasesRead(changed:wakeup:)``); read by ``ReaderMachine``.
 struct ReaderWakeup: Sendable, Equatable {
+    /// The event socket was drained (it was readable).
+    var drained = false
+    /// The event source's count of datagrams it dropped as not the kernel's (a
+    /// total, not this wake-up's), when it was drained.
+    var foreignDatagrams = 0
+    /// A file in a watched lease directory changed: every link's leases are read again.
+    var leasesChanged = false
     /// Netlink messages read.
     var messages = 0
     /// Something happened that may change an answer (a pass is due).
@@ -23,6 +31,32 @@ struct ReaderWakeup: Sendable, Equatable {
     var relevantRoutes = 0
     /// What changed, for the clients (hostnames re-resolve on some causes only).
     var cause = PassCause()
+
+    /// Notes what the file watch reported. Comes before the drain: a resolver
+    /// change makes a pass due, after which the drain no longer weighs routes.
+    mutating func noteFiles(_ touched: Set<FileWatch.Subject>) {
+        if touched.contains(.resolverConfiguration) {
+            changed = true
+            cause.resolverConfigurationChanged = true
+        }
+        leasesChanged = touched.contains(.leases)
+    }
+
+    /// Notes that the event socket was drained, and its count of foreign datagrams.
+    mutating func noteDrained(foreignDatagrams: Int) {
+        drained = true
+        self.foreignDatagrams = foreignDatagrams
+    }
+}
+
+/// Which links' DHCP leases a wake-up reads (``LeaseFiles``: `ANDROID_METERED`).
+enum LeaseRead: Sendable, Equatable {
+    /// None.
+    case none
+    /// Links whose leases were never read: those the table just gained.
+    case newLinks
+    /// Every link's: a lease file changed.
+    case all
 }
 
 /// The reader thread's decisions, apart from its I/O, as a pure machine in the
@@ -38,13 +72,30 @@ struct ReaderWakeup: Sendable, Equatable {
 ///   changing no answer is a storm of unrelated routes: each further one pauses
 ///   briefly so the next events gather (one wake-up per batch, not per route).
 ///   Anything that matters ends the run.
+/// - Leases (``leaseRead(for:)``): every link's are read when the lease watch
+///   fired, new links' when the table changed; a changed metered state is a
+///   table change.
+/// - Publishing (``passBegins(_:wirelessChanged:)``): a pass publishes the table
+///   when it changed, when a Wi-Fi link's SSID or signal did, or when neighbor
+///   changes are waiting. A neighbor change makes no pass unless it is a
+///   gateway's, but it is published with the next pass.
+/// - Counters: what each wake-up adds to ``MonitorStatistics`` (``Decision/statistics``).
 struct ReaderMachine: Sendable, Equatable {
+    /// Whether lease directories are watched (the environment has lease files).
+    let watchesLeases: Bool
     /// A pass failed; the next is due even if nothing happens.
     private(set) var retryPending = false
     /// A resync failed (or the poll did); the next is due even if nothing happens.
     private(set) var resyncPending = false
     /// Wake-ups in a row that brought only events changing no answer.
     private(set) var unrelatedStreak = 0
+    /// Neighbor changes in the reader's table not yet published.
+    private(set) var neighborsUnpublished = false
+
+    /// A machine with nothing pending; `watchesLeases`: the environment has lease files.
+    init(watchesLeases: Bool = false) {
+        self.watchesLeases = watchesLeases
+    }
 
     static let unrelatedStreakBeforePausing = 8
     /// How long the loop waits to retry a failed pass or resync.
@@ -61,6 +112,20 @@ struct ReaderMachine: Sendable, Equatable {
         var evaluate = false
         var tableChanged = false
         var cause = PassCause()
+        /// What to add to the monitor's statistics (nil: nothing).
+        var statistics: StatisticsUpdate?
+    }
+
+    /// What one wake-up adds to ``MonitorStatistics``.
+    struct StatisticsUpdate: Sendable, Equatable {
+        var eventsReceived = 0
+        var overruns = 0
+        var malformedMessages = 0
+        var relevantRouteEvents = 0
+        var resolverConfigurationChanges = 0
+        /// The event source's count of foreign datagrams (a total: it replaces
+        /// the last); nil when it was not drained.
+        var foreignDatagrams: Int?
     }
 
     /// The poll(2) timeout: none while nothing is pending, a second while a retry is.
@@ -68,6 +133,24 @@ struct ReaderMachine: Sendable, Equatable {
 
     /// poll(2) itself failed (only ENOMEM is plausible): events may be lost.
     mutating func pollFailed() { resyncPending = true }
+
+    /// Which links' leases `wakeup` calls for, once drained: every link's when a
+    /// lease file changed, new links' when the table changed, none otherwise (or
+    /// without lease files). Report the outcome to ``leasesRead(changed:wakeup:)``.
+    func leaseRead(for wakeup: ReaderWakeup) -> LeaseRead {
+        guard watchesLeases else { return .none }
+        if wakeup.leasesChanged { return .all }
+        return wakeup.tableChanged ? .newLinks : .none
+    }
+
+    /// The leases ``leaseRead(for:)`` asked for were read; `changed`: a link's
+    /// metered state moved. That is a table change, and a pass.
+    func leasesRead(changed: Bool, wakeup: inout ReaderWakeup) {
+        guard changed else { return }
+        wakeup.changed = true
+        wakeup.tableChanged = true
+        wakeup.cause.otherInterfaceChange = true
+    }
 
     /// Decides what a wake-up calls for.
     mutating func decide(_ wakeup: ReaderWakeup) -> Decision {
@@ -84,7 +167,34 @@ struct ReaderMachine: Sendable, Equatable {
         decision.cause = wakeup.cause
         if decision.resync { decision.cause.resynced = true }
         decision.cause.interfacesChanged = decision.cause.interfacesChanged || decision.tableChanged
+        neighborsUnpublished = neighborsUnpublished || wakeup.neighborsChanged
+        decision.statistics = Self.statistics(of: wakeup)
         return decision
+    }
+
+    /// What `wakeup` adds to the counters: the drain's figures when the socket
+    /// was drained, a resolver-configuration change when the watch saw one.
+    private static func statistics(of wakeup: ReaderWakeup) -> StatisticsUpdate? {
+        let resolver = wakeup.cause.resolverConfigurationChanged ? 1 : 0
+        guard wakeup.drained || resolver > 0 else { return nil }
+        var update = StatisticsUpdate(resolverConfigurationChanges: resolver)
+        if wakeup.drained {
+            update.eventsReceived = wakeup.messages
+            update.overruns = wakeup.overruns
+            update.malformedMessages = wakeup.malformedDatagrams
+            update.relevantRouteEvents = wakeup.relevantRoutes
+            update.foreignDatagrams = wakeup.foreignDatagrams
+        }
+        return update
+    }
+
+    /// The pass `decision` asked for begins, its Wi-Fi links read afresh
+    /// (`wirelessChanged`: an SSID or signal moved). Returns whether it publishes
+    /// the table: when the table changed (or was read afresh), when Wi-Fi did,
+    /// or when neighbor changes wait; those are then published.
+    mutating func passBegins(_ decision: Decision, wirelessChanged: Bool) -> Bool {
+        defer { neighborsUnpublished = false }
+        return decision.tableChanged || neighborsUnpublished || wirelessChanged
     }
 
     /// The resync a decision asked for worked, or not (then it is retried).

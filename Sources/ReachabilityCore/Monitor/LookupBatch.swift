@@ -1,0 +1,117 @@
+/// One evaluation pass's lookups, apart from their I/O: every client's plan's
+/// requests de-duplicated (an identical lookup is asked once, at its first
+/// place), whether the pass reuses the answers known to hold after a carrier
+/// change alone instead of asking the kernel (DESIGN §4.2), each plan's answers
+/// out of the shared ones, and the gateways they name. Pure: the monitor asks
+/// the kernel, records the ``Outcome`` under its lock
+/// (``NetlinkMonitor/Shared/record(_:of:at:)``) and hands each plan its answers.
+struct LookupBatch: Sendable {
+    /// The distinct requests, in the order the plans first ask them: what the
+    /// kernel is asked, and the order of the answers.
+    private(set) var requests: [LookupRequest] = []
+    /// Each distinct request's index in ``requests`` (and in the answers).
+    private(set) var slots: [LookupRequest: Int] = [:]
+    /// Every plan's requests' slots, plan after plan (one array for all plans).
+    private var planSlots: [Int] = []
+    /// Where each plan's slots end in `planSlots`.
+    private var planEnds: [Int] = []
+
+    /// The batch of `plans`, each given as its requests, in the order the plans
+    /// are later answered in.
+    init(_ plans: some Sequence<[LookupRequest]>) {
+        planEnds.reserveCapacity(plans.underestimatedCount)
+        for plan in plans {
+            for request in plan {
+                if let slot = slots[request] {
+                    planSlots.append(slot)
+                } else {
+                    slots[request] = requests.count
+                    planSlots.append(requests.count)
+                    requests.append(request)
+                }
+            }
+            planEnds.append(planSlots.count)
+        }
+    }
+
+    /// How many plans the batch holds.
+    var planCount: Int { planEnds.count }
+
+    /// Plan `plan`'s slots: the index of each of its requests in ``requests``, in its order.
+    func slots(ofPlan plan: Int) -> ArraySlice<Int> {
+        planSlots[(plan == 0 ? 0 : planEnds[plan - 1])..<planEnds[plan]]
+    }
+
+    /// Plan `plan`'s answers out of `answers` (one per request of ``requests``),
+    /// in the order of its requests.
+    func answers(forPlan plan: Int, in answers: [LookupResult]) -> [LookupResult] {
+        slots(ofPlan: plan).map { answers[$0] }
+    }
+
+    /// The address families the requests ask about (`AF_INET`, `AF_INET6`).
+    var families: Set<UInt8> {
+        var families = Set<UInt8>()
+        for request in requests {
+            families.insert(request.destination.family == .ipv4 ? AddressFamily.inet : AddressFamily.inet6)
+            if families.count == 2 { break }
+        }
+        return families
+    }
+
+    /// The answers a pass for `cause` may take without asking the kernel: the
+    /// answers `known` to hold, when only the carrier of links that stayed up
+    /// changed (``PassCause/carrierOnlyLinks``), every request's answer is known,
+    /// and `linkdownRoutesMayBeIgnored(links, families)` (asked last, at most
+    /// once: a netconf round trip) says the kernel keeps using routes over those
+    /// links without their carrier for the requests' ``families``. Nil: look up.
+    func reuse(
+        cause: PassCause, known: KnownAnswers?,
+        linkdownRoutesMayBeIgnored: (_ links: Set<Int32>, _ families: Set<UInt8>) -> Bool
+    ) -> Outcome? {
+        guard let links = cause.carrierOnlyLinks, let answers = known?.answers(for: requests),
+            !linkdownRoutesMayBeIgnored(links, families)
+        else { return nil }
+        return .reused(answers, gateways: Self.gateways(requests, answers))
+    }
+
+    /// How a pass's lookups ended, with what its answers leave for later passes.
+    enum Outcome: Sendable, Equatable {
+        /// The known answers were reused; `gateways` are those they name.
+        case reused(_ answers: [LookupResult], gateways: Set<InterfaceTable.NeighborKey>)
+        /// The kernel answered; `gateways` are those its answers name.
+        case lookedUp(_ answers: [LookupResult], gateways: Set<InterfaceTable.NeighborKey>)
+        /// The lookups failed (the pass is retried).
+        case failed
+
+        /// The answers, one per request of the batch; nil when the lookups failed.
+        var answers: [LookupResult]? {
+            switch self {
+            case .reused(let answers, _), .lookedUp(let answers, _): answers
+            case .failed: nil
+            }
+        }
+    }
+
+    /// The outcome of the kernel's `answers` to ``requests``.
+    func lookedUp(_ answers: [LookupResult]) -> Outcome {
+        .lookedUp(answers, gateways: Self.gateways(requests, answers))
+    }
+
+    /// The gateways `results` name, on their links: for each route answer, the
+    /// gateway out of the interface the request named and out of the route's own
+    /// (a multipath route's next hop there, else its gateway). These are the
+    /// neighbors whose link-layer address is part of a network identity.
+    static func gateways(_ requests: [LookupRequest], _ results: [LookupResult]) -> Set<InterfaceTable.NeighborKey> {
+        var gateways: Set<InterfaceTable.NeighborKey> = []
+        for (request, result) in zip(requests, results) {
+            guard case .route(let route) = result else { continue }
+            if let index = request.outputInterface, let gateway = route.gateway(via: index) {
+                gateways.insert(InterfaceTable.NeighborKey(index: index, address: gateway.withoutZone))
+            }
+            if let index = route.outputInterface, let gateway = route.gateway(via: index) {
+                gateways.insert(InterfaceTable.NeighborKey(index: index, address: gateway.withoutZone))
+            }
+        }
+        return gateways
+    }
+}

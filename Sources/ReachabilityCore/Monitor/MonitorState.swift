@@ -1,0 +1,123 @@
+extension NetlinkMonitor {
+    /// The monitor's state under its lock, with the pure rules that change it
+    /// when plans change, a pass begins or ends, or a start looks up outside a
+    /// pass. The monitor takes the lock and calls them.
+    struct Shared: Sendable {
+        /// The published interface table: what one-off evaluations read.
+        var table = InterfaceTable()
+        /// Each client with how many registrations it holds (a start superseded by
+        /// stop + start unregisters its own registration, not the newer one).
+        var clients: [ObjectIdentifier: (client: any MonitorClient, registrations: Int)] = [:]
+        /// The destinations of the clients' latest plans (nil: plan again). What
+        /// makes a route event relevant.
+        var plannedDestinations: [IPAddress]?
+        /// The distinct requests of the latest pass's plans (nil: plan again).
+        var plannedRequests: [LookupRequest]?
+        /// Bumped whenever plans may have changed (a client joined or left, or its
+        /// lookups changed): plans made before a bump are not kept.
+        var planVersion: UInt64 = 0
+        /// Bumped each time the table or the routing state changes.
+        var generation: UInt64 = 0
+        /// The answers known to hold since the last change that could move one: what
+        /// a pass after a carrier change alone reuses (nil after a failed pass).
+        var knownAnswers: KnownAnswers?
+        /// The gateways the last pass's answers named, on their links: a change of
+        /// one's link-layer address (the network identity) makes a pass.
+        var gatewayNeighbors: Set<InterfaceTable.NeighborKey> = []
+        var stopRequested = false
+        /// Why the monitor stopped by itself (its namespace went away), if it did.
+        var failure: ReachabilityError?
+        var statistics = MonitorStatistics()
+    }
+}
+
+extension NetlinkMonitor.Shared {
+    mutating func invalidatePlans() {
+        plannedRequests = nil
+        plannedDestinations = nil
+        planVersion &+= 1
+    }
+
+    /// Keeps a pass's distinct requests unless plans changed since they were made;
+    /// their destinations are worked out when a route event first needs them.
+    mutating func keep(_ requests: [LookupRequest], plannedAt version: UInt64) {
+        guard version == planVersion else { return }
+        plannedRequests = requests
+        plannedDestinations = nil
+    }
+
+    /// A pass begins at `generation`: it publishes `table` when given one
+    /// (``ReaderMachine/passBegins(_:wirelessChanged:)`` says), and counts.
+    mutating func beginPass(publishing table: InterfaceTable?, generation: UInt64) {
+        if let table { self.table = table }
+        self.generation = generation
+        statistics.evaluationPasses += 1
+    }
+
+    /// The pass at `generation` over `batch` ended with `outcome`. Reused answers
+    /// still hold at `generation`; the kernel's are the known ones now; after a
+    /// failure none are known. The answers' gateways replace the last pass's.
+    mutating func record(_ outcome: LookupBatch.Outcome, of batch: LookupBatch, at generation: UInt64) {
+        switch outcome {
+        case .reused(_, let gateways):
+            knownAnswers?.stillHold(at: generation)
+            statistics.reusedAnswerPasses += 1
+            gatewayNeighbors = gateways
+        case .lookedUp(let answers, let gateways):
+            knownAnswers = KnownAnswers(slots: batch.slots, results: answers, generation: generation)
+            gatewayNeighbors = gateways
+        case .failed:
+            statistics.failedPasses += 1
+            knownAnswers = nil
+        }
+    }
+
+    /// A start looked up `requests` (answers `results`, naming `gateways`) on the
+    /// table of `generation`. Its gateways count until the next pass replaces
+    /// them; its answers join the known ones if no pass came in between.
+    mutating func recordStart(
+        _ requests: [LookupRequest], _ results: [LookupResult], gateways: Set<InterfaceTable.NeighborKey>,
+        askedAt generation: UInt64
+    ) {
+        gatewayNeighbors.formUnion(gateways)
+        guard self.generation == generation else { return }
+        if knownAnswers?.generation != generation {
+            knownAnswers = KnownAnswers(generation: generation)
+        }
+        knownAnswers?.add(requests, results, askedAt: generation)
+    }
+}
+
+/// Counters kept by a monitor, for tests and diagnostics.
+struct MonitorStatistics: Sendable, Equatable {
+    /// Times the kernel reported dropped events (ENOBUFS).
+    var overruns = 0
+    /// Re-dumps of links and addresses after an overrun or a malformed message.
+    var resyncs = 0
+    /// Re-dumps that failed (and were retried).
+    var failedResyncs = 0
+    var malformedMessages = 0
+    /// Datagrams dropped because they were not from the kernel (forged events).
+    var foreignDatagrams = 0
+    var eventsReceived = 0
+    /// Route events whose prefix covered a looked-up destination (they cause a pass).
+    var relevantRouteEvents = 0
+    var evaluationPasses = 0
+    /// Passes after a carrier change alone that reused the last pass's answers.
+    var reusedAnswerPasses = 0
+    var failedPasses = 0
+    /// Changes of the resolver's configuration files seen (inotify).
+    var resolverConfigurationChanges = 0
+    /// SO_RCVBUF the kernel granted the event socket.
+    var eventReceiveBuffer = 0
+
+    /// Adds what a wake-up brought (``ReaderMachine/Decision/statistics``).
+    mutating func add(_ update: ReaderMachine.StatisticsUpdate) {
+        eventsReceived += update.eventsReceived
+        overruns += update.overruns
+        malformedMessages += update.malformedMessages
+        relevantRouteEvents += update.relevantRouteEvents
+        resolverConfigurationChanges += update.resolverConfigurationChanges
+        if let foreign = update.foreignDatagrams { foreignDatagrams = foreign }
+    }
+}

@@ -1,0 +1,230 @@
+import Reachability
+import Testing
+
+@_spi(Testing) @testable import ReachabilityCore
+
+/// A pass's lookups without a kernel: de-duplication, the answers back to each
+/// plan, whether a carrier-only pass reuses the known answers, the gateways the
+/// answers name, and what a pass leaves in the monitor's state. The real-kernel
+/// tests (carrier loss with and without `ignore_routes_with_linkdown`) check the
+/// same end to end.
+@Suite struct LookupBatchTests {
+    static func request(_ text: String, oif: Int32? = nil) throws -> LookupRequest {
+        var request = LookupRequest(destination: try IPAddress(text))
+        request.outputInterface = oif
+        return request
+    }
+
+    /// A distinct answer per number, to tell answers apart.
+    static func answer(_ number: Int32) -> LookupResult { .noRoute(errno: number) }
+
+    /// A carrier change alone on link 2.
+    static var carrierOnly: PassCause {
+        var cause = PassCause()
+        cause.carrierChangedLinks = [2]
+        cause.interfacesChanged = true
+        return cause
+    }
+
+    static func route(oif: Int32?, gateway: String?, nexthops: [(Int32, String?)] = []) throws -> LookupResult {
+        var route = RouteMessage(
+            family: AddressFamily.inet, type: RTN.unicast, table: 254, destinationLength: 0, outputInterface: oif,
+            hasGateway: gateway != nil, preferredSource: nil, priority: nil)
+        route.gateway = try gateway.map { try IPAddress($0) }
+        route.nexthops = try nexthops.map {
+            RouteMessage.Nexthop(outputInterface: $0.0, gateway: try $0.1.map { try IPAddress($0) })
+        }
+        return .route(route)
+    }
+
+    @Test("Overlapping plans: each request asked once, in first-asked order; every plan's slots point at its own")
+    func deduplication() throws {
+        let (a, b, c) = (try Self.request("192.0.2.1"), try Self.request("192.0.2.2"), try Self.request("2001:db8::1"))
+        let aOverEth0 = try Self.request("192.0.2.1", oif: 2)
+        let plans = [[a, b], [b, c, a], [], [aOverEth0, a, a], [c]]
+        let batch = LookupBatch(plans)
+        #expect(batch.requests == [a, b, c, aOverEth0], "a lookup over an interface is another request")
+        #expect(batch.slots == [a: 0, b: 1, c: 2, aOverEth0: 3])
+        #expect(batch.planCount == 5)
+        #expect(Array(batch.slots(ofPlan: 0)) == [0, 1])
+        #expect(Array(batch.slots(ofPlan: 1)) == [1, 2, 0])
+        #expect(batch.slots(ofPlan: 2).isEmpty)
+        #expect(Array(batch.slots(ofPlan: 3)) == [3, 0, 0])
+        #expect(Array(batch.slots(ofPlan: 4)) == [2])
+        for (index, plan) in plans.enumerated() {
+            #expect(batch.slots(ofPlan: index).map { batch.requests[$0] } == plan)
+        }
+        #expect(LookupBatch(plans).requests == batch.requests, "the order is stable")
+        #expect(LookupBatch([[LookupRequest]]()).requests.isEmpty && LookupBatch([[a]]).planCount == 1)
+    }
+
+    @Test("The answers go back to each plan in its own order, shared answers to every plan that asked")
+    func distribution() throws {
+        let (a, b, c) = (try Self.request("192.0.2.1"), try Self.request("192.0.2.2"), try Self.request("192.0.2.3"))
+        let batch = LookupBatch([[c, a], [a], [], [b, c, b]])
+        #expect(batch.requests == [c, a, b])
+        let answers = [Self.answer(3), Self.answer(1), Self.answer(2)]
+        #expect(batch.answers(forPlan: 0, in: answers) == [Self.answer(3), Self.answer(1)])
+        #expect(batch.answers(forPlan: 1, in: answers) == [Self.answer(1)])
+        #expect(batch.answers(forPlan: 2, in: answers) == [])
+        #expect(batch.answers(forPlan: 3, in: answers) == [Self.answer(2), Self.answer(3), Self.answer(2)])
+    }
+
+    @Test(
+        "A carrier-only pass reuses the known answers, in the batch's order, after asking about its links and families")
+    func reuseAllowed() throws {
+        let (a, b, c) = (try Self.request("192.0.2.1"), try Self.request("192.0.2.2"), try Self.request("2001:db8::1"))
+        let known = KnownAnswers(slots: [b: 0, a: 1], results: [Self.answer(2), Self.answer(1)], generation: 5)
+        var asked: [(Set<Int32>, Set<UInt8>)] = []
+        let batch = LookupBatch([[a], [b, a]])
+        let outcome = batch.reuse(cause: Self.carrierOnly, known: known) { links, families in
+            asked.append((links, families))
+            return false
+        }
+        #expect(outcome == .reused([Self.answer(1), Self.answer(2)], gateways: []))
+        #expect(asked.count == 1)
+        #expect(asked.first?.0 == [2] && asked.first?.1 == [AddressFamily.inet])
+
+        // Both families asked about: the netconf check covers both.
+        var withV6 = known
+        withV6.add([c], [Self.answer(6)], askedAt: 5)
+        var families: Set<UInt8> = []
+        let both = LookupBatch([[a, c]]).reuse(cause: Self.carrierOnly, known: withV6) {
+            families = $1
+            return false
+        }
+        #expect(both?.answers == [Self.answer(1), Self.answer(6)])
+        #expect(families == [AddressFamily.inet, AddressFamily.inet6])
+    }
+
+    @Test("No reuse without known answers, with a request not known, or when linkdown routes may be ignored")
+    func reuseRefused() throws {
+        let (a, b) = (try Self.request("192.0.2.1"), try Self.request("192.0.2.2"))
+        let known = KnownAnswers(slots: [a: 0], results: [Self.answer(1)], generation: 5)
+        var asked = 0
+        let check: (Set<Int32>, Set<UInt8>) -> Bool = { _, _ in
+            asked += 1
+            return false
+        }
+        #expect(LookupBatch([[a]]).reuse(cause: Self.carrierOnly, known: nil, linkdownRoutesMayBeIgnored: check) == nil)
+        #expect(
+            LookupBatch([[a], [b]]).reuse(cause: Self.carrierOnly, known: known, linkdownRoutesMayBeIgnored: check)
+                == nil)
+        #expect(asked == 0, "the kernel is not asked when reuse is ruled out anyway")
+        #expect(LookupBatch([[a]]).reuse(cause: Self.carrierOnly, known: known) { _, _ in true } == nil)
+        #expect(
+            LookupBatch([[a]]).reuse(cause: Self.carrierOnly, known: known, linkdownRoutesMayBeIgnored: check) != nil)
+        #expect(asked == 1)
+    }
+
+    @Test(
+        "No reuse unless only carrier changed: another link change, a covering route, a rule, netconf, a resync, the resolver, a gateway"
+    )
+    func reuseOnlyForCarrier() throws {
+        let a = try Self.request("192.0.2.1")
+        let known = KnownAnswers(slots: [a: 0], results: [Self.answer(1)], generation: 5)
+        let changes: [(String, (inout PassCause) -> Void)] = [
+            ("nothing about carrier", { $0.carrierChangedLinks = [] }),
+            ("another interface change", { $0.otherInterfaceChange = true }),
+            ("a covering route", { $0.relevantRoute = true }),
+            ("a route storm", { $0.manyRoutes = true }),
+            ("a rule", { $0.rulesChanged = true }),
+            ("a resync", { $0.resynced = true }),
+            ("netconf", { $0.netconfChanged = true }),
+            ("the resolver's files", { $0.resolverConfigurationChanged = true }),
+            ("a gateway's neighbor", { $0.gatewayNeighborChanged = true }),
+        ]
+        for (what, change) in changes {
+            var cause = Self.carrierOnly
+            change(&cause)
+            var asked = false
+            let outcome = LookupBatch([[a]]).reuse(cause: cause, known: known) { _, _ in
+                asked = true
+                return false
+            }
+            #expect(outcome == nil && !asked, "\(what)")
+        }
+    }
+
+    @Test("Gateways: the route's own out of its link, a multipath next hop's out of the asked link, zones dropped")
+    func gateways() throws {
+        let plain = try Self.request("198.51.100.1")
+        let overWlan = try Self.request("198.51.100.1", oif: 3)
+        let v6 = try Self.request("2001:db8::1")
+        var linkLocal = RouteMessage(
+            family: AddressFamily.inet6, type: RTN.unicast, table: 254, destinationLength: 0, outputInterface: 4,
+            hasGateway: true, preferredSource: nil, priority: nil)
+        linkLocal.gateway = try IPAddress("fe80::1%4")
+        let requests = [plain, overWlan, v6, try Self.request("203.0.113.1"), try Self.request("203.0.113.2")]
+        let results: [LookupResult] = [
+            try Self.route(oif: 2, gateway: "192.0.2.1"),
+            try Self.route(oif: nil, gateway: nil, nexthops: [(2, "192.0.2.1"), (3, "198.51.100.254")]),
+            .route(linkLocal),
+            try Self.route(oif: 5, gateway: nil),
+            Self.answer(101),
+        ]
+        let gateways = LookupBatch.gateways(requests, results)
+        #expect(
+            gateways == [
+                InterfaceTable.NeighborKey(index: 2, address: try IPAddress("192.0.2.1")),
+                InterfaceTable.NeighborKey(index: 3, address: try IPAddress("198.51.100.254")),
+                InterfaceTable.NeighborKey(index: 4, address: try IPAddress("fe80::1")),
+            ])
+        let batch = LookupBatch([requests])
+        #expect(batch.lookedUp(results) == .lookedUp(results, gateways: gateways))
+        #expect(LookupBatch.gateways(requests, []).isEmpty)
+    }
+
+    @Test("A pass's outcome: reused answers still hold and count; the kernel's replace them; a failure forgets them")
+    func recordPass() throws {
+        let (a, b) = (try Self.request("192.0.2.1"), try Self.request("192.0.2.2"))
+        let gateway = InterfaceTable.NeighborKey(index: 2, address: try IPAddress("192.0.2.254"))
+        let batch = LookupBatch([[a, b], [b]])
+        var shared = NetlinkMonitor.Shared()
+
+        shared.record(.lookedUp([Self.answer(1), Self.answer(2)], gateways: [gateway]), of: batch, at: 7)
+        #expect(shared.knownAnswers?.generation == 7)
+        #expect(shared.knownAnswers?.answers(for: [b, a]) == [Self.answer(2), Self.answer(1)])
+        #expect(shared.gatewayNeighbors == [gateway])
+        #expect(shared.statistics == MonitorStatistics(), "a looked-up pass counts nothing more")
+
+        shared.record(.reused([Self.answer(1), Self.answer(2)], gateways: []), of: batch, at: 9)
+        #expect(shared.knownAnswers?.generation == 9, "they still hold at the reusing pass")
+        #expect(shared.statistics.reusedAnswerPasses == 1 && shared.gatewayNeighbors.isEmpty)
+
+        shared.gatewayNeighbors = [gateway]
+        shared.record(.failed, of: batch, at: 10)
+        #expect(shared.knownAnswers == nil && shared.statistics.failedPasses == 1)
+        #expect(shared.gatewayNeighbors == [gateway], "a failed pass names no gateways: the last stand")
+        #expect(LookupBatch.Outcome.failed.answers == nil)
+    }
+
+    @Test("A pass begins: the table published only when asked, a new generation, counted")
+    func beginPass() {
+        var shared = NetlinkMonitor.Shared()
+        let table = TableBuilder().link(2, "eth0").table
+        shared.beginPass(publishing: nil, generation: 3)
+        #expect(shared.table.interfaces.isEmpty && shared.generation == 3 && shared.statistics.evaluationPasses == 1)
+        shared.beginPass(publishing: table, generation: 4)
+        #expect(shared.table[2]?.name == "eth0" && shared.generation == 4 && shared.statistics.evaluationPasses == 2)
+    }
+
+    @Test("A start's answers join the known ones only at the same generation; its gateways count until the next pass")
+    func recordStart() throws {
+        let (a, b) = (try Self.request("192.0.2.1"), try Self.request("192.0.2.2"))
+        let first = InterfaceTable.NeighborKey(index: 2, address: try IPAddress("192.0.2.254"))
+        let second = InterfaceTable.NeighborKey(index: 3, address: try IPAddress("198.51.100.254"))
+        var shared = NetlinkMonitor.Shared()
+        shared.generation = 4
+        shared.gatewayNeighbors = [first]
+        shared.recordStart([a], [Self.answer(1)], gateways: [second], askedAt: 3)
+        #expect(shared.gatewayNeighbors == [first, second])
+        #expect(shared.knownAnswers == nil, "asked on an older table")
+        shared.recordStart([a], [Self.answer(1)], gateways: [], askedAt: 4)
+        #expect(shared.knownAnswers?.answers(for: [a]) == [Self.answer(1)])
+        shared.recordStart([b], [Self.answer(2)], gateways: [], askedAt: 4)
+        #expect(shared.knownAnswers?.answers(for: [a, b]) == [Self.answer(1), Self.answer(2)])
+        shared.record(.lookedUp([Self.answer(2)], gateways: []), of: LookupBatch([[b]]), at: 5)
+        #expect(shared.gatewayNeighbors.isEmpty, "the next pass replaces them")
+    }
+}
