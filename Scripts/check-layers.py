@@ -10,7 +10,7 @@ Usage: python3 Scripts/check-layers.py [--graph]   (exit 1 on a violation)
 import os, re, sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources", "ReachabilityCore")
-LAYERS = ["Values", "Support", "Netlink", "Model", "Evaluation", "Resolution", "Monitor", "."]
+LAYERS = ["System", "Values", "Support", "Netlink", "Model", "Evaluation", "Resolution", "Monitor", "."]
 
 DECL = re.compile(r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|private|fileprivate|final|indirect)\s+)*"
                   r"(?:struct|enum|class|protocol|actor|typealias)\s+([A-Z]\w*)", re.M)  # top-level only
