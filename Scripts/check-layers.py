@@ -26,7 +26,7 @@ Usage: python3 Scripts/check-layers.py [--graph | --self-test]   (exit 1 on a vi
 import os, re, shutil, sys, tempfile
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources", "ReachabilityCore")
-LAYERS = ["Values", "Support", "Netlink", "Model", "Evaluation", "Resolution", "Monitor", "."]
+LAYERS = ["System", "Values", "Support", "Netlink", "Model", "Evaluation", "Resolution", "Monitor", "."]
 
 TOKEN = re.compile(r"`[^`\n]+`|[A-Za-z_]\w*|\d\w*(?:\.\d\w*)*|\.\.+|\n|\S")
 LITERAL = re.compile(r'(#*)("""|")')

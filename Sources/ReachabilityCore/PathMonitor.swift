@@ -41,7 +41,7 @@ public final class PathMonitor: Sendable, AsyncSequence {
     ) throws(ReachabilityError) {
         try environment.validate()
         _ = try MonitorRegistry.Key(environment)  // A missing namespace file fails here, not later.
-        if let path = options.resolvConfPath { try Self.checkResolvConf(path) }
+        if let path = options.resolvConfPath { try Self.checkResolvConf(path, systemCalls: environment.systemCalls) }
         requiredInterfaceType = required
         prohibitedInterfaceTypes = prohibited
         self.environment = environment
@@ -82,21 +82,23 @@ public final class PathMonitor: Sendable, AsyncSequence {
 
     /// A resolv.conf path must be readable without blocking or reading forever:
     /// missing (no DNS) or a regular file, after symbolic links.
-    private static func checkResolvConf(_ path: String) throws(ReachabilityError) {
+    private static func checkResolvConf(_ path: String, systemCalls: SystemCalls) throws(ReachabilityError) {
         guard !path.isEmpty, !path.utf8.contains(0) else {
             throw ReachabilityError(
                 .invalidArgument, "resolvConfPath \(quotedForMessage(path)) is not a file path")
         }
-        var info = stat()
-        if stat(path, &info) != 0 {
-            let error = errno
-            guard error == ENOENT || error == ENOTDIR else {
+        let status: FileStatus
+        switch systemCalls.stat(path) {
+        case .success(let found):
+            status = found
+        case .failure(let failure):
+            guard failure.errno == ENOENT || failure.errno == ENOTDIR else {
                 throw ReachabilityError(
-                    .invalidArgument, "resolvConfPath \(quotedForMessage(path)) can't be read", errno: error)
+                    .invalidArgument, "resolvConfPath \(quotedForMessage(path)) can't be read", errno: failure.errno)
             }
             return
         }
-        guard info.st_mode & S_IFMT == S_IFREG else {
+        guard status.isRegularFile else {
             throw ReachabilityError(
                 .invalidArgument, "resolvConfPath \(quotedForMessage(path)) is not a regular file")
         }

@@ -287,7 +287,7 @@ struct ResolutionIntegrationTests {
         // of the start: the reader's watch comes too late for an inotify event, so the
         // start must look for itself (a CLI `wait --namespace` once waited its whole
         // timeout this way on a loaded machine).
-        let handle = try NetworkNamespace.open(ns.path)
+        let handle = try NetworkNamespace.open(ns.path, systemCalls: .live)
         try Command.check(["ip", "netns", "del", name])
         let monitor = try NetlinkMonitor(environment: ns.environment, namespace: handle)
         #expect {
@@ -429,7 +429,7 @@ struct ResolutionIntegrationTests {
         try ns.ipv4WithDefaultRoute()
         let calls = LockedValue(0)
         let answer = try IPAddress("192.0.2.77")
-        let resolver = ResolverPool(lookup: { _, _ in
+        let resolver = ResolverPool(lookup: { _, _, _ in
             let call = calls.withLock { count -> Int in
                 count += 1
                 return count

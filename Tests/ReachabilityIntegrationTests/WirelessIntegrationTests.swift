@@ -52,7 +52,8 @@ struct WirelessIntegrationTests {
         let ns = try TestNamespace()
         try ns.addVeth("veth0", peer: "veth1", address: "192.0.2.1/24")
         let index = try Self.index(of: "veth0", in: ns)
-        let table = "/proc/\(try #require(NetworkNamespace.open(ns.path).owningProcess))/net/netlink"
+        let table =
+            "/proc/\(try #require(NetworkNamespace.open(ns.path, systemCalls: .live).owningProcess))/net/netlink"
 
         let result = WirelessInfo.read(interfaceIndex: index, environment: ns.environment)
         // The kernel answered (a read that sat out its deadline would be `.failed(timedOut)`).

@@ -199,7 +199,7 @@ import Testing
         limits.stallAfter = .milliseconds(50)
         let release = DispatchSemaphore(value: 0)
         let workers = Workers()
-        let pool = ResolverPool(limits: limits, spawn: workers.spawn) { name, _ in
+        let pool = ResolverPool(limits: limits, spawn: workers.spawn) { name, _, _ in
             if name == "stalled" { release.wait() }
             return .success(.failed(code: -2))
         }
@@ -207,8 +207,8 @@ import Testing
         let (first, second) = (Requester(), Requester())
         let answered = LockedValue<[String]>([])
         // Both requests come before any worker runs: one worker is asked for.
-        pool.resolve("stalled", in: nil, for: .init(id: ObjectIdentifier(first))) { _ in }
-        pool.resolve("quick", in: nil, for: .init(id: ObjectIdentifier(second))) { _ in
+        pool.resolve("stalled", in: nil, systemCalls: .live, for: .init(id: ObjectIdentifier(first))) { _ in }
+        pool.resolve("quick", in: nil, systemCalls: .live, for: .init(id: ObjectIdentifier(second))) { _ in
             answered.withLock { $0.append("quick") }
         }
         #expect(workers.count == 1)

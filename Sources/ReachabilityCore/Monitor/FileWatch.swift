@@ -18,24 +18,27 @@ final class FileWatch: @unchecked Sendable {
     }
 
     let fd: Int32
+    private let system: SystemCalls
     private var watches: [Int32: [(name: String, subject: Subject)]] = [:]
 
-    init() throws(ReachabilityError) {
-        switch Syscall.inotify() {
+    /// A new inotify instance, made (and later read and closed) through `systemCalls`.
+    init(systemCalls: SystemCalls) throws(ReachabilityError) {
+        system = systemCalls
+        switch systemCalls.inotify() {
         case .success(let fd): self.fd = fd
         case .failure(let failure): throw failure.reachabilityError
         }
     }
 
     deinit {
-        Syscall.close(fd)
+        system.close(fd)
     }
 
     /// Watches `names` in `directory` (every name when empty) for `subject`;
     /// quietly does nothing when the directory can't be watched (it does not
     /// exist, say).
     func add(directory: String, names: [String], subject: Subject) {
-        guard case .success(let wd) = Syscall.watchDirectory(fd, directory, writes: subject == .leases) else { return }
+        guard case .success(let wd) = system.watchDirectory(fd, directory, writes: subject == .leases) else { return }
         watches[wd, default: []] += names.isEmpty ? [("", subject)] : names.map { ($0, subject) }
     }
 
@@ -49,9 +52,9 @@ final class FileWatch: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 8192)
         let header = 16  // wd, mask, cookie, len: four 32-bit fields
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
+            // Nothing left (EAGAIN) ends the drain (SystemCalls retries EINTR).
+            let outcome = buffer.withUnsafeMutableBytes { system.read(fd, into: $0, subject: "inotify") }
+            guard case .success(let count) = outcome, count > 0 else { break }
             var offset = 0
             while offset + header <= count {
                 let (wd, mask, length) = buffer.withUnsafeBytes { raw in
@@ -85,14 +88,14 @@ final class FileWatch: @unchecked Sendable {
     /// resolv.conf, hosts, nsswitch.conf and gai.conf, where a symbolic
     /// resolv.conf points (systemd-resolved's stub), systemd-resolved's upstream
     /// list, and for `/run/netns/NAME` the files of `/etc/netns/NAME`.
-    static func resolverFiles(for namespace: NetworkNamespace?) -> [(directory: String, names: [String])] {
+    static func resolverFiles(for namespace: NetworkNamespace?, systemCalls: SystemCalls) -> [(
+        directory: String, names: [String]
+    )] {
         var list: [(directory: String, names: [String])] = [
             ("/etc", ["resolv.conf", "hosts", "nsswitch.conf", "gai.conf", "host.conf"]),
             ("/run/systemd/resolve", ["resolv.conf", "stub-resolv.conf"]),
         ]
-        if let target = realpath("/etc/resolv.conf", nil) {
-            let resolved = String(cString: target)
-            free(target)
+        if case .success(let resolved) = systemCalls.realpath("/etc/resolv.conf") {
             if let slash = resolved.lastIndex(of: "/"), resolved != "/etc/resolv.conf" {
                 let directory = String(resolved[..<slash])
                 let name = String(resolved[resolved.index(after: slash)...])

@@ -17,6 +17,8 @@ import Glibc
 struct LeaseFiles: Sendable, Hashable {
     /// The root the paths above are under (`/` for the host).
     var root: String
+    /// What the files are read through (the environment's).
+    var systemCalls: SystemCalls = .live
 
     static let marker = Array("ANDROID_METERED".utf8)
     static let fileLimit = 1 << 20
@@ -39,7 +41,8 @@ struct LeaseFiles: Sendable, Hashable {
         var result = Set<Int32>()
         var pending: [(name: String, index: Int32)] = []
         for link in links {
-            if let text = readSmallFile(path("\(Self.networkdDirectory)/\(link.index)"), limit: Self.fileLimit),
+            if let text = readSmallFile(
+                path("\(Self.networkdDirectory)/\(link.index)"), limit: Self.fileLimit, systemCalls: systemCalls),
                 Self.networkdSaysMetered(text)
             {
                 result.insert(link.index)
@@ -51,7 +54,7 @@ struct LeaseFiles: Sendable, Hashable {
         // Newest file first; an interface's lease is its last block in the first
         // file that has one.
         for file in dhclientFiles() where !pending.isEmpty {
-            guard let text = readSmallFile(file, limit: Self.fileLimit) else { continue }
+            guard let text = readSmallFile(file, limit: Self.fileLimit, systemCalls: systemCalls) else { continue }
             let leases = DHCPLeaseFile.leases(Array(text.utf8))
             pending = pending.filter { link in
                 guard let lease = leases.last(where: { $0.interface == link.name }) else { return true }
@@ -91,11 +94,10 @@ struct LeaseFiles: Sendable, Hashable {
     func dhclientFiles() -> [String] {
         var files: [(path: String, modified: Int)] = []
         for directory in Self.dhclientDirectories.map({ path($0) }) {
-            for name in DHCPLeaseFile.fileNames(in: directory, limit: Self.entryLimit) {
-                var info = stat()
+            for name in DHCPLeaseFile.fileNames(in: directory, limit: Self.entryLimit, systemCalls: systemCalls) {
                 let full = directory + "/" + name
-                guard stat(full, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
-                files.append((full, info.st_mtim.tv_sec))
+                guard case .success(let status) = systemCalls.stat(full), status.isRegularFile else { continue }
+                files.append((full, status.modifiedSeconds))
             }
         }
         return files.sorted(by: { $0.modified > $1.modified }).map(\.path)

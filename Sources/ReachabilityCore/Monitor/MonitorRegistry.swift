@@ -7,11 +7,15 @@ package enum MonitorRegistry {
         var namespace: FileIdentity?
         var sysfsRoot: String?
         var eventReceiveBuffer: Int
+        /// The environment's system calls, by their fault plan's identity: a monitor
+        /// made with a plan is never shared with an environment without it (or with
+        /// another plan).
+        var systemCalls: SystemCalls
 
         /// The key of `environment` as its namespace path names it now.
         init(_ environment: NetworkEnvironment) throws(ReachabilityError) {
             let namespace = try environment.networkNamespacePath.map { path throws(ReachabilityError) in
-                try NetworkNamespace.open(path)
+                try NetworkNamespace.open(path, systemCalls: environment.systemCalls)
             }
             self.init(environment, namespace: namespace)
         }
@@ -21,6 +25,7 @@ package enum MonitorRegistry {
             self.namespace = namespace?.identity
             sysfsRoot = environment.sysfsRoot
             eventReceiveBuffer = environment.eventReceiveBuffer
+            systemCalls = environment.systemCalls
         }
     }
 
@@ -36,7 +41,7 @@ package enum MonitorRegistry {
         // Opened once: the key, the monitor's sockets and its resolutions all use
         // this very namespace, whatever its path names later.
         let namespace = try environment.networkNamespacePath.map { path throws(ReachabilityError) in
-            try NetworkNamespace.open(path)
+            try NetworkNamespace.open(path, systemCalls: environment.systemCalls)
         }
         let key = Key(environment, namespace: namespace)
         let found: Result<(NetlinkMonitor, Bool), ReachabilityError> = monitors.withLock { monitors in
@@ -146,10 +151,11 @@ enum OneShotEvaluator {
         }
         let sysfs = SysfsReader(environment)
         let namespace = try environment.networkNamespacePath.map { path throws(ReachabilityError) in
-            try NetworkNamespace.open(path)
+            try NetworkNamespace.open(path, systemCalls: environment.systemCalls)
         }
         return try JoinableThread.inNamespace(namespace) { () throws(ReachabilityError) in
-            let socket = try NetlinkSocket(receiveBuffer: 1 << 20)
+            let socket = try NetlinkSocket(
+                receiveBuffer: 1 << 20, role: "one-off", systemCalls: environment.systemCalls)
             var table = InterfaceTable()
             try NetlinkMonitor.load(into: &table, from: socket, sysfs: sysfs, environment: environment)
             return try body(table) { requests throws(ReachabilityError) in try socket.lookup(requests) }

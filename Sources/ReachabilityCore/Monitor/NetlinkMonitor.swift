@@ -44,7 +44,7 @@ final class NetlinkMonitor: Sendable {
     init(environment: NetworkEnvironment, namespace: NetworkNamespace?) throws(ReachabilityError) {
         self.environment = environment
         self.namespace = namespace
-        switch Syscall.eventfd() {
+        switch environment.systemCalls.eventfd() {
         case .success(let fd): wake = fd
         case .failure(let failure): throw failure.reachabilityError
         }
@@ -52,7 +52,7 @@ final class NetlinkMonitor: Sendable {
     }
 
     deinit {
-        Syscall.close(wake)
+        systemCalls.close(wake)
     }
 
     var statistics: MonitorStatistics { shared.withLock { $0.statistics } }
@@ -117,7 +117,7 @@ final class NetlinkMonitor: Sendable {
     private func startReader() throws(ReachabilityError) {
         let ready = ResultBox<Bool>()
         let semaphore = DispatchSemaphore(value: 0)
-        let reader = try JoinableThread(name: "reachability-nl") { [self] in
+        let reader = try JoinableThread(name: "reachability-nl", systemCalls: systemCalls) { [self] in
             run(ready: ready, semaphore: semaphore)
         }
         // Known before the loop can run: a reader that fails by itself detaches it.
@@ -136,7 +136,7 @@ final class NetlinkMonitor: Sendable {
     /// has exited (unless called on the reader thread itself).
     func stop() {
         shared.withLock { $0.stopRequested = true }
-        Syscall.signal(wake)
+        systemCalls.signal(wake)
         guard
             let reader = thread.withLock({ current -> JoinableThread? in
                 defer { current = nil }
@@ -216,8 +216,10 @@ final class NetlinkMonitor: Sendable {
                 // Subscribe first, then dump: events that race with the dump queue up
                 // on the event socket and are applied after it.
                 let events = try NetlinkSocket(
-                    receiveBuffer: environment.eventReceiveBuffer, groups: RTNLGroup.monitored)
-                let request = try NetlinkSocket(receiveBuffer: 4 << 20)
+                    receiveBuffer: environment.eventReceiveBuffer, groups: RTNLGroup.monitored, role: "events",
+                    systemCalls: environment.systemCalls)
+                let request = try NetlinkSocket(
+                    receiveBuffer: 4 << 20, role: "requests", systemCalls: environment.systemCalls)
                 var table = InterfaceTable()
                 try Self.load(into: &table, from: request, sysfs: sysfs, environment: environment)
                 return Opened(events: events, request: request, table: table)
@@ -238,7 +240,7 @@ final class NetlinkMonitor: Sendable {
         // The watch is in place before start() returns, and the namespace is checked
         // once it is: a namespace deleted (or a process gone) between opening it and
         // watching it makes start() throw, rather than going unnoticed for good.
-        let watch = Watch(namespace: namespace, leases: sysfs.leases)
+        let watch = Watch(namespace: namespace, leases: sysfs.leases, systemCalls: systemCalls)
         if let loss = namespaceLoss(processExited: false) {
             watch.close()
             requests.withLock { $0 = nil }
@@ -261,10 +263,12 @@ final class NetlinkMonitor: Sendable {
         let files: FileWatch?
         /// A pidfd of the process whose namespace this is; readable once it exits.
         let process: Int32?
+        let systemCalls: SystemCalls
 
-        init(namespace: NetworkNamespace?, leases: LeaseFiles?) {
-            let files = try? FileWatch()
-            for (directory, names) in FileWatch.resolverFiles(for: namespace) {
+        init(namespace: NetworkNamespace?, leases: LeaseFiles?, systemCalls: SystemCalls) {
+            self.systemCalls = systemCalls
+            let files = try? FileWatch(systemCalls: systemCalls)
+            for (directory, names) in FileWatch.resolverFiles(for: namespace, systemCalls: systemCalls) {
                 files?.add(directory: directory, names: names, subject: .resolverConfiguration)
             }
             // Any file in the lease directories (that exist now).
@@ -273,7 +277,7 @@ final class NetlinkMonitor: Sendable {
             }
             var process: Int32?
             if let namespace, let pid = namespace.owningProcess {
-                if case .success(let fd) = Syscall.pidfdOpen(pid) { process = fd }
+                if case .success(let fd) = systemCalls.pidfdOpen(pid) { process = fd }
             } else if let namespace, let slash = namespace.path.lastIndex(of: "/") {
                 let directory = String(namespace.path[..<slash])
                 let name = String(namespace.path[namespace.path.index(after: slash)...])
@@ -284,7 +288,7 @@ final class NetlinkMonitor: Sendable {
         }
 
         func close() {
-            if let process { Syscall.close(process) }
+            if let process { systemCalls.close(process) }
         }
     }
 
@@ -314,8 +318,8 @@ final class NetlinkMonitor: Sendable {
                 .namespace, "network namespace \(namespace.path) is gone: its process exited")
         }
         guard !namespace.isStillAtPath else { return nil }
-        let now = Syscall.openNetworkNamespace(namespace.path)
-        if case .success(let fd) = now { Syscall.close(fd) }
+        let now = systemCalls.openNetworkNamespace(namespace.path)
+        if case .success(let fd) = now { systemCalls.close(fd) }
         let what =
             if case .success = now {
                 "now names another namespace"
@@ -364,17 +368,17 @@ final class NetlinkMonitor: Sendable {
         let descriptors = [events.fd, wake, watch.files?.fd ?? -1, watch.process ?? -1]
         while true {
             let readable: [Bool]
-            switch Syscall.poll(descriptors, timeoutMilliseconds: machine.pollTimeout) {
+            switch systemCalls.poll(descriptors, timeoutMilliseconds: machine.pollTimeout, subject: "monitor") {
             case .success(let ready):
                 readable = ready
             case .failure:
                 // Only ENOMEM is plausible: back off, then treat it as lost events.
-                usleep(100_000)
+                SystemCalls.sleep(microseconds: 100_000)
                 machine.pollFailed()
                 continue
             }
             if readable[1] {
-                Syscall.drain(wake)
+                systemCalls.drain(wake)
                 if shared.withLock({ $0.stopRequested }) { return nil }
             }
             var wakeup = ReaderWakeup()
@@ -409,7 +413,7 @@ final class NetlinkMonitor: Sendable {
             }
             let decision = machine.decide(wakeup)
             if let update = decision.statistics { shared.withLock { $0.statistics.add(update) } }
-            if decision.pause { usleep(Self.unrelatedBatchPause) }
+            if decision.pause { SystemCalls.sleep(microseconds: Self.unrelatedBatchPause) }
             if decision.resync { machine.resyncFinished(succeeded: resync(&table, sysfs: sysfs)) }
             if decision.evaluate {
                 // Wi-Fi links: their SSID and signal as of this pass (nl80211 sends no
@@ -561,4 +565,10 @@ extension NetlinkMonitor {
         for (key, value) in metadata() { all[key] = "\(value)" }
         logger.log(level: level, "\(message())", metadata: all)
     }
+}
+
+extension NetlinkMonitor {
+    /// The system calls of the monitor's environment: every call the monitor, its
+    /// sockets and its watches make goes through them (DESIGN §4.1).
+    var systemCalls: SystemCalls { environment.systemCalls }
 }

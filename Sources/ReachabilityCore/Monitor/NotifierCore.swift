@@ -204,14 +204,15 @@ final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
         var namespace = storage.withLock { $0.monitor }?.namespace
         if namespace == nil, let path = environment.networkNamespacePath {
             do throws(ReachabilityError) {
-                namespace = try NetworkNamespace.open(path)
+                namespace = try NetworkNamespace.open(path, systemCalls: environment.systemCalls)
             } catch {
                 resolverFailed(error.resolving(spec.description))
                 return
             }
         }
-        resolver.resolve(name, in: namespace, for: .init(id: ObjectIdentifier(self))) { [weak self] outcome in
-            self?.resolutionFinished(outcome)
+        let requester = ResolverPool.Requester(id: ObjectIdentifier(self))
+        resolver.resolve(name, in: namespace, systemCalls: environment.systemCalls, for: requester) { [weak self] in
+            self?.resolutionFinished($0)
         }
     }
 

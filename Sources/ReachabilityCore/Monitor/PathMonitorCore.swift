@@ -37,7 +37,8 @@ final class PathMonitorCore: Subscription {
         self.evaluator = evaluator
         self.environment = environment
         self.dns = DNSConfiguration(
-            resolvConf: DNSConfiguration.resolvConfPath(for: environment, override: evaluator.options.resolvConfPath))
+            resolvConf: DNSConfiguration.resolvConfPath(for: environment, override: evaluator.options.resolvConfPath),
+            systemCalls: environment.systemCalls)
     }
 
     /// The path the getter reports: cached while running, else evaluated afresh.

@@ -9,7 +9,9 @@ import Glibc
 /// the namespace, for the root zone's NS records, with recursion desired. A reply
 /// that matches the query and says NOERROR or NXDOMAIN is an answer; SERVFAIL and
 /// REFUSED (a resolver with no upstream) and silence are not. No other traffic:
-/// one 17-byte datagram per server and attempt.
+/// one 17-byte datagram per server and attempt. Every call is made through the
+/// environment's system calls (a fault plan's subject for them is
+/// `nameserver ADDRESS`).
 package enum ResolverCheck {
     /// What one check found.
     package enum Outcome: Sendable, Equatable, CustomStringConvertible {
@@ -32,13 +34,18 @@ package enum ResolverCheck {
     }
 
     /// Asks the servers in turn, each for at most `timeout`, and stops at the first
-    /// answer. Throws only when the namespace can't be entered.
+    /// answer. Throws when the namespace can't be entered, and when no socket can
+    /// be had for want of descriptors or memory (``ReachabilityError/Code/systemCall``
+    /// with that errno): that is this host's failure, not the servers', and
+    /// waiting for a server would never end it.
     package static func check(
         environment: NetworkEnvironment, resolvConf: String? = nil, timeout: Duration = .seconds(1)
     ) throws(ReachabilityError) -> Outcome {
         try environment.validate()
+        let system = environment.systemCalls
         let path = DNSConfiguration.resolvConfPath(for: environment, override: resolvConf)
-        let servers = DNSConfiguration.nameservers(in: path).compactMap { text -> (String, IPAddress)? in
+        let servers = DNSConfiguration.nameservers(in: path, systemCalls: system).compactMap {
+            text -> (String, IPAddress)? in
             // "fe80::1%eth0" names its zone; an unparsable entry is skipped as glibc does.
             guard let address = try? IPAddress(text) else { return nil }
             return (text, address)
@@ -46,10 +53,14 @@ package enum ResolverCheck {
         guard !servers.isEmpty else { return .noServers(resolvConf: path) }
         let milliseconds = Int32(
             clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        return try JoinableThread.inNamespace(environment.networkNamespacePath) { () -> Outcome in
+        return try JoinableThread.inNamespace(environment.networkNamespacePath, systemCalls: system) {
+            () throws(ReachabilityError) -> Outcome in
             var reasons: [String] = []
             for (text, address) in servers {
-                switch ask(address, timeoutMilliseconds: max(milliseconds, 1)) {
+                switch try ask(
+                    address, subject: "nameserver \(text)", timeoutMilliseconds: max(milliseconds, 1),
+                    systemCalls: system)
+                {
                 case .success(let rcode) where rcode == 0 || rcode == 3:
                     return .answered(server: text, rcode: rcode)
                 case .success(let rcode):
@@ -67,22 +78,39 @@ package enum ResolverCheck {
     }
 
     /// One query to `server` on port 53: the reply's rcode, or why there was none.
-    private static func ask(_ server: IPAddress, timeoutMilliseconds: Int32) -> Result<Int, Failure> {
+    /// Throws when no socket can be made for want of descriptors or memory.
+    private static func ask(
+        _ server: IPAddress, subject: String, timeoutMilliseconds: Int32, systemCalls system: SystemCalls
+    ) throws(ReachabilityError) -> Result<Int, Failure> {
         let family = server.family == .ipv4 ? AF_INET : AF_INET6
-        let fd = socket(family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return .failure(Failure(description: "socket: \(String(cString: strerror(errno)))")) }
-        defer { close(fd) }
+        let fd: Int32
+        switch system.socket(family: family, type: Int32(SOCK_DGRAM.rawValue), subject: subject) {
+        case .success(let opened):
+            fd = opened
+        case .failure(let failure) where ResolverPool.resourceErrors.contains(failure.errno):
+            throw ReachabilityError(.systemCall, "checking the resolver: \(failure.call) failed", errno: failure.errno)
+        case .failure(let failure):
+            return .failure(Failure(description: "socket: \(ReachabilityError.strerror(failure.errno))"))
+        }
+        defer { system.close(fd) }
         // Connected: the kernel drops datagrams from anyone else, and an ICMP port
         // unreachable comes back as ECONNREFUSED at once instead of a timeout.
-        let connected = withSocketAddress(server, port: 53) { address, length in connect(fd, address, length) }
-        guard connected == 0 else {
-            return .failure(Failure(description: "connect: \(String(cString: strerror(errno)))"))
+        let connected = withSocketAddress(server, port: 53) { address, length in
+            system.connect(fd, to: address, length: length, subject: subject)
+        }
+        if case .failure(let failure) = connected {
+            return .failure(Failure(description: "connect: \(ReachabilityError.strerror(failure.errno))"))
         }
         let id = UInt16.random(in: 0...UInt16.max)
         // Header: id, RD, one question; the question: the root name, NS, IN.
         let query: [UInt8] = [UInt8(id >> 8), UInt8(id & 0xFF), 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1]
-        guard query.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == query.count else {
-            return .failure(Failure(description: "send: \(String(cString: strerror(errno)))"))
+        switch query.withUnsafeBytes({ system.send(fd, $0, subject: subject) }) {
+        case .success(let sent) where sent == query.count:
+            break
+        case .success:
+            return .failure(Failure(description: "send: the query went out short"))
+        case .failure(let failure):
+            return .failure(Failure(description: "send: \(ReachabilityError.strerror(failure.errno))"))
         }
         var clock = timespec()
         clock_gettime(CLOCK_MONOTONIC, &clock)
@@ -92,14 +120,17 @@ package enum ResolverCheck {
             clock_gettime(CLOCK_MONOTONIC, &clock)
             let left = deadline - (Int64(clock.tv_sec) * 1000 + Int64(clock.tv_nsec) / 1_000_000)
             guard left > 0 else { return .failure(Failure(description: "no reply within \(timeoutMilliseconds) ms")) }
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Int32(left))
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { continue }
-            let count = reply.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                return .failure(Failure(description: "\(String(cString: strerror(errno)))"))
+            switch system.poll([fd], timeoutMilliseconds: Int32(clamping: left), subject: subject) {
+            case .success(let ready) where ready[0]: break
+            case .success: continue
+            case .failure(let failure):
+                return .failure(Failure(description: "poll: \(ReachabilityError.strerror(failure.errno))"))
+            }
+            let count: Int
+            switch reply.withUnsafeMutableBytes({ system.recv(fd, into: $0, subject: subject) }) {
+            case .success(let received): count = received
+            case .failure(let failure) where failure.errno == EAGAIN: continue
+            case .failure(let failure): return .failure(Failure(description: ReachabilityError.strerror(failure.errno)))
             }
             // Not a reply to this query (too short, another id, not a response): keep waiting.
             guard count >= 12, reply[0] == UInt8(id >> 8), reply[1] == UInt8(id & 0xFF), reply[2] & 0x80 != 0 else {

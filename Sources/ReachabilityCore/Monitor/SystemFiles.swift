@@ -10,14 +10,21 @@ struct SysfsReader: InterfaceFacts {
     var root: String?
     /// Where DHCP leases are read for `ANDROID_METERED`; nil reads none.
     var leases: LeaseFiles? = nil
+    /// What the files are read through.
+    var systemCalls: SystemCalls
 
-    /// The facts `environment` names: its sysfs root and lease root.
+    /// The facts `environment` names: its sysfs root and lease root, read through
+    /// its system calls.
     init(_ environment: NetworkEnvironment) {
         root = environment.sysfsRoot
-        leases = environment.leaseRoot.map { LeaseFiles(root: $0) }
+        systemCalls = environment.systemCalls
+        leases = environment.leaseRoot.map { LeaseFiles(root: $0, systemCalls: environment.systemCalls) }
     }
 
-    init(root: String?) { self.root = root }
+    init(root: String?, systemCalls: SystemCalls = .live) {
+        self.root = root
+        self.systemCalls = systemCalls
+    }
 
     /// The indices of `links` whose lease says metered (none without a lease root).
     func meteredByLease(_ links: [(name: String, index: Int32)]) -> Set<Int32> {
@@ -27,7 +34,8 @@ struct SysfsReader: InterfaceFacts {
     /// The udev DEVTYPE of the interface, from `class/net/IF/uevent`.
     func deviceType(of name: String) -> String? {
         guard let root, Self.isSafeName(name) else { return nil }
-        guard let contents = readSmallFile("\(root)/class/net/\(name)/uevent", limit: 4096) else { return nil }
+        guard let contents = readSmallFile("\(root)/class/net/\(name)/uevent", limit: 4096, systemCalls: systemCalls)
+        else { return nil }
         for line in contents.split(whereSeparator: \.isNewline) where line.hasPrefix("DEVTYPE=") {
             return String(line.dropFirst("DEVTYPE=".count))
         }
@@ -37,17 +45,17 @@ struct SysfsReader: InterfaceFacts {
     /// True when `class/net/IF/phy80211` or `class/net/IF/wireless` exists.
     func isWireless(_ name: String) -> Bool {
         guard let root, Self.isSafeName(name) else { return false }
-        return access("\(root)/class/net/\(name)/phy80211", F_OK) == 0
-            || access("\(root)/class/net/\(name)/wireless", F_OK) == 0
+        if case .success = systemCalls.access("\(root)/class/net/\(name)/phy80211") { return true }
+        if case .success = systemCalls.access("\(root)/class/net/\(name)/wireless") { return true }
+        return false
     }
 
     /// The basename of `class/net/IF/device/driver`'s link target.
     func driver(of name: String) -> String? {
         guard let root, Self.isSafeName(name) else { return nil }
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let count = readlink("\(root)/class/net/\(name)/device/driver", &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard case .success(let target) = systemCalls.readlink("\(root)/class/net/\(name)/device/driver"),
+            !target.isEmpty
+        else { return nil }
         return target.split(separator: "/").last.map(String.init)
     }
 
@@ -62,11 +70,13 @@ struct SysfsReader: InterfaceFacts {
 struct DNSConfiguration: Sendable, Hashable {
     var resolvConf: String
     var resolvedUpstream: String = "/run/systemd/resolve/resolv.conf"
+    /// What the files are read through (the environment's).
+    var systemCalls: SystemCalls = .live
 
     var isConfigured: Bool {
         NameserverRule.isConfigured(
-            resolvConf: readSmallFile(resolvConf, limit: Self.sizeLimit),
-            resolvedUpstream: { readSmallFile(resolvedUpstream, limit: Self.sizeLimit) })
+            resolvConf: readSmallFile(resolvConf, limit: Self.sizeLimit, systemCalls: systemCalls),
+            resolvedUpstream: { readSmallFile(resolvedUpstream, limit: Self.sizeLimit, systemCalls: systemCalls) })
     }
 
     /// The resolv.conf that applies to `environment`: `override` when given; for a
@@ -75,13 +85,15 @@ struct DNSConfiguration: Sendable, Hashable {
     static func resolvConfPath(for environment: NetworkEnvironment, override: String? = nil) -> String {
         if let override { return override }
         let named = environment.networkNamespacePath.flatMap(NetworkNamespace.name(of:))
-        if let named, access("/etc/netns/\(named)/resolv.conf", F_OK) == 0 { return "/etc/netns/\(named)/resolv.conf" }
+        if let named, case .success = environment.systemCalls.access("/etc/netns/\(named)/resolv.conf") {
+            return "/etc/netns/\(named)/resolv.conf"
+        }
         return "/etc/resolv.conf"
     }
 
     /// The `nameserver` addresses in the file at `path` (none when it can't be read).
-    static func nameservers(in path: String) -> [String] {
-        NameserverRule.nameservers(in: readSmallFile(path, limit: sizeLimit) ?? "")
+    static func nameservers(in path: String, systemCalls: SystemCalls = .live) -> [String] {
+        NameserverRule.nameservers(in: readSmallFile(path, limit: sizeLimit, systemCalls: systemCalls) ?? "")
     }
 
     /// resolv.conf is a few hundred bytes; glibc reads no more than this either
@@ -90,21 +102,20 @@ struct DNSConfiguration: Sendable, Hashable {
 }
 
 /// Up to `limit` bytes of the regular file at `path` as UTF-8 (invalid bytes
-/// replaced); nil when it can't be opened or read, or is not a regular file (a
-/// FIFO would block).
-func readSmallFile(_ path: String, limit: Int) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var info = stat()
-    guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+/// replaced), read through `systemCalls`; nil when it can't be opened or read, or
+/// is not a regular file (a FIFO would block).
+func readSmallFile(_ path: String, limit: Int, systemCalls: SystemCalls) -> String? {
+    guard case .success(let fd) = systemCalls.open(path, flags: O_RDONLY | O_NONBLOCK) else { return nil }
+    defer { systemCalls.close(fd) }
+    guard case .success(let status) = systemCalls.fstat(fd, subject: path), status.isRegularFile else { return nil }
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 4096)
     while bytes.count < limit {
         let wanted = min(chunk.count, limit - bytes.count)
-        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, wanted) }
-        if count < 0 && errno == EINTR { continue }
-        guard count > 0 else { break }
+        let outcome = chunk.withUnsafeMutableBytes {
+            systemCalls.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<wanted]), subject: path)
+        }
+        guard case .success(let count) = outcome, count > 0 else { break }
         bytes += chunk[0..<count]
         // A regular file's short read is its end: no second read to learn it.
         if count < wanted { break }

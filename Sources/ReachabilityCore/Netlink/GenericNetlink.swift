@@ -402,7 +402,7 @@ protocol GenericNetlinkTransport: AnyObject {
 extension NetlinkSocket: GenericNetlinkTransport {
     func send(_ request: [UInt8]) throws(ReachabilityError) {
         try request.withUnsafeBytes { raw in
-            Swift.Result { () throws(ReachabilityError) in try send(raw) }
+            Swift.Result { () throws(ReachabilityError) in try self.send(raw) }
         }.get()
     }
 

@@ -103,9 +103,12 @@ package enum WirelessInfo {
         guard interfaceIndex > 0 else { return .failure(.notWireless(errno: GenlErrno.noDevice)) }
         do throws(ReachabilityError) {
             try environment.validate()
-            return try JoinableThread.inNamespace(environment.networkNamespacePath) {
-                () throws(ReachabilityError) -> Result<WirelessStatus, Unavailable> in
-                let socket = try NetlinkSocket(receiveBuffer: 256 << 10, bus: netlinkGeneric)
+            return try JoinableThread.inNamespace(
+                environment.networkNamespacePath, systemCalls: environment.systemCalls
+            ) { () throws(ReachabilityError) -> Result<WirelessStatus, Unavailable> in
+                let socket = try NetlinkSocket(
+                    receiveBuffer: 256 << 10, bus: netlinkGeneric, role: "nl80211", systemCalls: environment.systemCalls
+                )
                 let session = GenericNetlinkSession(
                     transport: socket, timeout: timeout, firstSequence: UInt32(truncatingIfNeeded: time(nil)))
                 return read(interfaceIndex: interfaceIndex, session: session)

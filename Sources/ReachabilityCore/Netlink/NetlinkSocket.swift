@@ -9,6 +9,11 @@ final class NetlinkSocket {
     private let handle: OpaquePointer
     /// The descriptor, for poll(2).
     let fd: Int32
+    /// Every call on the socket goes through these (the environment's).
+    private let system: SystemCalls
+    /// The protocol and role ("NETLINK_ROUTE events"): the subject of its calls in
+    /// errors and fault plans.
+    let label: String
     private var sequence: UInt32
     /// Receive buffer; dumps can send up to 32 KiB per datagram.
     private let buffer: UnsafeMutableRawBufferPointer
@@ -20,33 +25,49 @@ final class NetlinkSocket {
     /// Opens a non-blocking NETLINK_ROUTE socket, joins `groups`, and asks for a
     /// receive buffer of `receiveBuffer` bytes (SO_RCVBUFFORCE when privileged,
     /// else SO_RCVBUF, which the kernel caps at net.core.rmem_max).
-    /// `bus` is the netlink protocol (NETLINK_ROUTE, or NETLINK_GENERIC).
-    init(receiveBuffer: Int, groups: [UInt32] = [], bus: Int32 = netlinkRoute) throws(ReachabilityError) {
-        guard let handle = mnl_socket_open2(bus, SockFlag.nonBlock | SockFlag.closeOnExec) else {
-            let name = bus == netlinkRoute ? "NETLINK_ROUTE" : "netlink protocol \(bus)"
-            throw ReachabilityError(.systemCall, "opening a \(name) socket failed", errno: Syscall.errno)
+    /// `bus` is the netlink protocol (NETLINK_ROUTE, or NETLINK_GENERIC); `role`
+    /// says what the socket is for ("events", "requests"…), in errors and for fault
+    /// plans. Every call is made through `systemCalls`.
+    init(
+        receiveBuffer: Int, groups: [UInt32] = [], bus: Int32 = netlinkRoute, role: String,
+        systemCalls: SystemCalls
+    ) throws(ReachabilityError) {
+        let name =
+            switch bus {
+            case netlinkRoute: "NETLINK_ROUTE"
+            case netlinkGeneric: "NETLINK_GENERIC"
+            default: "netlink protocol \(bus)"
+            }
+        let label = "\(name) \(role)"
+        let handle: OpaquePointer
+        switch systemCalls.netlinkOpen(bus: bus, flags: SockFlag.nonBlock | SockFlag.closeOnExec, subject: label) {
+        case .success(let opened): handle = opened
+        case .failure(let failure): throw failure.reachabilityError
         }
         self.handle = handle
-        self.fd = mnl_socket_get_fd(handle)
+        self.system = systemCalls
+        self.label = label
+        self.fd = systemCalls.netlinkDescriptor(handle)
         self.sequence = UInt32(truncatingIfNeeded: time(nil))
         self.buffer = .allocate(byteCount: 64 << 10, alignment: 8)
-        guard mnl_socket_bind(handle, 0, 0) == 0 else {
-            let error = Syscall.errno
-            mnl_socket_close(handle)
+        if case .failure(let failure) = systemCalls.netlinkBind(handle, subject: label) {
+            systemCalls.netlinkClose(handle)
             buffer.deallocate()
-            throw ReachabilityError(.systemCall, "binding the netlink socket failed", errno: error)
+            throw failure.reachabilityError
         }
         let size = Int32(clamping: receiveBuffer)
-        if case .failure = Syscall.setOption(fd, level: SockOpt.solSocket, name: SockOpt.rcvbufForce, value: size) {
-            _ = Syscall.setOption(fd, level: SockOpt.solSocket, name: SockOpt.rcvbuf, value: size)
+        if case .failure = systemCalls.setOption(
+            fd, level: SockOpt.solSocket, name: SockOpt.rcvbufForce, value: size, subject: label)
+        {
+            _ = systemCalls.setOption(fd, level: SockOpt.solSocket, name: SockOpt.rcvbuf, value: size, subject: label)
         }
         // Errors need not echo our request back.
-        _ = Syscall.setOption(fd, level: SockOpt.solNetlink, name: SockOpt.capAck, value: 1)
+        _ = systemCalls.setOption(fd, level: SockOpt.solNetlink, name: SockOpt.capAck, value: 1, subject: label)
         for group in groups {
-            if case .failure(let failure) = Syscall.setOption(
-                fd, level: SockOpt.solNetlink, name: SockOpt.addMembership, value: Int32(group))
+            if case .failure(let failure) = systemCalls.setOption(
+                fd, level: SockOpt.solNetlink, name: SockOpt.addMembership, value: Int32(group), subject: label)
             {
-                mnl_socket_close(handle)
+                systemCalls.netlinkClose(handle)
                 buffer.deallocate()
                 throw ReachabilityError(.systemCall, "joining rtnetlink group \(group) failed", errno: failure.errno)
             }
@@ -54,12 +75,14 @@ final class NetlinkSocket {
     }
 
     deinit {
-        mnl_socket_close(handle)
+        system.netlinkClose(handle)
         buffer.deallocate()
     }
 
     /// The receive buffer the kernel granted (it reports double the request).
-    var receiveBufferSize: Int { Int(Syscall.option(fd, level: SockOpt.solSocket, name: SockOpt.rcvbuf) ?? 0) }
+    var receiveBufferSize: Int {
+        Int(system.option(fd, level: SockOpt.solSocket, name: SockOpt.rcvbuf, subject: label) ?? 0)
+    }
 
     enum Received {
         /// One datagram; the bytes are valid until the next receive.
@@ -79,35 +102,20 @@ final class NetlinkSocket {
     /// is dropped before it is parsed. A truncated datagram reports an overrun.
     func receive() throws(ReachabilityError) -> Received {
         while true {
-            var sender = sockaddr_nl()
-            var vector = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
-            var flags: Int32 = 0
-            let count = withUnsafeMutablePointer(to: &sender) { senderPointer in
-                withUnsafeMutablePointer(to: &vector) { vectorPointer in
-                    var message = msghdr()
-                    message.msg_name = UnsafeMutableRawPointer(senderPointer)
-                    message.msg_namelen = socklen_t(MemoryLayout<sockaddr_nl>.size)
-                    message.msg_iov = vectorPointer
-                    message.msg_iovlen = 1
-                    let received = recvmsg(fd, &message, 0)
-                    flags = message.msg_flags
-                    return received
-                }
-            }
-            if count >= 0 {
-                guard sender.nl_pid == 0 else {
+            switch system.recvmsg(fd, into: buffer, subject: label) {
+            case .success(let received):
+                guard received.senderPort == 0 else {
                     foreignDatagrams += 1
                     continue
                 }
-                if flags & MessageFlag.truncated != 0 { return .overrun }
-                return .datagram(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            }
-            switch Syscall.errno {
-            case Errno.intr: continue
-            case Errno.again: return .empty
-            case Errno.noBufs: return .overrun
-            case let error:
-                throw ReachabilityError(.systemCall, "receiving from the netlink socket failed", errno: error)
+                if received.flags & MessageFlag.truncated != 0 { return .overrun }
+                return .datagram(UnsafeRawBufferPointer(rebasing: buffer[0..<received.count]))
+            case .failure(let failure):
+                switch failure.errno {
+                case Errno.again: return .empty
+                case Errno.noBufs: return .overrun
+                default: throw failure.reachabilityError
+                }
             }
         }
     }
@@ -131,17 +139,15 @@ final class NetlinkSocket {
 
     /// Waits until a datagram is queued; false at the deadline.
     func waitReadable(timeoutMilliseconds: Int32) throws(ReachabilityError) -> Bool {
-        switch Syscall.poll([fd], timeoutMilliseconds: timeoutMilliseconds) {
+        switch system.poll([fd], timeoutMilliseconds: timeoutMilliseconds, subject: label) {
         case .success(let ready): return ready[0]
         case .failure(let failure): throw failure.reachabilityError
         }
     }
 
     func send(_ bytes: UnsafeRawBufferPointer) throws(ReachabilityError) {
-        while true {
-            if mnl_socket_sendto(handle, bytes.baseAddress, bytes.count) >= 0 { return }
-            if Syscall.errno == Errno.intr { continue }
-            throw ReachabilityError(.systemCall, "sending a netlink request failed", errno: Syscall.errno)
+        if case .failure(let failure) = system.netlinkSend(handle, bytes, subject: label) {
+            throw failure.reachabilityError
         }
     }
 
@@ -179,7 +185,7 @@ final class NetlinkSocket {
             return Int(header.pointee.nlmsg_len)
         }
         try request.withUnsafeBytes { raw in
-            Result { () throws(ReachabilityError) in try send(UnsafeRawBufferPointer(rebasing: raw[0..<length])) }
+            Result { () throws(ReachabilityError) in try self.send(UnsafeRawBufferPointer(rebasing: raw[0..<length])) }
         }.get()
         var messages: [NetlinkMessage] = []
         var interrupted = false
@@ -285,7 +291,7 @@ final class NetlinkSocket {
             }
             one.withUnsafeBytes { batch.append(contentsOf: $0[0..<length]) }
         }
-        try batch.withUnsafeBytes { raw in Result { () throws(ReachabilityError) in try send(raw) } }.get()
+        try batch.withUnsafeBytes { raw in Result { () throws(ReachabilityError) in try self.send(raw) } }.get()
         var answered = [Bool](repeating: false, count: count)
         var pending = count
         while pending > 0 {

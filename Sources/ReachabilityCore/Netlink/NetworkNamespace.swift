@@ -1,6 +1,3 @@
-import CNetlink
-import Glibc
-
 /// A network namespace held open by descriptor: the monitor's sockets and every
 /// resolution for it are made inside exactly this namespace, even if its path is
 /// later removed or made to point at another one (`ip netns del X; ip netns add X`).
@@ -13,32 +10,36 @@ final class NetworkNamespace: Sendable {
     let identity: FileIdentity
     /// The path it was opened from.
     let path: String
+    /// The system calls of the environment it was opened for: its own (closing,
+    /// looking again) and those of the threads that enter it.
+    let systemCalls: SystemCalls
 
-    private init(fd: Int32, identity: FileIdentity, path: String) {
+    private init(fd: Int32, identity: FileIdentity, path: String, systemCalls: SystemCalls) {
         self.fd = fd
         self.identity = identity
         self.path = path
+        self.systemCalls = systemCalls
     }
 
     deinit {
-        Syscall.close(fd)
+        systemCalls.close(fd)
     }
 
-    /// Opens the network namespace at `path`; throws ``ReachabilityError/Code/namespace``
-    /// when it is missing or not a network namespace.
-    static func open(_ path: String) throws(ReachabilityError) -> NetworkNamespace {
+    /// Opens the network namespace at `path` through `systemCalls`; throws
+    /// ``ReachabilityError/Code/namespace`` when it is missing or not a network namespace.
+    static func open(_ path: String, systemCalls: SystemCalls) throws(ReachabilityError) -> NetworkNamespace {
         let fd: Int32
-        switch Syscall.openNetworkNamespace(path) {
+        switch systemCalls.openNetworkNamespace(path) {
         case .success(let opened): fd = opened
         case .failure(let failure):
             throw ReachabilityError(
                 .namespace, "network namespace \(path) is not usable (\(failure.call))", errno: failure.errno)
         }
-        switch Syscall.fileIdentity(fd) {
+        switch systemCalls.fileIdentity(fd) {
         case .success(let identity):
-            return NetworkNamespace(fd: fd, identity: identity, path: path)
+            return NetworkNamespace(fd: fd, identity: identity, path: path, systemCalls: systemCalls)
         case .failure(let failure):
-            Syscall.close(fd)
+            systemCalls.close(fd)
             throw ReachabilityError(.namespace, "network namespace \(path) is not usable", errno: failure.errno)
         }
     }
@@ -46,9 +47,9 @@ final class NetworkNamespace: Sendable {
     /// Whether `path` still names this namespace: false once it was deleted, or
     /// names another namespace now.
     var isStillAtPath: Bool {
-        guard case .success(let fd) = Syscall.openNetworkNamespace(path) else { return false }
-        defer { Syscall.close(fd) }
-        guard case .success(let now) = Syscall.fileIdentity(fd) else { return false }
+        guard case .success(let fd) = systemCalls.openNetworkNamespace(path) else { return false }
+        defer { systemCalls.close(fd) }
+        guard case .success(let now) = systemCalls.fileIdentity(fd) else { return false }
         return now == identity
     }
 
@@ -79,6 +80,8 @@ final class NetworkNamespace: Sendable {
 extension JoinableThread {
     /// Runs `body` on a short-lived thread inside the network namespace at `path`
     /// (or directly when `path` is nil), and returns its result after joining it.
+    /// The namespace is opened, the thread made and the namespace entered through
+    /// `systemCalls`.
     ///
     /// The caller's thread never changes namespace, and neither does any thread
     /// that may later create others: a thread that called setns(2) or unshare(2)
@@ -90,29 +93,32 @@ extension JoinableThread {
     /// gets a private mount namespace with `/etc/netns/NAME/*` bind-mounted over
     /// `/etc`, as `ip netns exec NAME` arranges (the resolver reads resolv.conf there).
     static func inNamespace<T: Sendable>(
-        _ path: String?, overlayEtc: Bool = false, _ body: @escaping @Sendable () throws(ReachabilityError) -> T
+        _ path: String?, overlayEtc: Bool = false, systemCalls: SystemCalls,
+        _ body: @escaping @Sendable () throws(ReachabilityError) -> T
     ) throws(ReachabilityError) -> T {
         guard let path else { return try body() }
-        return try inNamespace(NetworkNamespace.open(path), overlayEtc: overlayEtc, body)
+        return try inNamespace(NetworkNamespace.open(path, systemCalls: systemCalls), overlayEtc: overlayEtc, body)
     }
 
-    /// The same, for a namespace held open by
-    /// descriptor: the thread enters exactly that namespace, whatever its path names now.
+    /// The same, for a namespace held open by descriptor: the thread enters exactly
+    /// that namespace, whatever its path names now, through the system calls it was
+    /// opened with.
     static func inNamespace<T: Sendable>(
         _ namespace: NetworkNamespace?, overlayEtc: Bool = false,
         _ body: @escaping @Sendable () throws(ReachabilityError) -> T
     ) throws(ReachabilityError) -> T {
         guard let namespace else { return try body() }
         let outcome = ResultBox<T>()
-        let thread = try JoinableThread(name: "reachability-ns") {
-            switch Syscall.enterNetworkNamespace(fd: namespace.fd, path: namespace.path) {
+        let system = namespace.systemCalls
+        let thread = try JoinableThread(name: "reachability-ns", systemCalls: system) {
+            switch system.enterNetworkNamespace(fd: namespace.fd, path: namespace.path) {
             case .failure(let failure):
                 outcome.set(
                     .failure(
                         ReachabilityError(
                             .namespace, "cannot enter network namespace \(namespace.path)", errno: failure.errno)))
             case .success:
-                if overlayEtc, let name = namespace.name { overlayNetnsEtc(name) }
+                if overlayEtc, let name = namespace.name { overlayNetnsEtc(name, systemCalls: system) }
                 do throws(ReachabilityError) { outcome.set(.success(try body())) } catch {
                     outcome.set(.failure(error))
                 }
@@ -124,20 +130,13 @@ extension JoinableThread {
 
     /// Bind-mounts `/etc/netns/NAME/*` over `/etc` in a private mount namespace of
     /// the calling thread (best effort: without them the process's /etc is used).
-    private static func overlayNetnsEtc(_ name: String) {
+    private static func overlayNetnsEtc(_ name: String, systemCalls: SystemCalls) {
         let etc = "/etc/netns/\(name)"
-        guard let directory = opendir(etc) else { return }
-        defer { closedir(directory) }
-        var files: [String] = []
-        while let entry = readdir(directory) {
-            let file = withUnsafeBytes(of: entry.pointee.d_name) {
-                String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if file != "." && file != ".." { files.append(file) }
-        }
-        guard !files.isEmpty, cnl_private_mounts() == 0 else { return }
+        guard case .success(let entries) = systemCalls.directoryEntries(etc) else { return }
+        let files = entries.filter { $0 != "." && $0 != ".." }
+        guard !files.isEmpty, case .success = systemCalls.privateMounts() else { return }
         for file in files {
-            _ = cnl_bind_mount("\(etc)/\(file)", "/etc/\(file)")
+            _ = systemCalls.bindMount("\(etc)/\(file)", over: "/etc/\(file)")
         }
     }
 }
@@ -150,7 +149,7 @@ extension NetworkEnvironment {
     package func enterNetworkNamespaceOnCurrentThread() throws(ReachabilityError) {
         try validate()
         guard let path = networkNamespacePath else { return }
-        if case .failure(let failure) = Syscall.enterNetworkNamespace(path) {
+        if case .failure(let failure) = systemCalls.enterNetworkNamespace(path) {
             throw ReachabilityError(.namespace, "cannot enter network namespace \(path)", errno: failure.errno)
         }
     }

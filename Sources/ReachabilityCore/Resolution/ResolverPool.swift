@@ -1,4 +1,3 @@
-import CNetlink
 import Dispatch
 import Glibc
 
@@ -38,10 +37,14 @@ enum Resolution: Sendable, Equatable {
 /// (held by descriptor, so it is the namespace the monitor's sockets are in), and
 /// for a named one (`/run/netns/NAME`) with `/etc/netns/NAME/*` over `/etc`, as
 /// `ip netns exec NAME` arranges. Workers themselves never change namespace.
+///
+/// The pool is process-wide, and so are its worker threads (made through the live
+/// system calls); each resolution is made through the system calls of the
+/// environment that asked for it, which are part of what tells requests apart.
 final class ResolverPool: Sendable {
     typealias Outcome = Result<Resolution, ReachabilityError>
     typealias Completion = @Sendable (Outcome) -> Void
-    typealias Lookup = @Sendable (_ name: String, _ namespace: NetworkNamespace?) -> Outcome
+    typealias Lookup = @Sendable (_ name: String, _ namespace: NetworkNamespace?, _ systemCalls: SystemCalls) -> Outcome
     typealias Key = ResolverSchedule<Requester>.Key
 
     /// Who asked: requests of one requester for one name are answered once per resolution.
@@ -83,9 +86,9 @@ final class ResolverPool: Sendable {
         self.lookup = lookup
     }
 
-    /// A detached thread named `reachability-dns`.
+    /// A detached thread named `reachability-dns` (the pool's own: the live system).
     static let detachedThread: Spawn = { work throws(ReachabilityError) in
-        try JoinableThread.detached(name: "reachability-dns", work)
+        try JoinableThread.detached(name: "reachability-dns", systemCalls: .live, work)
     }
 
     /// Whether a resolution `requester` asked for has not answered yet.
@@ -96,15 +99,16 @@ final class ResolverPool: Sendable {
     /// Resolutions finished so far (for tests and diagnostics).
     var resolutionCount: Int { state.withLock { $0.resolutions } }
 
-    /// Asks for a resolution of `name` in `namespace` (nil: the process's own)
-    /// that starts from now on; `completion` runs on a worker thread with its
-    /// outcome. Asking again before that resolution starts changes nothing; asking
-    /// while one runs asks for the next.
+    /// Asks for a resolution of `name` in `namespace` (nil: the process's own),
+    /// made through `systemCalls` (the requesting environment's), that starts from
+    /// now on; `completion` runs on a worker thread with its outcome. Asking again
+    /// before that resolution starts changes nothing; asking while one runs asks for
+    /// the next.
     func resolve(
-        _ name: String, in namespace: NetworkNamespace?, for requester: Requester,
+        _ name: String, in namespace: NetworkNamespace?, systemCalls: SystemCalls, for requester: Requester,
         completion: @escaping Completion
     ) {
-        let key = Key(namespace: namespace?.identity, name: name)
+        let key = Key(namespace: namespace?.identity, name: name, systemCalls: systemCalls)
         let start = state.withLock { state -> Int in
             state.completions[Waiting(key: key, requester: requester)] = completion
             if let namespace, state.namespaces[key] == nil { state.namespaces[key] = namespace }
@@ -152,7 +156,7 @@ final class ResolverPool: Sendable {
             // This resolution turns stalled in a moment if it gets no answer: others waiting
             // then start beside it (the timer is what notices).
             armTimer()
-            let outcome = lookup(key.name, namespace)
+            let outcome = lookup(key.name, namespace, key.systemCalls)
             let (completions, start) = state.withLock { state -> ([Completion], Int) in
                 state.resolutions += 1
                 let (requesters, start) = state.schedule.finish(key, at: .now)
@@ -199,12 +203,13 @@ final class ResolverPool: Sendable {
 
     // MARK: The system resolver
 
-    /// getaddrinfo(3) for `name`, inside `namespace` when one is given.
-    static let systemLookup: Lookup = { name, namespace in
+    /// getaddrinfo(3) for `name` through `systemCalls`, inside `namespace` when
+    /// one is given (entered through the system calls it was opened with).
+    static let systemLookup: Lookup = { name, namespace, systemCalls in
         do throws(ReachabilityError) {
             return .success(
                 try JoinableThread.inNamespace(namespace, overlayEtc: true) { () throws(ReachabilityError) in
-                    try ResolverPool.getaddrinfo(name)
+                    try ResolverPool.getaddrinfo(name, systemCalls: systemCalls)
                 })
         } catch {
             return .failure(error)
@@ -215,49 +220,54 @@ final class ResolverPool: Sendable {
     /// IPv6 addresses read as IPv4. "No such name" and "no answer" are a
     /// ``Resolution/failed(code:)``; a failure of the resolver itself (out of
     /// descriptors or memory) is thrown: it says nothing about the name.
-    static func getaddrinfo(_ name: String) throws(ReachabilityError) -> Resolution {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var list: UnsafeMutablePointer<addrinfo>?
-        Glibc.errno = 0
-        let rc = Glibc.getaddrinfo(name, nil, &hints, &list)
-        let error = Glibc.errno
-        guard rc == 0 else {
-            // glibc reports a resolver that could not open a file or socket (out of
-            // descriptors or memory) as EAI_NONAME, "Name or service not known", with
-            // errno set: that is no answer about the name.
-            if Self.resourceErrors.contains(error) {
-                throw ReachabilityError(
-                    .systemCall, "cannot resolve \(quotedForMessage(name)): getaddrinfo", errno: error)
+    static func getaddrinfo(_ name: String, systemCalls: SystemCalls) throws(ReachabilityError) -> Resolution {
+        let answer = systemCalls.getaddrinfo(name, family: AF_UNSPEC, socketType: Int32(SOCK_STREAM.rawValue)) { list in
+            var addresses: [IPAddress] = []
+            var node = list
+            while let entry = node?.pointee {
+                if let sockaddr = entry.ai_addr,
+                    let address = IPAddress(sockaddr: UnsafeRawPointer(sockaddr), length: Int(entry.ai_addrlen))?
+                        .unmapped,
+                    !addresses.contains(address)
+                {
+                    addresses.append(address)
+                }
+                node = UnsafePointer(entry.ai_next)
             }
-            switch rc {
-            case EAI_NONAME, EAI_AGAIN, EAI_FAIL, Self.eaiNoData, Self.eaiAddressFamily:
-                return .failed(code: rc)
-            case EAI_SYSTEM:
-                throw ReachabilityError(
-                    .systemCall, "cannot resolve \(quotedForMessage(name)): getaddrinfo", errno: error)
-            case EAI_MEMORY:
-                throw ReachabilityError(
-                    .systemCall, "cannot resolve \(quotedForMessage(name)): getaddrinfo", errno: ENOMEM)
-            default:
-                let reason = gai_strerror(rc).map { String(cString: $0) } ?? "error \(rc)"
-                throw ReachabilityError(.systemCall, "cannot resolve \(quotedForMessage(name)): getaddrinfo: \(reason)")
-            }
+            return addresses
         }
-        defer { freeaddrinfo(list) }
-        var addresses: [IPAddress] = []
-        var node = list
-        while let entry = node?.pointee {
-            if let sockaddr = entry.ai_addr,
-                let address = IPAddress(sockaddr: UnsafeRawPointer(sockaddr), length: Int(entry.ai_addrlen))?.unmapped,
-                !addresses.contains(address)
-            {
-                addresses.append(address)
-            }
-            node = entry.ai_next
+        switch answer {
+        case .success(let addresses): return .addresses(addresses)
+        case .failure(let failure): return try Self.resolution(failing: failure, name: name)
         }
-        return .addresses(addresses)
+    }
+
+    /// What a failed getaddrinfo says: no answer about the name, or (thrown) a
+    /// failure of the resolver itself.
+    private static func resolution(failing failure: SystemCalls.AddressInfoFailure, name: String)
+        throws(ReachabilityError) -> Resolution
+    {
+        let (rc, error) = (failure.code, failure.errno)
+        // glibc reports a resolver that could not open a file or socket (out of
+        // descriptors or memory) as EAI_NONAME, "Name or service not known", with
+        // errno set: that is no answer about the name.
+        if Self.resourceErrors.contains(error) {
+            throw ReachabilityError(
+                .systemCall, "cannot resolve \(quotedForMessage(name)): getaddrinfo", errno: error)
+        }
+        switch rc {
+        case EAI_NONAME, EAI_AGAIN, EAI_FAIL, Self.eaiNoData, Self.eaiAddressFamily:
+            return .failed(code: rc)
+        case EAI_SYSTEM:
+            throw ReachabilityError(
+                .systemCall, "cannot resolve \(quotedForMessage(name)): getaddrinfo", errno: error)
+        case EAI_MEMORY:
+            throw ReachabilityError(
+                .systemCall, "cannot resolve \(quotedForMessage(name)): getaddrinfo", errno: ENOMEM)
+        default:
+            let reason = gai_strerror(rc).map { String(cString: $0) } ?? "error \(rc)"
+            throw ReachabilityError(.systemCall, "cannot resolve \(quotedForMessage(name)): getaddrinfo: \(reason)")
+        }
     }
 
     /// errno values that mean the resolver itself ran out of something.

@@ -22,6 +22,10 @@ struct ResolverSchedule<Waiter: Hashable & Sendable>: Sendable {
         /// The namespace's identity; nil for the process's own.
         var namespace: FileIdentity?
         var name: String
+        /// The system calls the resolution is made through (the requesting
+        /// environment's; equal by fault plan): requests with different plans are
+        /// resolved apart, so a test's injected failure reaches only its own.
+        var systemCalls: SystemCalls = .live
     }
 
     struct Limits: Sendable, Equatable {

@@ -83,20 +83,14 @@ package enum DHCPLeaseFile {
     }
 
     /// The names of dhclient's lease files in `directory` (`dhclient*.leases`,
-    /// `dhclient*.lease`), from its first `limit` entries, sorted.
-    package static func fileNames(in directory: String, limit: Int) -> [String] {
-        guard !directory.utf8.contains(0), let stream = opendir(directory) else { return [] }
-        defer { closedir(stream) }
-        var names: [String] = []
-        var seen = 0
-        while seen < limit, let entry = readdir(stream) {
-            seen += 1
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if isFileName(name) { names.append(name) }
-        }
-        return names.sorted()
+    /// `dhclient*.lease`), from its first `limit` entries, sorted; none when the
+    /// directory can't be read. Listed through `systemCalls` (the live system for
+    /// callers outside the core, which have no environment's to give).
+    package static func fileNames(in directory: String, limit: Int, systemCalls: SystemCalls = .live) -> [String] {
+        guard !directory.utf8.contains(0),
+            case .success(let entries) = systemCalls.directoryEntries(directory, limit: limit)
+        else { return [] }
+        return entries.filter(isFileName).sorted()
     }
 
     /// Whether dhclient (or NetworkManager's dhclient backend) writes its leases

@@ -58,12 +58,13 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
             if let number = UInt32(zone), number > 0 {
                 scope = number
             } else {
-                scope = if_nametoindex(zone)
-                guard scope != 0 else {
+                // The process's own namespace: a literal names no environment.
+                guard case .success(let index) = SystemCalls.live.interfaceIndex(named: zone) else {
                     throw ReachabilityError(
                         .invalidAddress,
                         "\(quotedForMessage(string)) names zone \"\(zone)\", which is no interface here")
                 }
+                scope = index
             }
         }
         guard let v6 = Self.parse(String(literal), family: AF_INET6, size: 16) else {

@@ -31,6 +31,13 @@ public struct NetworkEnvironment: Sendable, Hashable {
     /// grant less). Not API: SPI `Testing`, for tests that make a storm overrun a
     /// tiny buffer (the kernel's minimum).
     @_spi(Testing) public var eventReceiveBuffer: Int = 4 << 20
+    /// The system calls everything made for this environment goes through: the
+    /// monitor and its sockets, the file readers and watches, the resolver check
+    /// and its name resolutions (``SystemCalls/live`` by default). Not API: SPI
+    /// `Testing`, for tests that make calls fail with a ``SystemCallFaults`` plan
+    /// (DESIGN §10). Part of equality by the plan's identity: an environment with a
+    /// plan never shares a monitor with one without it.
+    @_spi(Testing) public var systemCalls: SystemCalls = .live
     /// The root under which DHCP lease files are read (systemd-networkd's
     /// `run/systemd/netif/leases`, dhclient's `var/lib/dhcp`…) for Android's
     /// `ANDROID_METERED` vendor option, which makes a path expensive; `/` for the
@@ -65,6 +72,7 @@ public struct NetworkEnvironment: Sendable, Hashable {
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.networkNamespacePath == rhs.networkNamespacePath && lhs.sysfsRoot == rhs.sysfsRoot
             && lhs.eventReceiveBuffer == rhs.eventReceiveBuffer && lhs.leaseRoot == rhs.leaseRoot
+            && lhs.systemCalls == rhs.systemCalls
     }
 
     /// Hashes what ``==(_:_:)`` compares.
@@ -73,6 +81,7 @@ public struct NetworkEnvironment: Sendable, Hashable {
         hasher.combine(sysfsRoot)
         hasher.combine(eventReceiveBuffer)
         hasher.combine(leaseRoot)
+        hasher.combine(systemCalls)
     }
 
     /// The process's own namespace and `/sys`.

@@ -78,3 +78,11 @@ public struct ReachabilityError: Error, Sendable, Hashable, CustomStringConverti
         return String(cString: text)
     }
 }
+
+extension SystemError {
+    /// This failure as the library reports it: ``ReachabilityError/Code/systemCall``,
+    /// naming the call, with its errno.
+    var reachabilityError: ReachabilityError {
+        ReachabilityError(.systemCall, "\(call) failed", errno: errno)
+    }
+}

@@ -1,0 +1,224 @@
+import Glibc
+
+/// A fault plan: which system calls of the library fail, with which errno, and
+/// when. Tests set one on a ``NetworkEnvironment`` (its `systemCalls`) to make any
+/// call of that environment's monitor, sockets, file readers, watches, resolver
+/// check or name resolutions fail without root (DESIGN §10): for example
+/// `faults.inject(.recvmsg, errno: ENOBUFS, matching: "NETLINK_ROUTE events")`, with
+/// `environment.systemCalls = SystemCalls(faults: faults)`.
+///
+/// Each rule names a call, an errno, how many times it fails the call (once, a
+/// number of times, always), after how many matching calls that succeed, and
+/// optionally a substring of the call's subject: the path of open, stat, access,
+/// readlink, realpath, opendir, inotify_add_watch and ioctl; the socket's name for
+/// socket calls (a netlink socket's protocol and role: "NETLINK_ROUTE events",
+/// "NETLINK_ROUTE requests", "NETLINK_ROUTE one-off", "NETLINK_GENERIC nl80211"; a
+/// nameserver's address for the resolver check, "nameserver 192.0.2.53"); "monitor"
+/// for the poll of the monitor's reader thread; the name for getaddrinfo; the
+/// thread's name for pthread_create ("reachability-nl", "reachability-ns"); a file's
+/// path for its read and fstat, "inotify" or "eventfd" for reads of those; the
+/// namespace path for setns; the target for mount. A rule with a subject never
+/// matches a call without one. The rules are asked in the order they were added,
+/// and the first that fails a call decides its errno. Rules can be added and
+/// removed while the library runs.
+///
+/// A failed call is not made. An injected EINTR is retried like a real one where
+/// the library retries it (so a rule that fails a retried call with EINTR
+/// `always` would spin). close always closes (as Linux does); its failure is
+/// counted and ignored, as a real one is.
+///
+/// Not API: SPI `Testing`. `Sendable`: its state is behind a lock.
+@_spi(Testing) public final class SystemCallFaults: @unchecked Sendable {
+    /// A system call (or libc/libmnl wrapper of one) the library makes.
+    @_spi(Testing) public enum Call: String, Sendable, Hashable, CaseIterable {
+        /// open(2): files, namespace files.
+        case open
+        /// read(2): files, the inotify descriptor, the monitor's eventfd.
+        case read
+        /// write(2): the monitor's eventfd.
+        case write
+        /// close(2): counted, never failed (see the type's notes).
+        case close
+        /// socket(2): netlink sockets (libmnl's mnl_socket_open2), the resolver check's.
+        case socket
+        /// bind(2) of a netlink socket (mnl_socket_bind).
+        case bind
+        /// connect(2) of the resolver check's UDP socket.
+        case connect
+        /// send(2) of the resolver check's query.
+        case send
+        /// recv(2) of the resolver check's answer.
+        case recv
+        /// sendto(2) of netlink requests (mnl_socket_sendto).
+        case sendto
+        /// recvmsg(2) of netlink datagrams.
+        case recvmsg
+        /// poll(2): the monitor's reader, netlink replies, the resolver check.
+        case poll
+        /// setsockopt(2) of netlink sockets (buffer size, groups, extended ACK).
+        case setsockopt
+        /// getsockopt(2): the receive buffer the kernel granted.
+        case getsockopt
+        /// stat(2): lease files, a resolv.conf path.
+        case stat
+        /// fstat(2): files being read, namespace files.
+        case fstat
+        /// access(2): sysfs wireless markers, `/etc/netns/NAME/resolv.conf`.
+        case access
+        /// readlink(2): sysfs device drivers.
+        case readlink
+        /// realpath(3): where `/etc/resolv.conf` points.
+        case realpath
+        /// opendir(3) (with readdir and closedir): lease directories, `/etc/netns/NAME`.
+        case opendir
+        /// ioctl(2) NS_GET_NSTYPE on namespace files.
+        case ioctl
+        /// eventfd(2): the monitor's stop signal.
+        case eventfd
+        /// inotify_init1(2): the monitor's file watches.
+        case inotifyInit1 = "inotify_init1"
+        /// inotify_add_watch(2): one watched directory.
+        case inotifyAddWatch = "inotify_add_watch"
+        /// pidfd_open(2): the process behind `/proc/PID/ns/net`.
+        case pidfdOpen = "pidfd_open"
+        /// setns(2): entering a watched namespace.
+        case setns
+        /// unshare(2): a resolution's private mount namespace.
+        case unshare
+        /// mount(2): `/etc/netns/NAME` files over `/etc`.
+        case mount
+        /// prctl(2) PR_SET_NAME: naming a thread (a failure is ignored).
+        case prctl
+        /// pthread_create(3): the reader, namespace helpers.
+        case pthreadCreate = "pthread_create"
+        /// getaddrinfo(3): a hostname's resolution; fails with EAI_SYSTEM and the errno.
+        case getaddrinfo
+        /// if_nametoindex(3): an IPv6 zone given by name.
+        case ifNameToIndex = "if_nametoindex"
+    }
+
+    /// How many times a rule fails its call.
+    @_spi(Testing) public enum Count: Sendable, Hashable {
+        /// The next matching call only.
+        case once
+        /// The next `n` matching calls.
+        case times(Int)
+        /// Every matching call, until the rule is removed.
+        case always
+    }
+
+    /// A rule of the plan, as ``inject(_:errno:count:after:matching:)`` returned it.
+    @_spi(Testing) public struct Rule: Hashable, Sendable {
+        let id: Int
+    }
+
+    private struct Entry {
+        var call: Call
+        var errno: Int32
+        /// Failures left; nil: always.
+        var remaining: Int?
+        /// Matching calls to let through first.
+        var skip: Int
+        var subject: String?
+        var fired = 0
+        var active = true
+
+        func matches(_ call: Call, _ subject: String?) -> Bool {
+            guard active, call == self.call else { return false }
+            guard let wanted = self.subject else { return true }
+            return subject?.contains(wanted) ?? false
+        }
+    }
+
+    private struct State {
+        var entries: [Entry] = []
+        var attempts: [Call: Int] = [:]
+    }
+
+    // A pthread mutex, as the package's `LockedValue` (which sits in a layer above
+    // this one) is: ThreadSanitizer sees it.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var state = State()
+
+    /// An empty plan: every call is made.
+    @_spi(Testing) public init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    private func withLock<T>(_ body: (inout State) -> T) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return body(&state)
+    }
+
+    /// Makes `call` fail with `errno`: `count` times, once `successes` matching
+    /// calls have gone through; only calls whose subject contains `subject`, when
+    /// one is given. Returns the rule, for ``fired(_:)`` and ``remove(_:)``.
+    @_spi(Testing) @discardableResult
+    public func inject(
+        _ call: Call, errno: Int32, count: Count = .once, after successes: Int = 0, matching subject: String? = nil
+    ) -> Rule {
+        let remaining: Int? =
+            switch count {
+            case .once: 1
+            case .times(let times): max(times, 0)
+            case .always: nil
+            }
+        return withLock { state in
+            state.entries.append(
+                Entry(call: call, errno: errno, remaining: remaining, skip: max(successes, 0), subject: subject))
+            return Rule(id: state.entries.count - 1)
+        }
+    }
+
+    /// Stops `rule` from failing any more calls (its ``fired(_:)`` count stays).
+    @_spi(Testing) public func remove(_ rule: Rule) {
+        withLock { $0.entries[rule.id].active = false }
+    }
+
+    /// Stops every rule: from now on every call is made.
+    @_spi(Testing) public func removeAll() {
+        withLock { state in
+            for index in state.entries.indices { state.entries[index].active = false }
+        }
+    }
+
+    /// How many calls `rule` has failed so far.
+    @_spi(Testing) public func fired(_ rule: Rule) -> Int {
+        withLock { $0.entries[rule.id].fired }
+    }
+
+    /// How many calls of kind `call` asked the plan so far, failed or not (each
+    /// retry of an interrupted call counts).
+    @_spi(Testing) public func attempts(_ call: Call) -> Int {
+        withLock { $0.attempts[call, default: 0] }
+    }
+
+    /// The errno `call` on `subject` fails with now, if a rule says so; counts the
+    /// attempt and the rules' skips and failures.
+    func failure(of call: Call, subject: String?) -> Int32? {
+        withLock { state in
+            state.attempts[call, default: 0] += 1
+            var failure: Int32?
+            for index in state.entries.indices where state.entries[index].matches(call, subject) {
+                if state.entries[index].skip > 0 {
+                    state.entries[index].skip -= 1
+                    continue
+                }
+                guard failure == nil, state.entries[index].remaining.map({ $0 > 0 }) ?? true else { continue }
+                state.entries[index].fired += 1
+                if let left = state.entries[index].remaining { state.entries[index].remaining = left - 1 }
+                failure = state.entries[index].errno
+            }
+            return failure
+        }
+    }
+}

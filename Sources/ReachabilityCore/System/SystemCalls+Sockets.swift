@@ -1,0 +1,176 @@
+import CNetlink
+import Glibc
+
+// Sockets, libmnl's netlink sockets, poll and eventfd: the calls of the monitor,
+// its netlink sockets and the resolver check. Every `subject` names the socket (a
+// netlink socket's protocol and role, say "NETLINK_ROUTE events"; a nameserver) in
+// errors and for the fault plan's `matching:`.
+
+extension SystemCalls {
+    /// socket(2) (close-on-exec is added).
+    func socket(family: Int32, type: Int32, protocol: Int32 = 0, subject: String) -> Result<Int32, SystemError> {
+        let (fd, error) = perform(.socket, subject, retryingInterrupts: false) {
+            Glibc.socket(family, type | Int32(SOCK_CLOEXEC.rawValue), `protocol`)
+        }
+        return fd >= 0 ? .success(fd) : .failure(SystemError(call: "socket(\(subject))", errno: error))
+    }
+
+    /// connect(2) to `address` (`length` bytes).
+    func connect(_ fd: Int32, to address: UnsafePointer<sockaddr>, length: socklen_t, subject: String)
+        -> Result<Void, SystemError>
+    {
+        let (rc, error) = perform(.connect, subject, retryingInterrupts: false) { Glibc.connect(fd, address, length) }
+        return rc == 0 ? .success(()) : .failure(SystemError(call: "connect(\(subject))", errno: error))
+    }
+
+    /// send(2) of `bytes`, EINTR retried: how many bytes were sent.
+    func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, subject: String) -> Result<Int, SystemError> {
+        let (count, error) = perform(.send, subject, retryingInterrupts: true) {
+            Glibc.send(fd, bytes.baseAddress, bytes.count, 0)
+        }
+        return count >= 0 ? .success(count) : .failure(SystemError(call: "send(\(subject))", errno: error))
+    }
+
+    /// recv(2) into `buffer`, EINTR retried: how many bytes came.
+    func recv(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, subject: String) -> Result<Int, SystemError> {
+        let (count, error) = perform(.recv, subject, retryingInterrupts: true) {
+            Glibc.recv(fd, buffer.baseAddress, buffer.count, 0)
+        }
+        return count >= 0 ? .success(count) : .failure(SystemError(call: "recv(\(subject))", errno: error))
+    }
+
+    /// One datagram as recvmsg(2) gave it on a netlink socket.
+    struct NetlinkReceipt {
+        /// Its length in bytes (at the start of the buffer).
+        var count: Int
+        /// The sender's port: 0 for the kernel.
+        var senderPort: UInt32
+        /// recvmsg's `msg_flags` (MSG_TRUNC: the datagram did not fit).
+        var flags: Int32
+    }
+
+    /// recvmsg(2) of one datagram from netlink socket `fd` into `buffer`, with its
+    /// sender; EINTR retried.
+    func recvmsg(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, subject: String)
+        -> Result<NetlinkReceipt, SystemError>
+    {
+        var sender = sockaddr_nl()
+        var flags: Int32 = 0
+        let (count, error) = perform(.recvmsg, subject, retryingInterrupts: true) { () -> Int in
+            var vector = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
+            return withUnsafeMutablePointer(to: &sender) { senderPointer in
+                withUnsafeMutablePointer(to: &vector) { vectorPointer in
+                    var message = msghdr()
+                    message.msg_name = UnsafeMutableRawPointer(senderPointer)
+                    message.msg_namelen = socklen_t(MemoryLayout<sockaddr_nl>.size)
+                    message.msg_iov = vectorPointer
+                    message.msg_iovlen = 1
+                    let received = Glibc.recvmsg(fd, &message, 0)
+                    flags = message.msg_flags
+                    return received
+                }
+            }
+        }
+        guard count >= 0 else { return .failure(SystemError(call: "recvmsg(\(subject))", errno: error)) }
+        return .success(NetlinkReceipt(count: count, senderPort: sender.nl_pid, flags: flags))
+    }
+
+    /// poll(2) on a few descriptors (negative ones are skipped), EINTR retried:
+    /// which are readable (or in error, or hung up).
+    func poll(_ fds: [Int32], timeoutMilliseconds: Int32, subject: String) -> Result<[Bool], SystemError> {
+        var entries = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        let (count, error) = perform(.poll, subject, retryingInterrupts: true) {
+            entries.withUnsafeMutableBufferPointer {
+                Glibc.poll($0.baseAddress, nfds_t($0.count), timeoutMilliseconds)
+            }
+        }
+        guard count >= 0 else { return .failure(SystemError(call: "poll(\(subject))", errno: error)) }
+        return .success(entries.map { $0.revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 })
+    }
+
+    /// setsockopt(2) with an Int32 value.
+    func setOption(_ fd: Int32, level: Int32, name: Int32, value: Int32, subject: String) -> Result<Void, SystemError> {
+        var value = value
+        let (rc, error) = perform(.setsockopt, subject, retryingInterrupts: false) {
+            setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size))
+        }
+        return rc == 0
+            ? .success(()) : .failure(SystemError(call: "setsockopt(\(subject), \(level), \(name))", errno: error))
+    }
+
+    /// getsockopt(2) for an Int32 value; nil when it fails.
+    func option(_ fd: Int32, level: Int32, name: Int32, subject: String) -> Int32? {
+        var value: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        let (rc, _) = perform(.getsockopt, subject, retryingInterrupts: false) {
+            getsockopt(fd, level, name, &value, &length)
+        }
+        return rc == 0 ? value : nil
+    }
+}
+
+// MARK: libmnl
+
+extension SystemCalls {
+    /// A netlink socket of protocol `bus` (libmnl's mnl_socket_open2: socket(2)).
+    func netlinkOpen(bus: Int32, flags: Int32, subject: String) -> Result<OpaquePointer, SystemError> {
+        if let injected = injected(.socket, subject) {
+            return .failure(SystemError(call: "socket(\(subject))", errno: injected))
+        }
+        guard let handle = mnl_socket_open2(bus, flags) else {
+            return .failure(SystemError(call: "socket(\(subject))", errno: Glibc.errno))
+        }
+        return .success(handle)
+    }
+
+    /// Binds a netlink socket to a port of the kernel's choosing, no groups
+    /// (mnl_socket_bind: bind(2) and getsockname(2)).
+    func netlinkBind(_ handle: OpaquePointer, subject: String) -> Result<Void, SystemError> {
+        let (rc, error) = perform(.bind, subject, retryingInterrupts: false) { mnl_socket_bind(handle, 0, 0) }
+        return rc == 0 ? .success(()) : .failure(SystemError(call: "bind(\(subject))", errno: error))
+    }
+
+    /// The descriptor of a libmnl socket (no system call: libmnl keeps it).
+    func netlinkDescriptor(_ handle: OpaquePointer) -> Int32 {
+        mnl_socket_get_fd(handle)
+    }
+
+    /// Sends `bytes` to the kernel (mnl_socket_sendto: sendto(2)), EINTR retried.
+    func netlinkSend(_ handle: OpaquePointer, _ bytes: UnsafeRawBufferPointer, subject: String)
+        -> Result<Void, SystemError>
+    {
+        let (rc, error) = perform(.sendto, subject, retryingInterrupts: true) {
+            mnl_socket_sendto(handle, bytes.baseAddress, bytes.count)
+        }
+        return rc >= 0 ? .success(()) : .failure(SystemError(call: "sendto(\(subject))", errno: error))
+    }
+
+    /// Closes a libmnl socket (close(2); as with ``close(_:)``, always closed).
+    func netlinkClose(_ handle: OpaquePointer) {
+        _ = injected(.close, nil)
+        _ = mnl_socket_close(handle)
+    }
+}
+
+// MARK: eventfd
+
+extension SystemCalls {
+    /// An eventfd(2), close-on-exec and non-blocking.
+    func eventfd() -> Result<Int32, SystemError> {
+        let (fd, error) = perform(.eventfd, nil, retryingInterrupts: false) { cnl_eventfd() }
+        return fd >= 0 ? .success(fd) : .failure(SystemError(call: "eventfd", errno: error))
+    }
+
+    /// Adds one to an eventfd counter (wakes a poller). It can't fail but for a
+    /// counter at its maximum, which one wake-up per stop never reaches.
+    func signal(_ fd: Int32) {
+        var one: UInt64 = 1
+        _ = withUnsafeBytes(of: &one) { write(fd, $0, subject: "eventfd") }
+    }
+
+    /// Resets an eventfd counter (nothing to read is no error: EAGAIN).
+    func drain(_ fd: Int32) {
+        var value: UInt64 = 0
+        _ = withUnsafeMutableBytes(of: &value) { read(fd, into: $0, subject: "eventfd") }
+    }
+}

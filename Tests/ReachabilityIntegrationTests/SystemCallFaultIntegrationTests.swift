@@ -1,0 +1,276 @@
+import Foundation
+import Reachability
+import TestSupport
+import Testing
+
+@_spi(Testing) @testable import ReachabilityCore
+
+/// System calls failing where the kernel would rarely make them fail (DESIGN §10):
+/// a fault plan (`SystemCallFaults`) on the environment makes the monitor's
+/// netlink sockets, its file watches, the sysfs and lease readers, the resolver
+/// check and getaddrinfo fail, in a namespace of the test's own, and the library
+/// must recover or report it as documented.
+@Suite("System calls failing on purpose", .enabled(if: IntegrationGate.enabled))
+struct SystemCallFaultIntegrationTests {
+    /// A fault plan and `ns`'s environment that asks it.
+    static func environment(_ ns: TestNamespace, sysfsRoot: String? = nil, leaseRoot: String? = nil) -> (
+        SystemCallFaults, NetworkEnvironment
+    ) {
+        let faults = SystemCallFaults()
+        var environment = NetworkEnvironment(networkNamespacePath: ns.path, sysfsRoot: sysfsRoot, leaseRoot: leaseRoot)
+        environment.systemCalls = SystemCalls(faults: faults)
+        return (faults, environment)
+    }
+
+    /// A namespace with the common IPv4 setup, the Internet target watched in it
+    /// through a fault plan, and its first state in.
+    static func watched() async throws -> (TestNamespace, SystemCallFaults, NetworkEnvironment, DeliveryLog) {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        let (faults, environment) = Self.environment(ns)
+        let log = try DeliveryLog.started(try Reachability(environment: environment))
+        try await log.wait(forLast: .reachableViaWiFi, "the first state")
+        return (ns, faults, environment, log)
+    }
+
+    // MARK: The netlink sockets
+
+    @Test(
+        "EMFILE on the netlink socket call: startNotifier throws .systemCall naming socket(2), then starts once it clears"
+    )
+    func socketExhausted() async throws {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        let (faults, environment) = Self.environment(ns)
+        let exhausted = faults.inject(.socket, errno: EMFILE, count: .always, matching: "NETLINK_ROUTE")
+        let reachability = try Reachability(environment: environment)
+        #expect {
+            try reachability.startNotifier()
+        } throws: { error in
+            guard let error = error as? ReachabilityError else { return false }
+            return error.code == .systemCall && error.errno == EMFILE
+                && error.message.hasPrefix("socket(NETLINK_ROUTE events)")
+        }
+        #expect(faults.fired(exhausted) == 1, "the event socket, the first made")
+        #expect(!reachability.isNotifierRunning)
+        #expect(MonitorRegistry.running(for: environment) == nil, "no monitor left registered")
+
+        faults.remove(exhausted)
+        let log = try DeliveryLog.started(reachability)
+        try await log.wait(forLast: .reachableViaWiFi, "the first state once sockets open")
+    }
+
+    @Test("EINTR on the reader's poll and on poll and recvmsg of both sockets: retried, and every state arrives")
+    func interruptsAreRetried() async throws {
+        let (ns, faults, environment, log) = try await Self.watched()
+        let rules = [
+            faults.inject(.poll, errno: EINTR, count: .times(2), matching: "monitor"),
+            faults.inject(.recvmsg, errno: EINTR, count: .times(2), matching: "NETLINK_ROUTE events"),
+            faults.inject(.poll, errno: EINTR, count: .times(2), matching: "NETLINK_ROUTE requests"),
+            faults.inject(.recvmsg, errno: EINTR, count: .times(2), matching: "NETLINK_ROUTE requests"),
+        ]
+        try ns.ip("route del default")
+        try await log.wait(forLast: .notReachable, "unreachable without the default route")
+        try ns.ip("route add default via 192.0.2.2 dev veth0")
+        try await log.wait(forLast: .reachableViaWiFi, "reachable again")
+        // The reader polled again after the first change, before it could see the second.
+        for rule in rules { #expect(faults.fired(rule) == 2) }
+        let statistics = try #require(MonitorRegistry.running(for: environment)?.statistics)
+        #expect(
+            statistics.overruns == 0 && statistics.failedPasses == 0, "an interrupt is no lost event: \(statistics)")
+        #expect(log.entries.map(\.status) == [.reachableViaWiFi, .notReachable, .reachableViaWiFi])
+    }
+
+    @Test("ENOBUFS on the event socket's recvmsg: the monitor counts an overrun, resyncs, and its state stays right")
+    func overrunResyncs() async throws {
+        let (ns, faults, environment, log) = try await Self.watched()
+        let monitor = try #require(MonitorRegistry.running(for: environment))
+        let before = monitor.statistics
+        let overrun = faults.inject(.recvmsg, errno: ENOBUFS, matching: "NETLINK_ROUTE events")
+        try ns.ip("route del default")
+        try await log.wait(forLast: .notReachable, "unreachable without the default route")
+        try await eventually("the resync") { monitor.statistics.resyncs > before.resyncs }
+        #expect(faults.fired(overrun) == 1)
+        #expect(monitor.statistics.overruns == before.overruns + 1)
+        #expect(monitor.statistics.failedResyncs == before.failedResyncs)
+
+        try ns.ip("route add default via 192.0.2.2 dev veth0")
+        try await log.wait(forLast: .reachableViaWiFi, "reachable again")
+        #expect(log.entries.map(\.status) == [.reachableViaWiFi, .notReachable, .reachableViaWiFi])
+    }
+
+    @Test(
+        "A failing lookup send: the pass fails and is retried (failedPasses), the state arrives once the fault clears")
+    func failingLookupSend() async throws {
+        let (ns, faults, environment, log) = try await Self.watched()
+        // The same namespace without the plan: a monitor of its own, undisturbed.
+        let plain = try DeliveryLog.started(try Reachability(environment: ns.environment))
+        try await plain.wait(forLast: .reachableViaWiFi, "the plain environment's first state")
+        let monitor = try #require(MonitorRegistry.running(for: environment))
+        #expect(MonitorRegistry.running(for: ns.environment) !== monitor, "a plan never shares a monitor")
+
+        let failing = faults.inject(.sendto, errno: ENOBUFS, count: .always, matching: "NETLINK_ROUTE requests")
+        try ns.ip("route del default")
+        try await plain.wait(forLast: .notReachable, "the plain environment sees the change")
+        try await eventually("a failed pass and its retry") { monitor.statistics.failedPasses >= 2 }
+        #expect(log.entries.map(\.status) == [.reachableViaWiFi], "no state from a pass that could not look up")
+
+        faults.remove(failing)
+        try await log.wait(forLast: .notReachable, "the retried pass once the fault cleared")
+        #expect(faults.fired(failing) >= 2)
+        #expect(log.entries.map(\.status) == [.reachableViaWiFi, .notReachable])
+    }
+
+    // MARK: The file watches
+
+    @Test(
+        "inotify can't be set up: the monitor starts and reports states; a lease change is not followed",
+        arguments: [
+            Input("inotify_init1 EMFILE", (SystemCallFaults.Call.inotifyInit1, EMFILE)),
+            Input("inotify_add_watch ENOSPC", (SystemCallFaults.Call.inotifyAddWatch, ENOSPC)),
+        ])
+    func watchesUnavailable(_ fault: Input<(SystemCallFaults.Call, Int32)>) async throws {
+        let root = try Self.leaseRoot()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        let (faults, environment) = Self.environment(ns, leaseRoot: root)
+        let rule = faults.inject(fault.value.0, errno: fault.value.1, count: .always)
+        let log = try await PathLog.started(try PathMonitor(environment: environment), queue: "syscalls.nowatch")
+        #expect(faults.fired(rule) >= 1)
+        #expect(log.paths.last?.status == .satisfied)
+        #expect(log.paths.last?.isExpensive == false)
+
+        // Metered by its lease now, but nothing watches the lease directory. A new
+        // link is the sync point: a working watch would have been read by the pass
+        // that reports it.
+        try Self.writeMeteredLease(root: root, index: WirelessIntegrationTests.index(of: "veth0", in: ns))
+        try ns.addVeth("veth2", peer: "veth3", address: "198.51.100.1/24")
+        try await log.wait(for: "the path with the new link") {
+            $0.last?.availableInterfaces.contains { $0.name == "veth2" } == true
+        }
+        #expect(log.paths.last?.isExpensive == false, "the lease change was not followed")
+        try ns.ip("link set veth0 down")
+        try await log.wait(for: "the path without veth0") {
+            $0.last?.availableInterfaces.contains { $0.name == "veth0" } == false
+        }
+    }
+
+    @Test("EINTR on reading the inotify descriptor: retried, and a lease change still makes the path expensive")
+    func watchReadInterrupted() async throws {
+        let root = try Self.leaseRoot()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        let (faults, environment) = Self.environment(ns, leaseRoot: root)
+        let log = try await PathLog.started(try PathMonitor(environment: environment), queue: "syscalls.watch")
+        #expect(log.paths.last?.isExpensive == false)
+
+        let interrupted = faults.inject(.read, errno: EINTR, count: .times(2), matching: "inotify")
+        try Self.writeMeteredLease(root: root, index: WirelessIntegrationTests.index(of: "veth0", in: ns))
+        try await log.wait(for: "the metered path") { $0.last?.isExpensive == true }
+        #expect(faults.fired(interrupted) == 2)
+    }
+
+    // MARK: The link and lease readers in the monitor
+
+    @Test("readlink of the device driver failing: the tethered link reads as free once, then as tethered")
+    func sysfsDriverUnreadable() throws {
+        let sysfs = try fakeSysfs(["veth0": "ethernet"])
+        defer { try? FileManager.default.removeItem(atPath: sysfs) }
+        try FileManager.default.createDirectory(
+            atPath: "\(sysfs)/class/net/veth0/device", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: "\(sysfs)/class/net/veth0/device/driver", withDestinationPath: "../../../bus/usb/drivers/rndis_host"
+        )
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        let (faults, environment) = Self.environment(ns, sysfsRoot: sysfs)
+        let unreadable = faults.inject(.readlink, errno: ENOENT, matching: "veth0/device/driver")
+        let monitor = try PathMonitor(environment: environment)
+        let without = monitor.currentPath
+        #expect(faults.fired(unreadable) == 1)
+        #expect(without.status == .satisfied && !without.isExpensive, "no driver fact: a free wired link")
+        #expect(monitor.currentPath.isExpensive, "read again: Android USB tethering")
+    }
+
+    // MARK: The resolver check and getaddrinfo
+
+    @Test("The resolver check: a failed connect counts the server as not answering; EINTR on recv is retried")
+    func resolverCheck() throws {
+        let ns = try TestNamespace()
+        let server = try ScriptedDNSServer(in: ns, resolvOptions: nil)
+        let resolvConf = NSTemporaryDirectory() + "rtest-resolv-\(UUID().uuidString)"
+        try "nameserver 127.0.0.1\n".write(toFile: resolvConf, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: resolvConf) }
+        let (faults, environment) = Self.environment(ns)
+
+        let refused = faults.inject(.connect, errno: ENOENT, matching: "nameserver 127.0.0.1")
+        let failed = try ResolverCheck.check(environment: environment, resolvConf: resolvConf, timeout: .seconds(5))
+        #expect(failed == .noAnswer(["127.0.0.1: connect: No such file or directory"]))
+        #expect(faults.fired(refused) == 1)
+        #expect(try server.queries("") == 0, "nothing was sent")
+
+        let interrupted = faults.inject(.recv, errno: EINTR, count: .times(2), matching: "nameserver 127.0.0.1")
+        let answered = try ResolverCheck.check(environment: environment, resolvConf: resolvConf, timeout: .seconds(5))
+        #expect(answered == .answered(server: "127.0.0.1", rcode: 3))
+        #expect(faults.fired(interrupted) == 2)
+    }
+
+    @Test(
+        "getaddrinfo failing (EAI_SYSTEM, EMFILE): whenError gets .systemCall, the state is kept, then resolves again")
+    func resolverFailure() async throws {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        let (faults, environment) = Self.environment(ns)
+        // The first resolution answers; every later one fails until the rule goes.
+        let failing = faults.inject(.getaddrinfo, errno: EMFILE, count: .always, after: 1, matching: "localhost")
+        let reachability = try Reachability(hostname: "localhost", environment: environment)
+        let errors = LockedValue<[ReachabilityError]>([])
+        reachability.whenError = { _, error in errors.withLock { $0.append(error) } }
+        let log = try DeliveryLog.started(reachability)
+        try await log.wait(forCount: 1, "the first state")
+        let first = try #require(log.entries.first)
+        #expect(first.status == .reachableViaWiFi && first.flags.contains(.isLocalAddress), "\(first)")
+
+        // An address change asks for a fresh answer; the resolver fails it.
+        try ns.ip("addr add 192.0.2.7/24 dev veth0")
+        try await eventually("the resolver failure reported") { !errors.withLock { $0 }.isEmpty }
+        let error = try #require(errors.withLock { $0 }.first)
+        #expect(error.code == .systemCall && error.errno == EMFILE, "\(error)")
+        #expect(reachability.lastError?.errno == EMFILE)
+        #expect(log.entries.map(\.status) == [.reachableViaWiFi], "the state is kept")
+        #expect(reachability.currentReachabilityStatus == .reachableViaWiFi)
+
+        // Cleared: the retry (1 s on) resolves again, and nothing changes.
+        faults.remove(failing)
+        let fired = faults.fired(failing)
+        try await eventually("a resolution after the fault cleared") {
+            faults.attempts(.getaddrinfo) > fired + 1
+        }
+        #expect(reachability.currentReachabilityStatus == .reachableViaWiFi)
+        #expect(log.entries.map(\.status) == [.reachableViaWiFi])
+    }
+
+    // MARK: Helpers
+
+    /// A lease root with networkd's (empty) lease directory, which the monitor watches.
+    static func leaseRoot() throws -> String {
+        let root = NSTemporaryDirectory() + "rtest-syscall-leases-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(
+            atPath: root + "/" + LeaseFiles.networkdDirectory, withIntermediateDirectories: true)
+        return root
+    }
+
+    /// networkd's lease for link `index`, saying ANDROID_METERED.
+    static func writeMeteredLease(root: String, index: Int32) throws {
+        try "ADDRESS=192.0.2.1\nVENDOR_SPECIFIC=414e44524f49445f4d455445524544\n".write(
+            toFile: "\(root)/\(LeaseFiles.networkdDirectory)/\(index)", atomically: true, encoding: .utf8)
+    }
+}
