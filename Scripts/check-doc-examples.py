@@ -150,7 +150,7 @@ def manifest_check(excerpts, scratch):
         os.makedirs(os.path.join(package, "Sources", "MyApp"))
         open(os.path.join(package, "Sources", "MyApp", "main.swift"), "w").write("")
         open(os.path.join(package, "Package.swift"), "w").write(
-            "// swift-tools-version: 6.0\nimport PackageDescription\n\nlet package = Package(\n"
+            "// swift-tools-version: 6.1\nimport PackageDescription\n\nlet package = Package(\n"
             f'    name: "MyApp",\n    dependencies: [\n        {" ".join(dependencies)}\n    ],\n'
             f'    targets: [\n        {", ".join(targets)}\n    ]\n)\n')
         result = subprocess.run(["swift", "package", "--package-path", package, "dump-package"],

@@ -14,7 +14,8 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 DEFAULT_FOLDERS = ["Sources/ReachabilityCore", "Sources/Reachability", "Sources/Connectivity", "Sources/ConnectivityURLSession",
                    "Sources/ReachabilityCompat", "Sources/ReachabilityMetrics", "Sources/ReachabilityServiceLifecycle"]
 
-ATTRIBUTE = r"@\w+(?:\([^)]*\))?\s+"
+# An attribute, its arguments may hold strings with parentheses (`renamed: "stop()"`).
+ATTRIBUTE = r'@\w+(?:\((?:[^()"]|"(?:\\.|[^"\\])*"|\([^()]*\))*\))?\s+'
 MODIFIER = (r"(?:public|open|package|internal|private|fileprivate|final|static|class|override|mutating|"
             r"nonmutating|nonisolated|convenience|required|indirect|lazy|weak|unowned|dynamic|optional|"
             r"prefix|postfix|infix|consuming|borrowing|distributed)(?:\(set\))?\s+")

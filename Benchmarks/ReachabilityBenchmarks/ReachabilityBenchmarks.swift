@@ -25,7 +25,7 @@ let benchmarks: @Sendable () -> Void = {
 
     // The cached answer: what a caller gets while the notifier runs (budget < 1 µs).
     // The instance lives as long as the process; its notifier runs throughout.
-    if let running = try? Reachability(), (try? running.startNotifier()) != nil {
+    if let running = try? Reachability(), (try? running.start()) != nil {
         Benchmark(
             "currentReachabilityStatus, notifier running",
             configuration: .init(scalingFactor: .kilo)

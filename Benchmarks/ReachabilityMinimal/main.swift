@@ -28,7 +28,7 @@ let delivered = DispatchSemaphore(value: 0)
 let reachability = try Reachability()
 reachability.whenReachable = { _ in delivered.signal() }
 reachability.whenUnreachable = { _ in delivered.signal() }
-try reachability.startNotifier()
+try reachability.start()
 guard delivered.wait(timeout: .now() + 10) == .success else {
     let message = "ReachabilityMinimal: no first delivery within 10 s\n"
     _ = message.withCString { write(2, $0, strlen($0)) }

@@ -106,7 +106,7 @@ case "targets":
         let reachability = try Reachability(address: address, environment: environment, notificationQueue: queue)
         reachability.whenReachable = { _ in tally.hit() }
         reachability.whenUnreachable = { _ in tally.hit() }
-        try reachability.startNotifier()
+        try reachability.start()
         instances.append(reachability)
     }
     guard tally.wait(for: count, seconds: 120) != nil else { fail("initial deliveries missing") }
@@ -127,7 +127,7 @@ case "latency":
     let reachability = try Reachability(environment: environment, notificationQueue: queue)
     reachability.whenReachable = { _ in tally.hit() }
     reachability.whenUnreachable = { _ in tally.hit() }
-    try reachability.startNotifier()
+    try reachability.start()
     guard tally.wait(for: 1, seconds: 10) != nil else { fail("no initial delivery") }
     var samples: [Double] = []
     for change in 0..<count {

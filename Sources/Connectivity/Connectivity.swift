@@ -167,7 +167,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     }
 
     deinit {
-        stopNotifier()
+        stop()
     }
 
     /// The settings checks use. Setting them takes effect at the next check (a
@@ -238,8 +238,12 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     public var description: String { status.description }
 
     /// Whether the notifier is running: true from ``start(queue:)`` or a
-    /// ``startNotifier(queue:)`` that succeeded until ``stopNotifier()``.
-    public var isNotifierRunning: Bool { state.withLock { $0.running } }
+    /// ``startNotifier(queue:)`` that succeeded until ``stop()``.
+    public var isRunning: Bool { state.withLock { $0.running } }
+
+    /// The old name of ``isRunning``.
+    @available(*, deprecated, renamed: "isRunning")
+    public var isNotifierRunning: Bool { isRunning }
 
     /// Why checks can't tell anything, if that is so: a start or one-off check that
     /// could not run (no descriptor left: ``ConnectivityError/Code/systemCall``; the
@@ -258,7 +262,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
 
     /// Every change as an `AsyncSequence`: the current result first when there is
     /// one, then each change; a slow consumer sees only the newest. It finishes on
-    /// ``stopNotifier()`` (a sequence made before ``start(queue:)`` waits for it).
+    /// ``stop()`` (a sequence made before ``start(queue:)`` waits for it).
     public var updates: AsyncStream<ConnectivityResult> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: ConnectivityResult.self, bufferingPolicy: .bufferingNewest(1))
@@ -290,7 +294,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
 
     /// rwbutler's `startNotifier(queue:)`: ``start(queue:)`` without throwing. A
     /// failure shows instead: ``status`` becomes notConnected, ``lastError`` says why,
-    /// and ``whenDisconnected`` and the notifications run; ``isNotifierRunning`` stays
+    /// and ``whenDisconnected`` and the notifications run; ``isRunning`` stays
     /// false. A configuration that can't work doesn't stop it: it runs, and each
     /// check fails with ``lastError`` saying why, until the settings are put right.
     /// Unlike rwbutler's, `queue` defaults to ``notificationQueue``'s usual choice,
@@ -367,8 +371,13 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     /// started again. Completion handlers still waiting for a check are called.
     /// ``status`` is `.determining` afterwards (rwbutler's keeps the last one), and
     /// the failure of a start that could not run is forgotten.
-    public func stopNotifier() {
+    public func stop() {
         stop(run: nil)
+    }
+
+    /// rwbutler's name of ``stop()``.
+    public func stopNotifier() {
+        stop()
     }
 
     /// Stops the run `run` (nil: whichever is running; also clears a failed start).

@@ -82,7 +82,7 @@ extension WatchOptions {
                         ? Output.json(target: name, state: state)
                         : Output.line(target: name, state: state, width: width))
             }
-            try reachability.startNotifier()
+            try reachability.start()
         }
         // Wait for a signal; the monitor's reader thread does the work, and nothing
         // else runs: no Swift concurrency, so no libdispatch pool monitor waking
@@ -102,7 +102,7 @@ extension WatchOptions {
                     : "\(Output.timestamp())  \(Output.pad("path", to: width))  \(path)")
         }
         // The paths sequence finishes when the namespace goes away: exit 1 saying so.
-        let paths = monitor.paths
+        let paths = monitor.updates
         Task {
             for await _ in paths {}
             if let error = monitor.lastError {
@@ -190,8 +190,8 @@ extension WaitOptions {
         let reachability = try makeTargetInstance(environment)
         TargetArgument.exitOnErrors(reachability, resolverFailure: 2)
         let updates = reachability.updates
-        try reachability.startNotifier()
-        defer { reachability.stopNotifier() }
+        try reachability.start()
+        defer { reachability.stop() }
         let reached =
             await firstElement(of: updates, within: max(deadline - .now, .zero)) { $0.isReachable } != nil
         guard reached else {
@@ -211,7 +211,7 @@ extension WaitOptions {
         let monitor = try InterfaceMonitor(environment: environment)
         let updates = monitor.updates
         try monitor.start()
-        defer { monitor.cancel() }
+        defer { monitor.stop() }
         let reached = await firstElement(of: updates, within: max(deadline - .now, .zero)) { rule.holds(for: $0) }
         guard reached != nil else {
             if let error = monitor.lastError {

@@ -201,8 +201,8 @@ package enum TargetArgument {
     /// see `lastError`).
     package static func firstState(of reachability: Reachability, timeout: Duration) async throws -> ReachabilityState?
     {
-        try reachability.startNotifier()
-        defer { reachability.stopNotifier() }
+        try reachability.start()
+        defer { reachability.stop() }
         return await firstElement(of: reachability.updates, within: timeout) { _ in true }
     }
 }

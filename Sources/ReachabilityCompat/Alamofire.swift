@@ -172,7 +172,7 @@ open class NetworkReachabilityManager: @unchecked Sendable {
             return state.session
         }
         do {
-            try reachability.startNotifier()
+            try reachability.start()
         } catch {
             stopListening()
             return false
@@ -205,7 +205,7 @@ open class NetworkReachabilityManager: @unchecked Sendable {
             return (state.observation, state.listener)
         }
         old.0?.remove()
-        reachability.stopNotifier()
+        reachability.stop()
         // The old listener is released here, after unlocking.
         withExtendedLifetime(old) {}
     }

@@ -188,7 +188,7 @@ public final class DTReachability: Sendable {
         let removed = state.withLock { state -> Observer? in
             guard let removed = state.observers.removeValue(forKey: ObjectIdentifier(token)) else { return nil }
             removed.observation?.remove()
-            if state.observers.isEmpty { state.reachability?.stopNotifier() }
+            if state.observers.isEmpty { state.reachability?.stop() }
             return removed
         }
         // The block is released here, after unlocking.
@@ -206,7 +206,7 @@ public final class DTReachability: Sendable {
             let old = state.reachability
             let observers = Array(state.observers.values)
             for observer in observers { observer.observation?.remove() }
-            old?.stopNotifier()
+            old?.stop()
             state.hostname = hostname
             state.reachability = reachability
             state.error = error
@@ -228,7 +228,7 @@ public final class DTReachability: Sendable {
             return
         }
         do {
-            try reachability.startNotifier()
+            try reachability.start()
             state.error = nil
         } catch {
             state.error = error

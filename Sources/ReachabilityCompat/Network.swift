@@ -617,7 +617,7 @@ public final class NWPathMonitor: Sendable, AsyncSequence {
 
     /// Stops watching; queued updates are dropped and `for await` loops end.
     public func cancel() {
-        monitor?.cancel()
+        monitor?.stop()
     }
 
     private static func start(

@@ -13,7 +13,7 @@
 /// for await interfaces in updates {
 ///     if interfaces.contains(where: { $0.interface.name == "eth0" && $0.hasCarrier }) { break }
 /// }
-/// monitor.cancel()
+/// monitor.stop()
 /// ```
 ///
 /// `Sendable`: its state is behind a lock.
@@ -42,13 +42,21 @@ public final class InterfaceMonitor: Sendable {
     }
 
     /// Stops watching; every ``updates`` sequence finishes. It can be started again.
-    public func cancel() {
+    public func stop() {
         core.stopNotifying()
     }
 
+    /// The old name of ``stop()``.
+    @available(*, deprecated, renamed: "stop()")
+    public func cancel() { stop() }
+
+    /// Whether the monitor is running: from ``start()`` until ``stop()`` (or the
+    /// loss of the watched namespace).
+    public var isRunning: Bool { core.storage.withLock { $0.machine.isRunning } }
+
     /// The interface lists as an `AsyncSequence`, ordered by index: the current one
     /// first when started, then one after every change; a slow consumer sees only
-    /// the newest. It finishes on ``cancel()`` and when the namespace goes away (a
+    /// the newest. It finishes on ``stop()`` and when the namespace goes away (a
     /// sequence made before ``start()`` waits for it).
     public var updates: AsyncStream<[InterfaceDetails]> { core.makeStream() }
 

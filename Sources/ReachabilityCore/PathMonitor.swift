@@ -114,26 +114,36 @@ public final class PathMonitor: Sendable, AsyncSequence {
     public var queue: DispatchQueue? { core.storage.withLock { $0.machine.isRunning ? $0.queue : nil } }
 
     /// Starts watching and delivers the current path to ``pathUpdateHandler`` on
-    /// `queue`; afterwards only changes. Calling it while running does nothing.
-    /// Throws when the netlink sockets cannot be opened.
-    public func start(queue: DispatchQueue) throws(ReachabilityError) {
+    /// `queue` (by default ``defaultNotificationQueue``); afterwards only changes.
+    /// Calling it while running does nothing. Throws when the netlink sockets cannot
+    /// be opened.
+    public func start(queue: DispatchQueue = PathMonitor.defaultNotificationQueue) throws(ReachabilityError) {
         try core.start(queue: queue)
     }
+
+    /// Whether the monitor is running: from ``start(queue:)`` (or iteration) until
+    /// ``stop()`` (or the loss of the watched namespace).
+    public var isRunning: Bool { core.storage.withLock { $0.machine.isRunning } }
 
     /// Starts watching and hands the current path, then every change, straight to
     /// `subscriber` with no queue in between: in order, on the thread that evaluated
     /// the path (the shared monitor's reader thread after the first). For the
     /// package's own subscribers (`Connectivity`), which must not block or call back
-    /// into this monitor from it. ``paths`` sequences are fed as well.
+    /// into this monitor from it. ``updates`` sequences are fed as well.
     package func start(directly subscriber: @escaping @Sendable (NetworkPath) -> Void) throws(ReachabilityError) {
         try core.start(directly: subscriber)
     }
 
-    /// Stops watching; queued updates are dropped and every ``paths`` sequence
-    /// finishes. It can be started again.
-    public func cancel() {
+    /// Stops watching; queued updates are dropped and every ``updates`` sequence
+    /// finishes. It can be started again. (NWPathMonitor's `cancel()` is in
+    /// `ReachabilityCompat`.)
+    public func stop() {
         core.cancel()
     }
+
+    /// The old name of ``stop()``.
+    @available(*, deprecated, renamed: "stop()")
+    public func cancel() { stop() }
 
     /// Why the monitor stopped by itself, if it did: the watched network namespace
     /// went away (`/run/netns/NAME` deleted, or the process behind
@@ -146,9 +156,13 @@ public final class PathMonitor: Sendable, AsyncSequence {
 
     /// The paths as an `AsyncSequence`: the current one first when started, then
     /// every change; a slow consumer sees only the newest. It finishes on
-    /// ``cancel()`` (a sequence made before ``start(queue:)`` waits for it). Unlike
+    /// ``stop()`` (a sequence made before ``start(queue:)`` waits for it). Unlike
     /// iterating the monitor itself, it never starts the monitor.
-    public var paths: AsyncStream<NetworkPath> { core.makeStream() }
+    public var updates: AsyncStream<NetworkPath> { core.makeStream() }
+
+    /// The old name of ``updates``.
+    @available(*, deprecated, renamed: "updates")
+    public var paths: AsyncStream<NetworkPath> { updates }
 
     /// Iterates the monitor as NWPathMonitor's `for await path in monitor` does:
     /// the current path first, then every change; a slow consumer sees only the
@@ -164,8 +178,8 @@ public final class PathMonitor: Sendable, AsyncSequence {
     /// A stopped monitor is started (on ``defaultNotificationQueue`` for
     /// ``pathUpdateHandler``) and the iterator keeps it alive; when the last such
     /// loop ends — `break`, the task cancelled, the iterator dropped — the monitor is
-    /// cancelled again, unless ``start(queue:)`` was called meanwhile. A monitor
-    /// already started stays as it is. The loop ends on ``cancel()``, and at once
+    /// stopped again, unless ``start(queue:)`` was called meanwhile. A monitor
+    /// already started stays as it is. The loop ends on ``stop()``, and at once
     /// when the start fails (``lastError`` then says why).
     public func makeAsyncIterator() -> Iterator {
         Iterator(base: core.beginIteration().makeAsyncIterator(), lease: IterationLease(monitor: self))
@@ -179,7 +193,7 @@ public final class PathMonitor: Sendable, AsyncSequence {
         var base: AsyncStream<NetworkPath>.Iterator
         let lease: IterationLease
 
-        /// The next path, or nil when the monitor was cancelled or its start failed.
+        /// The next path, or nil when the monitor was stopped or its start failed.
         public mutating func next() async -> NetworkPath? {
             await base.next()
         }

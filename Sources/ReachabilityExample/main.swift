@@ -34,7 +34,7 @@ let observer = NotificationCenter.default.addObserver(
     guard let r = note.object as? Reachability else { return }
     print("changed:", r.currentReachabilityStatus)
 }
-try reachability.startNotifier()
+try reachability.start()
 print(
     "status:", reachability.currentReachabilityStatus, "flags:", reachability.flags,
     "connectionRequired:", reachability.connectionRequired)

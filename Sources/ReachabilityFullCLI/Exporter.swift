@@ -67,7 +67,7 @@ struct Exporter: ParsableCommand {
                 metrics.record(state, target: name)
                 board.set(target: name, Output.json(target: name, state: state))
             }
-            try reachability.startNotifier()
+            try reachability.start()
         }
         let pathMonitor = try PathMonitor(environment: environment)
         pathMonitor.pathUpdateHandler = { path in
@@ -87,7 +87,7 @@ struct Exporter: ParsableCommand {
                     board.setConnectivity(Check.json(result))
                 }
             }
-            checker.startNotifier()
+            try checker.start()
             kept.append(checker)
         }
         Self.running = kept

@@ -98,7 +98,7 @@ struct Wait: AsyncParsableCommand {
             CLIProcess.writeError("reachability: \(error)\n")
             throw ExitStatus(1)
         }
-        connectivity.stopNotifier()
+        connectivity.stop()
         guard connected != nil else { throw options.timedOut(what) }
         SystemdNotify.send("READY=1\nSTATUS=Online: \(what)")
         throw ExitStatus(0)

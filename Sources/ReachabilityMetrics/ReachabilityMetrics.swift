@@ -130,7 +130,7 @@ public final class ReachabilityMetrics: Sendable {
     }
 
     /// Records every verdict `connectivity` publishes while its notifier runs; the
-    /// task ends when its `updates` sequence finishes (`Connectivity/stopNotifier()`).
+    /// task ends when its `updates` sequence finishes (`Connectivity/stop()`).
     @discardableResult
     public func observe(_ connectivity: Connectivity) -> Task<Void, Never> {
         let updates = connectivity.updates
@@ -143,7 +143,7 @@ public final class ReachabilityMetrics: Sendable {
     /// `paths` sequence finishes (`PathMonitor/cancel()`).
     @discardableResult
     public func observe(_ monitor: PathMonitor) -> Task<Void, Never> {
-        let paths = monitor.paths
+        let paths = monitor.updates
         return Task { [self] in
             for await path in paths { record(path) }
         }

@@ -25,13 +25,13 @@ extension Reachability: Service {
     /// else stops the notifier, `run()` returns.
     public func run() async throws {
         let updates = self.updates  // Made before the start: it gets the first state.
-        try startNotifier()
+        try start()
         await withTaskCancellationOrGracefulShutdownHandler {
             for await _ in updates {}
         } onCancelOrGracefulShutdown: { [self] in
-            stopNotifier()
+            stop()
         }
-        stopNotifier()
+        stop()
         if let error = lastError, error.code == .namespace { throw error }
     }
 }
@@ -42,14 +42,14 @@ extension PathMonitor: Service {
     /// `ReachabilityError` that stops the monitor by itself (its namespace went
     /// away) or that failed its start.
     public func run() async throws {
-        let paths = self.paths
+        let paths = self.updates
         if queue == nil { try start(queue: PathMonitor.defaultNotificationQueue) }
         await withTaskCancellationOrGracefulShutdownHandler {
             for await _ in paths {}
         } onCancelOrGracefulShutdown: { [self] in
-            cancel()
+            stop()
         }
-        cancel()
+        stop()
         if let error = lastError { throw error }
     }
 }
@@ -64,8 +64,8 @@ extension Connectivity: Service {
         await withTaskCancellationOrGracefulShutdownHandler {
             for await _ in updates {}
         } onCancelOrGracefulShutdown: { [self] in
-            stopNotifier()
+            stop()
         }
-        stopNotifier()
+        stop()
     }
 }

@@ -195,7 +195,7 @@ struct CaptivePortalDiscoveryIntegrationTests {
                 == CaptivePortalAPISource(
                     uri: .api(setup.api.url("/released")), format: .networkd, path: linkFile, interface: "lan0"))
         #expect(setup.api.count("/released") >= 1)
-        connectivity.stopNotifier()
+        connectivity.stop()
 
         // The unrestricted URN: reported, and no API is asked.
         try "NETWORK_FILE=/etc/systemd/network/lan0.network\nCAPTIVE_PORTAL=urn:ietf:params:capport:unrestricted\n"

@@ -36,7 +36,7 @@ final class ConnectivityLog: Sendable {
 
     deinit {
         NotificationCenter.default.removeObserver(token.value)
-        connectivity.stopNotifier()
+        connectivity.stop()
     }
 
     var results: [ConnectivityResult] { state.withLockedValue { $0.results } }
@@ -427,12 +427,12 @@ struct ConnectivityIntegrationTests {
             seen.withLockedValue { $0.append(c.status) }
             _ = c.latestResult
             c.whenConnected = nil  // Replacing the running closure from inside it.
-            c.stopNotifier()
+            c.stop()
         }
         try connectivity.start()
         try await eventually("the callback ran") { !seen.withLockedValue { $0 }.isEmpty }
         #expect(seen.withLockedValue { $0 } == [.connectedViaEthernet])
-        try await eventually("stopped") { !connectivity.isNotifierRunning }
+        try await eventually("stopped") { !connectivity.isRunning }
     }
 
     @Test("notifier: a sequence made before start waits for it")
@@ -445,7 +445,7 @@ struct ConnectivityIntegrationTests {
         try connectivity.start()
         var iterator = updates.makeAsyncIterator()
         #expect(await iterator.next()?.verdict == .online)
-        connectivity.stopNotifier()
+        connectivity.stop()
     }
 
     @Test("notifier: updates sequence and stop; a stopped instance publishes nothing")
@@ -460,10 +460,10 @@ struct ConnectivityIntegrationTests {
         let first = await iterator.next()
         #expect(first?.verdict == .online)
         #expect(connectivity.isConnected)
-        connectivity.stopNotifier()
+        connectivity.stop()
         #expect(await iterator.next() == nil, "the sequence ends on stop")
         #expect(connectivity.status == .determining)
-        #expect(!connectivity.isNotifierRunning)
+        #expect(!connectivity.isRunning)
     }
 
     /// In a process of its own (ReachabilityStress): this one's RSS and descriptors

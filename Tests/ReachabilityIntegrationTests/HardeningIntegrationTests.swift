@@ -95,8 +95,8 @@ struct HardeningIntegrationTests {
         let covered = try Reachability(address: "10.0.0.5", environment: environment)
         let internetLog = DeliveryLog(internet)
         let coveredLog = DeliveryLog(covered)
-        try internet.startNotifier()
-        try covered.startNotifier()
+        try internet.start()
+        try covered.start()
         try await internetLog.wait(forCount: 1, "the Internet's initial delivery")
         try await coveredLog.wait(forCount: 1, "10.0.0.5's initial delivery")
         let monitor = try #require(MonitorRegistry.running(for: environment))
@@ -126,8 +126,8 @@ struct HardeningIntegrationTests {
         try await coveredLog.wait(forLast: .reachableViaWiFi, "10.0.0.5 reachable again (via the gateway)")
         #expect(internetLog.entries.count == deliveries + 1)
         #expect(covered.interface?.name == "veth0")
-        internet.stopNotifier()
-        covered.stopNotifier()
+        internet.stop()
+        covered.stop()
     }
 
     @Test("Storm: 100,000 route add/delete events while targets are watched; final flags right, memory flat")
@@ -189,7 +189,7 @@ struct HardeningIntegrationTests {
             }
             tokens.withLock { $0.append(r.addObserver(replacing)) }
             observations.append(tokens)
-            try r.startNotifier()
+            try r.start()
             longLived.append(r)
         }
         let path = try PathMonitor(environment: environment)
@@ -227,45 +227,45 @@ struct HardeningIntegrationTests {
                 switch i % 8 {
                 case 0:  // Start, read, stop.
                     let r = try Reachability(address: "10.0.0.\(i % 250)", environment: environment)
-                    try r.startNotifier()
+                    try r.start()
                     monitors.note(MonitorRegistry.running(for: environment))
                     _ = r.currentReachabilityStatus
-                    r.stopNotifier()
+                    r.stop()
                 case 1:  // Dropped while running: deinit stops it.
                     let r = try Reachability(environment: environment)
                     r.whenReachable = { _ in }
-                    try r.startNotifier()
+                    try r.start()
                 case 2:  // Stops itself from inside its own delivery, and again from outside.
                     let r = try Reachability(address: "192.0.2.\(i % 250)", environment: environment)
                     let first = DispatchSemaphore(value: 0)
                     r.whenReachable = { me in
-                        me.stopNotifier()
+                        me.stop()
                         first.signal()
                     }
                     r.whenUnreachable = r.whenReachable
-                    try r.startNotifier()
+                    try r.start()
                     _ = first.wait(timeout: .now() + 30)
-                    r.stopNotifier()
+                    r.stop()
                 case 3:  // Observers added and removed while deliveries run.
                     let r = try Reachability(address: "10.0.0.5", environment: environment)
-                    try r.startNotifier()
+                    try r.start()
                     let tokens = (0..<4).map { _ in r.addObserver { _ in } }
                     for token in tokens { r.removeObserver(token) }
                     let token = r.addObserver { _ in }
-                    r.stopNotifier()
+                    r.stop()
                     token.remove()
                 case 4:  // Started twice, stopped twice.
                     let r = try Reachability(environment: environment)
-                    try r.startNotifier()
-                    try r.startNotifier()
-                    r.stopNotifier()
-                    r.stopNotifier()
+                    try r.start()
+                    try r.start()
+                    r.stop()
+                    r.stop()
                 case 5:  // A PathMonitor started and cancelled.
                     let m = try PathMonitor(environment: environment)
                     m.pathUpdateHandler = { _ in }
                     try m.start(queue: DispatchQueue(label: "test.path.\(i)"))
                     _ = m.currentPath
-                    m.cancel()
+                    m.stop()
                 case 6:  // A PathMonitor dropped while running.
                     let m = try PathMonitor(environment: environment)
                     try m.start(queue: DispatchQueue(label: "test.path.\(i)"))
@@ -273,7 +273,7 @@ struct HardeningIntegrationTests {
                     let m = try PathMonitor(environment: environment)
                     let first = DispatchSemaphore(value: 0)
                     m.pathUpdateHandler = { [weak m] _ in
-                        m?.cancel()
+                        m?.stop()
                         first.signal()
                     }
                     try m.start(queue: DispatchQueue(label: "test.path.\(i)"))
@@ -321,10 +321,10 @@ struct HardeningIntegrationTests {
         #expect(pathUpdates.withLock { $0 } >= 1)
 
         // Everything stops: the monitor goes, and with it the reader thread.
-        for r in longLived { r.stopNotifier() }
+        for r in longLived { r.stop() }
         // Their blocks hold the instances.
         for tokens in observations { tokens.withLock { $0 }.forEach { $0.remove() } }
-        path.cancel()
+        path.stop()
         try await eventually("the namespaces' monitors stopped") {
             MonitorRegistry.running(for: environment) == nil && MonitorRegistry.running(for: idle.environment) == nil
         }

@@ -101,7 +101,7 @@ struct HostnameIntegrationTests {
         #expect(other.currentReachabilityStatus == .reachableViaWiFi)
         #expect(other.state.isProvisional)
         #expect(other.core.isResolving)
-        reachability.stopNotifier()
+        reachability.stop()
         _ = server
     }
 
@@ -200,14 +200,14 @@ struct ObserverIntegrationTests {
         #expect(
             newest?.interface?.name == "veth0" && newest?.status == .reachableViaWiFi, "\(String(describing: newest))")
 
-        // The next change arrives, then stopNotifier() finishes the sequence.
+        // The next change arrives, then stop() finishes the sequence.
         try ns.ip("route del default")
         #expect(await iterator.next()?.status == .notReachable)
-        reachability.stopNotifier()
+        reachability.stop()
         #expect(await iterator.next() == nil)
 
         // Cancellation ends a loop that is waiting for a change.
-        try reachability.startNotifier()
+        try reachability.start()
         let started = LockedValue(false)
         let loop = Task {
             var count = 0
@@ -250,7 +250,7 @@ struct ObserverIntegrationTests {
             reachability.waitUntilReachable(timeout: .milliseconds(300)) { continuation.resume(returning: $0) }
         }
         #expect(answer == false)
-        #expect(!reachability.isNotifierRunning, "waiting does not start the instance's own notifier")
+        #expect(!reachability.isRunning, "waiting does not start the instance's own notifier")
     }
 
     @Test("10,000 address targets share one event socket and are all updated after one link change")
@@ -271,7 +271,7 @@ struct ObserverIntegrationTests {
                 unreachable.add(1, ordering: .relaxed)
                 lastDelivery.withLock { $0 = ContinuousClock.now }
             }
-            try r.startNotifier()
+            try r.start()
             targets.append(r)
         }
         let startup = ContinuousClock.now - startAll
@@ -287,7 +287,7 @@ struct ObserverIntegrationTests {
         let elapsed = lastDelivery.withLock { $0 } - change
         #expect(targets.allSatisfy { $0.flags == [] })
         print("10,000 targets: started in \(startup); one link change → all notified in \(elapsed)")
-        for r in targets { r.stopNotifier() }
+        for r in targets { r.stop() }
     }
 }
 

@@ -49,7 +49,7 @@ struct LoggingIntegrationTests {
         var environment = ns.environment
         environment.logger = logger
         let reachability = try Reachability(environment: environment)
-        try reachability.startNotifier()
+        try reachability.start()
         _ = try await offPool { try Command.check(["ip", "netns", "del", ns.name ?? ""]) }
         try await eventually("the namespace loss logged") {
             records.withLock { $0.contains { $0.message.contains("namespace is gone") } }
@@ -57,7 +57,7 @@ struct LoggingIntegrationTests {
         let record = try #require(records.withLock { $0.first { $0.message.contains("namespace is gone") } })
         #expect(record.level == .info)
         #expect(record.metadata["namespace"] == ns.path)
-        reachability.stopNotifier()
+        reachability.stop()
     }
 
     @Test("Connectivity: a failed probe is a debug record naming the URL; a status change an info record")
@@ -75,7 +75,7 @@ struct LoggingIntegrationTests {
         configuration.environment.logger = logger
         let connectivity = Connectivity(configuration: configuration)
         try connectivity.start()
-        defer { connectivity.stopNotifier() }
+        defer { connectivity.stop() }
         try await eventually("the first verdict logged") {
             records.withLock { $0.contains { $0.message == "connectivity changed" } }
         }

@@ -64,14 +64,14 @@ struct PathMonitorIntegrationTests {
         try ns.ip("route del default")
         try await eventually("the unsatisfied path") { seen.withLock { $0.last?.status == .unsatisfied } }
         #expect(seen.withLock { $0.count } == 2, "one call for one change: \(seen.withLock { $0 })")
-        monitor.cancel()
+        monitor.stop()
         try ns.ip("route add default via 192.0.2.2 dev veth0")
         // Cancelled: a later change is not handed over (a running watcher would see it).
         let other = try PathMonitor(environment: ns.environment)
         let log = try await PathLog.started(other, queue: "test.path.other")
         try await log.wait(for: "satisfied again") { $0.last?.status == .satisfied }
         #expect(seen.withLock { $0.count } == 2)
-        other.cancel()
+        other.stop()
     }
 
     @Test("Two default routes: preference follows the metric; removing the preferred one puts the other first")
@@ -97,7 +97,7 @@ struct PathMonitorIntegrationTests {
         #expect(log.paths.count == 2, "one update for one change: \(log.paths)")
         #expect(log.paths.last?.availableInterfaces.map(\.name) == ["eth2", "eth1"])
         #expect(log.paths.last?.gateways == [try IPAddress("198.51.100.2")])
-        monitor.cancel()
+        monitor.stop()
     }
 
     @Test("requiredInterfaceType .wifi: satisfied only while the (sysfs-presented) Wi-Fi interface is usable")
@@ -129,7 +129,7 @@ struct PathMonitorIntegrationTests {
 
         try ns.ip("link set ap0 up")
         try await log.wait(for: "satisfied again") { $0.last?.status == .satisfied }
-        wifiOnly.cancel()
+        wifiOnly.stop()
     }
 
     @Test("prohibitedInterfaceTypes [.cellular]: a (sysfs-presented) modem is ignored")
@@ -247,7 +247,7 @@ struct PathMonitorIntegrationTests {
         try ns.ip("route add default via 192.0.2.2 dev veth0")
         try await log.wait(for: "satisfied after the loop") { $0.last?.status == .satisfied }
         #expect(monitor.queue === queue)
-        monitor.cancel()
+        monitor.stop()
     }
 
     @Test("No update when nothing relevant changed (a route in another table); the async sequence sees changes")
@@ -268,7 +268,7 @@ struct PathMonitorIntegrationTests {
         try await log.wait(for: "unsatisfied") { $0.last?.status == .unsatisfied }
         #expect(log.paths.map(\.status) == [.satisfied, .unsatisfied])
         #expect(await paths.next()?.status == .unsatisfied)
-        monitor.cancel()
+        monitor.stop()
         #expect(await paths.next() == nil, "cancel finishes the sequence")
     }
 }

@@ -25,7 +25,7 @@ struct ReachabilityIntegrationTests {
         #expect(log.entries == [Delivery(status: .reachableViaWiFi, flags: [.reachable], interface: "veth0")])
         #expect(reachability.currentReachabilityStatus == .reachableViaWiFi)
         #expect(reachability.flags.description == "-R -------")
-        reachability.stopNotifier()
+        reachability.stop()
     }
 
     @Test("No default route: the Internet is not reachable")
@@ -175,7 +175,7 @@ struct ReachabilityIntegrationTests {
         #expect(calls.map(\.state) == [.reachableViaWiFi, .notReachable, .reachableViaWiFi])
         // The changes were written by the monitor's reader thread, with no hop to a queue.
         #expect(calls.dropFirst().allSatisfy { $0.thread == "reachability-nl" })
-        reachability.stopNotifier()
+        reachability.stop()
     }
 
     @Test("An instance set not to post: its closures are still called, no reachabilityChanged for it")
@@ -330,17 +330,17 @@ struct ReachabilityIntegrationTests {
     func stopStart() async throws {
         let (ns, reachability, log) = try TestNamespace.watchingInternet()
         try await log.wait(forCount: 1, "the first start's delivery")
-        #expect(reachability.isNotifierRunning)
-        reachability.stopNotifier()
-        #expect(!reachability.isNotifierRunning)
+        #expect(reachability.isRunning)
+        reachability.stop()
+        #expect(!reachability.isRunning)
 
         try ns.ip("route del default")
         // Stopped: the getters evaluate afresh, never a stale answer.
         #expect(reachability.currentReachabilityStatus == .notReachable)
-        try reachability.startNotifier()
+        try reachability.start()
         try await log.wait(forCount: 2, "the second start's delivery")
         #expect(log.entries.map(\.status) == [.reachableViaWiFi, .notReachable])
-        try reachability.startNotifier()  // Already running: no second delivery.
+        try reachability.start()  // Already running: no second delivery.
         try ns.ip("route add default via 192.0.2.2 dev veth0")
         try await log.wait(forCount: 3, "the change after restart")
         #expect(log.entries.map(\.status) == [.reachableViaWiFi, .notReachable, .reachableViaWiFi])
@@ -354,7 +354,7 @@ struct ReachabilityIntegrationTests {
         var instances: [Reachability] = []
         for host in 1...50 {
             let r = try Reachability(address: "192.0.2.\(100 + host)", environment: environment)
-            try r.startNotifier()
+            try r.start()
             instances.append(r)
         }
         let monitor = try #require(MonitorRegistry.running(for: environment))
@@ -365,7 +365,7 @@ struct ReachabilityIntegrationTests {
         // running on the notification queue right then is released when it ends).
         instances.removeLast(25)
         try await eventually("the dropped instances left the monitor") { monitor.clientCount == 25 }
-        for r in instances { r.stopNotifier() }
+        for r in instances { r.stop() }
         #expect(MonitorRegistry.running(for: environment) == nil)
         instances.removeAll()
     }
@@ -403,12 +403,12 @@ struct ReachabilityIntegrationTests {
         try await offPool {
             defer { done.withLock { $0 = true } }
             for _ in 0..<cycles {
-                try starter.startNotifier()
-                starter.stopNotifier()
+                try starter.start()
+                starter.stop()
             }
         }
         try await offPool { finished.wait() }
-        #expect(!reader.isNotifierRunning)
+        #expect(!reader.isRunning)
         #expect(reads.withLock { $0 } > readsBefore, "the getters ran while the monitor started and stopped")
         #expect(wrong.withLock { $0 }.isEmpty, "\(wrong.withLock { $0 }.count) of \(reads.withLock { $0 }) reads wrong")
     }
@@ -590,7 +590,7 @@ struct ReachabilityIntegrationTests {
         #expect(log.entries.last == Delivery(status: .reachableViaWiFi, flags: [.reachable], interface: "veth0"))
     }
 
-    @Test("A namespace that cannot be used surfaces as a thrown error, at init or from startNotifier()")
+    @Test("A namespace that cannot be used surfaces as a thrown error, at init or from start()")
     func badNamespace() throws {
         for path in ["/nonexistent/ns/net", "/proc/self/ns/uts", "/etc/hostname"] {
             let error = #expect(throws: ReachabilityError.self) {
@@ -606,16 +606,16 @@ struct ReachabilityIntegrationTests {
         #expect(throws: ReachabilityError.self) {
             try Reachability(environment: NetworkEnvironment(networkNamespacePath: fifo))
         }
-        // The namespace disappears between init and start: startNotifier() throws.
+        // The namespace disappears between init and start: start() throws.
         var ns: TestNamespace? = try TestNamespace()
         let reachability = try Reachability(environment: try #require(ns).environment)
         let path = try #require(ns).path
         ns = nil
         #expect(!FileManager.default.fileExists(atPath: path))
-        let startError = try #require(throws: ReachabilityError.self) { try reachability.startNotifier() }
+        let startError = try #require(throws: ReachabilityError.self) { try reachability.start() }
         #expect(startError.code == .namespace)
         #expect(startError.description.contains(path))
-        #expect(!reachability.isNotifierRunning)
+        #expect(!reachability.isRunning)
     }
 }
 

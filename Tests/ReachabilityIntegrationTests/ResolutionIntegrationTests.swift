@@ -180,14 +180,14 @@ struct ResolutionIntegrationTests {
         for index in 0..<40 {
             try dns.stall("stall-\(index).rtest")
             let target = try Reachability(hostname: "stall-\(index).rtest", environment: ns.environment)
-            try target.startNotifier()
+            try target.start()
             stalled.append(target)
         }
         let localhost = try Reachability(hostname: "localhost", environment: ns.environment)
         let quick = try Reachability(hostname: "quick.rtest", environment: ns.environment)
         let (localLog, quickLog) = (DeliveryLog(localhost), DeliveryLog(quick))
-        try localhost.startNotifier()
-        try quick.startNotifier()
+        try localhost.start()
+        try quick.start()
         try await localLog.wait(forCount: 1, "localhost's first delivery")
         try await quickLog.wait(forCount: 1, "quick.rtest's first delivery")
         #expect(localLog.entries.first?.status == .reachableViaWiFi)
@@ -203,7 +203,7 @@ struct ResolutionIntegrationTests {
             ((try? dns.queries("quick.rtest")) ?? 0) > before && !quick.core.isResolving
         }
         #expect(stalled.allSatisfy { $0.resolvedAddresses == nil && $0.core.isResolving })
-        for target in stalled { target.stopNotifier() }
+        for target in stalled { target.stop() }
     }
 
     @Test("1,000 hostnames: every one resolved and delivered, in one namespace, through one monitor")
@@ -221,7 +221,7 @@ struct ResolutionIntegrationTests {
                 seen.withLock { $0[index, default: []].append(state) }
             }
         }
-        for target in targets { try target.startNotifier() }
+        for target in targets { try target.start() }
         try await eventually("all 1,000 first deliveries", timeout: .seconds(60)) { delivered.withLock { $0 } >= 1000 }
         let answer = try IPAddress("192.0.2.10")
         #expect(targets.allSatisfy { $0.resolvedAddresses == [answer] })
@@ -229,7 +229,7 @@ struct ResolutionIntegrationTests {
         #expect(MonitorRegistry.running(for: ns.environment)?.clientCount == 1000)
         let twice = seen.withLock { $0.filter { $0.value.count > 1 } }
         #expect(delivered.withLock { $0 } == 1000, "each observer called once; more than once: \(twice)")
-        for target in targets { target.stopNotifier() }
+        for target in targets { target.stop() }
         withExtendedLifetime(tokens) {}
     }
 
@@ -245,7 +245,7 @@ struct ResolutionIntegrationTests {
         let paths = LockedValue<[NetworkPath]>([])
         monitor.pathUpdateHandler = { path in paths.withLock { $0.append(path) } }
         let updates = reachability.updates
-        try reachability.startNotifier()
+        try reachability.start()
         try monitor.start(queue: DispatchQueue(label: "rtest-gone-path"))
         try await log.wait(forCount: 1, "the first delivery")
         let ended = Task {
@@ -259,7 +259,7 @@ struct ResolutionIntegrationTests {
         #expect(errors.entries.first?.code == .namespace)
         #expect(errors.entries.first?.description.contains("/run/netns/\(name)") == true)
         #expect(errors.entries.first?.description.contains("deleted") == true)
-        #expect(!reachability.isNotifierRunning)
+        #expect(!reachability.isRunning)
         #expect(reachability.lastError?.code == .namespace)
         #expect(await ended.value >= 1, "the updates sequence finished")
         try await eventually("the path monitor's last path") { paths.withLock { $0.last?.status == .unsatisfied } }
@@ -274,7 +274,7 @@ struct ResolutionIntegrationTests {
         try await freshLog.wait(forCount: 1, "the new namespace's first delivery")
         #expect(freshLog.entries.first?.flags.contains(.isLocalAddress) == true)
         // Starting the old instance again works too, in the new namespace.
-        try reachability.startNotifier()
+        try reachability.start()
         #expect(reachability.lastError == nil)
         #expect(reachability.currentReachabilityStatus == .notReachable, "no veth0 in the new namespace")
     }
@@ -329,15 +329,15 @@ struct ResolutionIntegrationTests {
         let reachability = try Reachability(address: "127.0.0.1", environment: environment)
         let log = DeliveryLog(reachability)
         let errors = ErrorLog(reachability)
-        try reachability.startNotifier()
+        try reachability.start()
         try await log.wait(forCount: 1, "the first delivery")
         holder.closeInput()
         holder.wait()
         try await eventually("whenError called") { !errors.entries.isEmpty }
         #expect(errors.entries.first?.code == .namespace)
         #expect(errors.entries.first?.description.contains("process exited") == true)
-        #expect(!reachability.isNotifierRunning)
-        #expect(throws: ReachabilityError.self) { try reachability.startNotifier() }
+        #expect(!reachability.isRunning)
+        #expect(throws: ReachabilityError.self) { try reachability.start() }
     }
 
     @Test("Defect 6: a name is resolved in the namespace the sockets are in, even after the path names another")
@@ -397,8 +397,8 @@ struct ResolutionIntegrationTests {
         #expect(hostObserver.entries.allSatisfy { !$0.isProvisional })
 
         // Stop + start delivers the state again, once.
-        host.stopNotifier()
-        try host.startNotifier()
+        host.stop()
+        try host.start()
         try await hostLog.wait(forCount: 2, "the second start's delivery")
         hostObserver.settle()
         #expect(hostObserver.entries.count == 2)
@@ -443,7 +443,7 @@ struct ResolutionIntegrationTests {
         let reachability = try Reachability(hostname: "flaky.rtest", environment: ns.environment, resolver: resolver)
         let log = DeliveryLog(reachability)
         let errors = ErrorLog(reachability)
-        try reachability.startNotifier()
+        try reachability.start()
         try await eventually("two failures, then an answer") { calls.withLock { $0 } >= 3 }
         try await log.wait(forCount: 1, "the first delivery")
         #expect(

@@ -46,8 +46,8 @@ struct RobustnessIntegrationTests {
         let log = DeliveryLog(internet)
         let hostLog = DeliveryLog(host)
         let tokens = [internet.addObserver(record), host.addObserver(record)]
-        try internet.startNotifier()
-        try host.startNotifier()
+        try internet.start()
+        try host.start()
         try await hostLog.wait(forCount: 1, "the hostname's first delivery")
         for round in 0..<5 {
             try ns.ip("link set veth1 down")
@@ -143,7 +143,7 @@ struct RobustnessIntegrationTests {
         let reachability = try Reachability(environment: environment)
         let token = reachability.addObserver { _ in _ = reachability.flags }
         reachability.whenReachable = { _ in _ = reachability.flags }
-        try reachability.startNotifier()
+        try reachability.start()
         return (token, Weak(reachability))
     }
 
@@ -152,7 +152,7 @@ struct RobustnessIntegrationTests {
         let ns = try TestNamespace()
         try ns.ipv4WithDefaultRoute()
         let (token, instance) = try Self.makeCycle(ns.environment)
-        try await eventually("the notifier to run") { instance.value?.isNotifierRunning == true }
+        try await eventually("the notifier to run") { instance.value?.isRunning == true }
         // Let the queued deliveries finish, so that nothing but the observer holds the instance.
         Reachability.defaultNotificationQueue.sync {}
         instance.value?.whenReachable = nil  // The observer still owns it.

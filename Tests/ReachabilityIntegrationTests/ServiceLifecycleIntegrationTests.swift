@@ -30,15 +30,15 @@ struct ServiceLifecycleIntegrationTests {
         try await eventually("every service running and delivering") {
             reached.withLock { $0 } == 1 && monitor.currentPath.status == .satisfied && connectivity.isConnected
         }
-        #expect(reachability.isNotifierRunning)
+        #expect(reachability.isRunning)
         #expect(monitor.queue != nil)
         #expect(ns.environment.monitorCounters != nil)
 
         await group.triggerGracefulShutdown()
         try await task.value
-        #expect(!reachability.isNotifierRunning)
+        #expect(!reachability.isRunning)
         #expect(monitor.queue == nil)
-        #expect(!connectivity.isNotifierRunning)
+        #expect(!connectivity.isRunning)
         try await eventually("the namespace's monitor stopped with its last client") {
             ns.environment.monitorCounters == nil
         }
@@ -51,10 +51,10 @@ struct ServiceLifecycleIntegrationTests {
         let monitor = try PathMonitor(environment: ns.environment)
         let group = ServiceGroup(services: [reachability, monitor], logger: Self.logger)
         let task = Task { try await group.run() }
-        try await eventually("running") { reachability.isNotifierRunning && monitor.queue != nil }
+        try await eventually("running") { reachability.isRunning && monitor.queue != nil }
         task.cancel()
         _ = try? await task.value
-        #expect(!reachability.isNotifierRunning)
+        #expect(!reachability.isRunning)
         #expect(monitor.queue == nil)
     }
 
@@ -64,11 +64,11 @@ struct ServiceLifecycleIntegrationTests {
         let reachability = try Reachability(environment: ns.environment)
         let group = ServiceGroup(services: [reachability], logger: Self.logger)
         let task = Task { try await group.run() }
-        try await eventually("running") { reachability.isNotifierRunning }
+        try await eventually("running") { reachability.isRunning }
         _ = try await offPool { try Command.check(["ip", "netns", "del", ns.name ?? ""]) }
         let error = await #expect(throws: ReachabilityError.self) { try await task.value }
         #expect(error?.code == .namespace)
-        #expect(!reachability.isNotifierRunning)
+        #expect(!reachability.isRunning)
     }
 
     @Test("a service that can't start throws at once: an unusable Connectivity configuration")

@@ -47,14 +47,14 @@ struct SystemCallFaultIntegrationTests {
         let exhausted = faults.inject(.socket, errno: EMFILE, count: .always, matching: "NETLINK_ROUTE")
         let reachability = try Reachability(environment: environment)
         #expect {
-            try reachability.startNotifier()
+            try reachability.start()
         } throws: { error in
             guard let error = error as? ReachabilityError else { return false }
             return error.code == .systemCall && error.errno == EMFILE
                 && error.message.hasPrefix("socket(NETLINK_ROUTE events)")
         }
         #expect(faults.fired(exhausted) == 1, "the event socket, the first made")
-        #expect(!reachability.isNotifierRunning)
+        #expect(!reachability.isRunning)
         #expect(MonitorRegistry.running(for: environment) == nil, "no monitor left registered")
 
         faults.remove(exhausted)

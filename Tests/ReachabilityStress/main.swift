@@ -123,7 +123,7 @@ func storm(_ namespace: String) {
             let reachability = try target.make()
             reachability.whenReachable = { _ in deliveries.increment() }
             reachability.whenUnreachable = { _ in deliveries.increment() }
-            try reachability.startNotifier()
+            try reachability.start()
             watched.append(reachability)
         }
     } catch { fail("cannot watch: \(error)") }
@@ -160,7 +160,7 @@ func storm(_ namespace: String) {
         "eventsReceived": (counters?.events ?? 0) - eventsBefore, "overruns": counters?.overruns ?? -1,
         "resyncs": counters?.resyncs ?? -1, "before": before.json, "after": after.json,
     ])
-    for reachability in watched { reachability.stopNotifier() }
+    for reachability in watched { reachability.stop() }
 }
 
 func churn(_ namespace: String, cycles: Int) {
@@ -204,7 +204,7 @@ func churn(_ namespace: String, cycles: Int) {
         "mode": "churn", "cycles": cycles, "seenAvailable": seen, "availableAtEnd": available().sorted(),
         "tableInterfaces": baseline?.interfaces ?? -1, "before": before.json, "after": after.json,
     ])
-    monitor.cancel()
+    monitor.stop()
 }
 
 /// A list appended to from callbacks.
@@ -332,14 +332,14 @@ func connectivityEMFILE(_ namespace: String, ownNamespace: Bool, free: Int) {
             return "started"
         }
     }
-    connectivity.stopNotifier()
+    connectivity.stop()
     emitLine(["step": "startNotifier", "result": notifier])
     for fd in filler { close(fd) }
     let recovered = blocking {
         await outcome { () async throws(ConnectivityError) in try await connectivity.checkConnectivity().verdict.name }
     }
     emitLine(["step": "recovered", "result": recovered])
-    keeper.cancel()
+    keeper.stop()
     let clean = [check, notifier].allSatisfy {
         $0["code"] as? String == "systemCall" && $0["errno"] as? Int == Int(EMFILE)
     }
@@ -367,7 +367,7 @@ func connectivityCycles(_ namespace: String, url: URL, cycles: Int) {
                 waitFor("online", seconds: 30) { connectivity.isConnected }
                 online += 1
             }
-            connectivity.stopNotifier()
+            connectivity.stop()
         }
     }
     run(100)  // Warm-up: caches, pools, lazily made threads.
@@ -397,7 +397,7 @@ func resolverEMFILE() {
     let target: Reachability
     do {
         keeper = try Reachability()
-        try keeper.startNotifier()
+        try keeper.start()
         target = try Reachability(hostname: "localhost")
     } catch { fail("set-up: \(error)") }
     let deliveries = LockedList<String>()
@@ -419,7 +419,7 @@ func resolverEMFILE() {
     blocking { try? await Task.sleep(for: .milliseconds(20)) }  // libdispatch's epoll, made beforehand
 
     let filler = exhaustDescriptors()
-    do { try target.startNotifier() } catch { fail("start: \(error)") }
+    do { try target.start() } catch { fail("start: \(error)") }
     let gotError = erred.wait(timeout: .now() + 30) == .success
     let early = deliveries.values
     for fd in filler { close(fd) }

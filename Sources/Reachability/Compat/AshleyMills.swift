@@ -44,6 +44,20 @@ extension Reachability {
     /// type as ``NetworkReachable``.
     public typealias NetworkUnreachable = NetworkReachable
 
+    /// ashleymills' (and Apple's sample's) name of ``start()``: starts watching and
+    /// delivers the current state once, then every change. Throws what ``start()``
+    /// throws; it matches ``unableToSetCallback(_:)`` in a `catch`. (The core's
+    /// `startNotifier()` is deprecated; this one, in the `Reachability` module,
+    /// takes its place for code that imports it.)
+    public func startNotifier() throws(ReachabilityError) {
+        try start()
+    }
+
+    /// ashleymills' (and Apple's sample's) name of ``stop()``.
+    public func stopNotifier() {
+        stop()
+    }
+
     /// Watches the Internet, ashleymills' way. `queueQoS` and `targetQueue` make the
     /// serial queue callbacks and notifications run on when `notificationQueue` is
     /// nil, as ashleymills' do (they have no other use here: the kernel's events are
@@ -146,7 +160,7 @@ extension Reachability {
 /// `catch ReachabilityError.unableToSetCallback { … }` matches: an error thrown by an
 /// address or Internet initializer matches ``ReachabilityError/failedToCreateWithAddress(_:_:)``,
 /// one thrown by a hostname initializer ``ReachabilityError/failedToCreateWithHostname(_:_:)``,
-/// one thrown by ``Reachability/startNotifier()`` ``ReachabilityError/unableToSetCallback(_:)``.
+/// one thrown by ``Reachability/start()`` ``ReachabilityError/unableToSetCallback(_:)``.
 /// Patterns that bind the associated values (`catch ReachabilityError.unableToGetFlags(let code)`)
 /// can't match a struct: read ``ReachabilityError/errno`` and ``ReachabilityError/message`` instead.
 extension ReachabilityError {
@@ -165,7 +179,7 @@ extension ReachabilityError {
         ).during(.creatingWithHostname)
     }
 
-    /// An error of ``Reachability/startNotifier()`` (ashleymills' case); `code` becomes ``errno``.
+    /// An error of ``Reachability/start()`` (ashleymills' case); `code` becomes ``errno``.
     public static func unableToSetCallback(_ code: Int32) -> ReachabilityError {
         ReachabilityError(.systemCall, "unable to start the notifier", errno: code).during(.startingNotifier)
     }

@@ -153,7 +153,7 @@ struct AlamofireIntegrationTests {
         let (manager, first) = try listening(in: ns)
         try await first.wait(for: "the first start's status") { !$0.isEmpty }
         manager.stopListening()
-        #expect(!manager.reachability.isNotifierRunning)
+        #expect(!manager.reachability.isRunning)
 
         try ns.ip("route del default")  // While stopped: delivered to nobody.
         let second = CallLog<AlamofireStatus>()
@@ -204,7 +204,7 @@ struct AlamofireIntegrationTests {
         ns = nil
         let log = CallLog<AlamofireStatus>()
         #expect(!manager.startListening(onQueue: DispatchQueue(label: "test.alamofire.fail")) { log.append($0) })
-        #expect(!manager.reachability.isNotifierRunning)
+        #expect(!manager.reachability.isRunning)
         // Delivery would be asynchronous: a barrier on the manager's queue and the default one.
         manager.reachabilityQueue.sync {}
         Reachability.defaultNotificationQueue.sync {}

@@ -36,7 +36,7 @@ extension DTReachability {
     /// start waits for its first resolution).
     var isWatching: Bool {
         guard let reachability else { return false }
-        return reachability.isNotifierRunning || reachability.core.storage.withLock { $0.machine.isStarting }
+        return reachability.isRunning || reachability.core.storage.withLock { $0.machine.isStarting }
     }
 }
 

@@ -391,7 +391,7 @@ struct RwbutlerConnectivityIntegrationTests {
         #expect(connectivity.isConnected && connectivity.isConnectedViaEthernet)
         #expect(connectivity.description == "Ethernet with Internet access")
         #expect(server.count("/success") == 1)
-        #expect(!connectivity.isNotifierRunning)
+        #expect(!connectivity.isRunning)
     }
 
     @Test(
@@ -439,7 +439,7 @@ struct RwbutlerConnectivityIntegrationTests {
         server.set("/check", .respond(status: 200, body: "Success"))
         let log = RwbutlerLog(connectivity)
         connectivity.startNotifier()
-        #expect(connectivity.isNotifierRunning)
+        #expect(connectivity.isRunning)
         try await log.wait("connected") { $0 == [.connectedViaEthernet] }
         #expect(log.callbacks == (1, 0))
         try await offPool { try ns.ip("link set veth0 down") }
@@ -460,7 +460,7 @@ struct RwbutlerConnectivityIntegrationTests {
             ])
         #expect(log.callbacks == (2, 2))
         connectivity.stopNotifier()
-        #expect(!connectivity.isNotifierRunning)
+        #expect(!connectivity.isRunning)
     }
 
     @Test("ConnectivityDidChange and the callbacks only for a status change; the core notification for any verdict")
@@ -620,7 +620,7 @@ struct RwbutlerConnectivityIntegrationTests {
                 environment: NetworkEnvironment(networkNamespacePath: "/run/netns/rtest-no-such-namespace")))
         let log = RwbutlerLog(connectivity)
         connectivity.startNotifier()
-        #expect(!connectivity.isNotifierRunning)
+        #expect(!connectivity.isRunning)
         #expect(connectivity.status == .notConnected)
         #expect(connectivity.lastError?.code == .namespace)
         try await log.wait("ConnectivityDidChange") { $0 == [.notConnected] }

@@ -251,7 +251,7 @@ final class DeliveryLog: Sendable {
     /// the first delivery.
     static func started(_ reachability: Reachability) throws -> DeliveryLog {
         let log = DeliveryLog(reachability)
-        try reachability.startNotifier()
+        try reachability.start()
         return log
     }
 
