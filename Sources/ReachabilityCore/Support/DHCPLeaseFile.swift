@@ -95,12 +95,12 @@ package enum DHCPLeaseFile {
 
     /// Whether dhclient (or NetworkManager's dhclient backend) writes its leases
     /// under this name.
-    package static func isFileName(_ name: String) -> Bool {
+    static func isFileName(_ name: String) -> Bool {
         name.hasPrefix("dhclient") && (name.hasSuffix(".leases") || name.hasSuffix(".lease"))
     }
 
     /// `68:74:74:70` as bytes; nil unless it is colon-separated hex pairs (or single digits).
-    package static func hexBytes(_ text: String) -> [UInt8]? {
+    static func hexBytes(_ text: String) -> [UInt8]? {
         var bytes: [UInt8] = []
         for part in text.split(separator: ":", omittingEmptySubsequences: false) {
             guard (1...2).contains(part.count), let byte = UInt8(part, radix: 16) else { return nil }
@@ -165,9 +165,9 @@ package struct DHCPTokens {
     /// The longest word or string taken (a URI is at most 8 KiB; escapes quadruple it).
     static let tokenLimit = 4 * 8192
 
-    package init(_ bytes: [UInt8]) { self.bytes = bytes }
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-    package mutating func next() -> Token? {
+    mutating func next() -> Token? {
         while index < bytes.count {
             let byte = bytes[index]
             switch byte {
