@@ -407,7 +407,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             return (monitor, tasks, streams)
         }
         guard let (monitor, tasks, streams) = stopped else { return }
-        monitor?.cancel()
+        monitor?.stop()
         for task in tasks { task.cancel() }
         for stream in streams { stream.finish() }
     }
@@ -458,8 +458,8 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         } catch {
             throw ConnectivityError(error, while: "the path monitor can't start")
         }
-        defer { monitor.cancel() }
-        let paths = monitor.paths
+        defer { monitor.stop() }
+        let paths = monitor.updates
         var path = scope.restrict(monitor.currentPath)
         // The path's families are any interface's: for one interface, its own
         // default routes say which families it carries.

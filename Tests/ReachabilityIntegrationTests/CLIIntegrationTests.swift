@@ -93,7 +93,8 @@ struct CLIIntegrationTests {
         try ns.addVeth("veth2", peer: "veth3")
         let watch = try ns.spawnCLI(["watch", "--json", "internet", "192.0.2.77"])
         func next(_ what: String) throws -> [String: Any] {
-            try jsonObject(try #require(watch.nextLine(timeout: 15), "no line for \(what)"))
+            let line: String = try #require(watch.nextLine(timeout: 15), "no line for \(what)")
+            return try jsonObject(line)
         }
         let start = try [next("start 1"), next("start 2")]
         #expect(Set(start.compactMap { $0["target"] as? String }) == ["internet", "192.0.2.77"])

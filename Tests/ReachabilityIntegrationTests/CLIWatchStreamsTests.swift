@@ -15,7 +15,7 @@ struct CLIWatchStreamsTests {
         try ns.ipv4WithDefaultRoute()
         let watch = try ns.spawnCLI(["watch", "--path", "--json"])
         defer { watch.terminate() }
-        let first = try jsonObject(try #require(watch.nextLine(timeout: 30)))
+        let first = try jsonObject(try #require(watch.nextLine(timeout: 30) as String?))
         #expect(first["time"] is String)
         #expect(first["target"] == nil, "path lines only")
         let path = try #require(first["path"] as? [String: Any])
@@ -25,7 +25,7 @@ struct CLIWatchStreamsTests {
         #expect(path["supportsIPv4"] as? Bool == true)
 
         try ns.ip("link set veth1 down")
-        let second = try jsonObject(try #require(watch.nextLine(timeout: 30)))
+        let second = try jsonObject(try #require(watch.nextLine(timeout: 30) as String?))
         #expect((second["path"] as? [String: Any])?["status"] as? String == "unsatisfied")
         #expect(watch.nextLine(timeout: 0.5) == nil, "one line per change")
     }
@@ -51,13 +51,13 @@ struct CLIWatchStreamsTests {
                 "watch", "--connectivity", "--url", server.url("/generate_204").absoluteString, "--json",
             ])
             defer { watch.terminate() }
-            let first = try jsonObject(try #require(watch.nextLine(timeout: 30)))
+            let first = try jsonObject(try #require(watch.nextLine(timeout: 30) as String?))
             let verdict = try #require(first["connectivity"] as? [String: Any])
             #expect(verdict["verdict"] as? String == "online")
             #expect(first["time"] is String)
 
             try ns.ip("link set veth1 down")
-            let second = try jsonObject(try #require(watch.nextLine(timeout: 30)))
+            let second = try jsonObject(try #require(watch.nextLine(timeout: 30) as String?))
             #expect((second["connectivity"] as? [String: Any])?["verdict"] as? String == "notConnected")
         }
     }

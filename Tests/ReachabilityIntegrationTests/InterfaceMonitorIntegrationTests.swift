@@ -62,7 +62,7 @@ struct InterfaceMonitorIntegrationTests {
             #expect(lists[index] != lists[index - 1], "list \(index) repeats the one before it")
         }
 
-        monitor.cancel()
+        monitor.stop()
         try await eventually("the sequence's end") { collected.finished.withLock { $0 } }
         // Stopped: read afresh.
         #expect(monitor.currentInterfaces.first { $0.interface.name == "veth0" }?.hasCarrier == false)

@@ -244,6 +244,7 @@ final class Child: @unchecked Sendable {
 /// Runs blocking work (process spawns, waits) on a thread of its own, so that it
 /// never holds one of the few cooperative-pool threads (two on a 2-core machine)
 /// that the code under test needs to meet its own deadlines.
+@discardableResult
 func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread.detachNewThread { continuation.resume(with: Result { try body() }) }

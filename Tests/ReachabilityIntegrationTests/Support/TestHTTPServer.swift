@@ -63,7 +63,7 @@ final class TestHTTPServer: Sendable {
             try NIOSSLContext(
                 configuration: .makeServerConfiguration(
                     certificateChain: try NIOSSLCertificate.fromPEMFile(tls.certificate).map { .certificate($0) },
-                    privateKey: .file(tls.key)))
+                    privateKey: .privateKey(try NIOSSLPrivateKey(file: tls.key, format: .pem))))
         }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let state = NIOLockedValueBox(State(routes: routes))
