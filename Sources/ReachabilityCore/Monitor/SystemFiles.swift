@@ -61,7 +61,7 @@ struct SysfsReader: InterfaceFacts {
 
     /// Interface names never contain '/', and "." / ".." are not interfaces.
     private static func isSafeName(_ name: String) -> Bool {
-        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.utf8.contains(0)
+        !name.isEmpty && name != "." && name != ".." && !name.utf8.contains(UInt8(ascii: "/")) && !name.utf8.contains(0)
     }
 }
 

@@ -126,7 +126,16 @@ import Glibc
         func matches(_ call: Call, _ subject: String?) -> Bool {
             guard active, call == self.call else { return false }
             guard let wanted = self.subject else { return true }
-            return subject?.contains(wanted) ?? false
+            guard let subject else { return false }
+            // A byte search, not `StringProtocol.contains(_:)`: that one links the
+            // standard library's regex engine into every program of the core.
+            let haystack = Array(subject.utf8)
+            let needle = Array(wanted.utf8)
+            guard needle.count <= haystack.count else { return false }
+            guard !needle.isEmpty else { return true }
+            return (0...(haystack.count - needle.count)).contains { start in
+                haystack[start..<(start + needle.count)].elementsEqual(needle)
+            }
         }
     }
 
