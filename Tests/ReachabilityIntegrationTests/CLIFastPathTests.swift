@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TestSupport
 import Testing
 
 @testable import ReachabilityCommands
@@ -68,7 +69,7 @@ struct CLIParserEquivalenceTests {
             "--ipv6", "--dns", "--connectivity", "example.com", "192.0.2.1", "internet", "--", "-46", "-ieth0", "",
             "--help", "-h", "--version", "--bogus", "--json=1", "-",
         ]
-        var generator = SplitMix64(seed: 26)
+        var generator = SeededGenerator(seed: 26)
         var accepted = 0
         for _ in 0..<5_000 {
             let count = Int(generator.next() % 6)
@@ -80,19 +81,6 @@ struct CLIParserEquivalenceTests {
         }
         // Not a vacuous comparison: a good share of the corpus runs in the small command.
         #expect(accepted > 250, "only \(accepted) accepted")
-    }
-}
-
-/// A small, seeded generator: the corpus is the same on every run.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

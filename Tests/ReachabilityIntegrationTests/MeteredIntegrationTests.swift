@@ -12,13 +12,8 @@ import Testing
 struct MeteredIntegrationTests {
     @Test("an interface whose driver is rndis_host (Android USB tethering) makes the path expensive")
     func usbTethering() async throws {
-        let sysfs = try fakeSysfs(["veth0": "ethernet"])
+        let sysfs = try fakeTetheredSysfs()
         defer { try? FileManager.default.removeItem(atPath: sysfs) }
-        try FileManager.default.createDirectory(
-            atPath: "\(sysfs)/class/net/veth0/device", withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(
-            atPath: "\(sysfs)/class/net/veth0/device/driver", withDestinationPath: "../../../bus/usb/drivers/rndis_host"
-        )
         let ns = try TestNamespace()
         try ns.disableIPv6()
         try ns.ipv4WithDefaultRoute()

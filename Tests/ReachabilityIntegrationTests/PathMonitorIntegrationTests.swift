@@ -48,6 +48,17 @@ func fakeSysfs(_ devtypes: [String: String]) throws -> String {
     return root
 }
 
+/// ``fakeSysfs(_:)`` with veth0 as ethernet whose device's driver is rndis_host
+/// (Android USB tethering): a metered link.
+func fakeTetheredSysfs() throws -> String {
+    let sysfs = try fakeSysfs(["veth0": "ethernet"])
+    try FileManager.default.createDirectory(
+        atPath: "\(sysfs)/class/net/veth0/device", withIntermediateDirectories: true)
+    try FileManager.default.createSymbolicLink(
+        atPath: "\(sysfs)/class/net/veth0/device/driver", withDestinationPath: "../../../bus/usb/drivers/rndis_host")
+    return sysfs
+}
+
 @Suite("PathMonitor against the kernel", .enabled(if: IntegrationGate.enabled))
 struct PathMonitorIntegrationTests {
     @Test("A direct subscriber gets the first path before start returns, then each change, with no queue hop")

@@ -180,13 +180,8 @@ struct SystemCallFaultIntegrationTests {
 
     @Test("readlink of the device driver failing: the tethered link reads as free once, then as tethered")
     func sysfsDriverUnreadable() throws {
-        let sysfs = try fakeSysfs(["veth0": "ethernet"])
+        let sysfs = try fakeTetheredSysfs()
         defer { try? FileManager.default.removeItem(atPath: sysfs) }
-        try FileManager.default.createDirectory(
-            atPath: "\(sysfs)/class/net/veth0/device", withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(
-            atPath: "\(sysfs)/class/net/veth0/device/driver", withDestinationPath: "../../../bus/usb/drivers/rndis_host"
-        )
         let ns = try TestNamespace()
         try ns.disableIPv6()
         try ns.ipv4WithDefaultRoute()

@@ -1,4 +1,5 @@
 import Reachability
+import TestSupport
 import Testing
 
 @_spi(Testing) @testable import ReachabilityCore

@@ -17,15 +17,7 @@ import Testing
 
     /// A scratch directory with `files` (relative path → contents); removed by the caller.
     static func directory(_ files: [String: String]) throws -> String {
-        let root = NSTemporaryDirectory() + "rtest-syscalls-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        for (relative, contents) in files {
-            let path = root + "/" + relative
-            try FileManager.default.createDirectory(
-                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try contents.write(toFile: path, atomically: true, encoding: .utf8)
-        }
-        return root
+        try LeaseFilesTests.root(files)
     }
 
     // MARK: The plan

@@ -1,4 +1,5 @@
 import Reachability
+import TestSupport
 
 @_spi(Testing) @testable import ReachabilityCore
 
