@@ -148,18 +148,17 @@ struct CLIFastPathTests {
 
     @Test("Without reachability-full beside it, a command that needs it says so and exits 2")
     func fullMissing() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("small-\(UUID().uuidString)")
+        // Beside the build's own executables, so the copy can be a hard link: a
+        // written copy can fail to exec with ETXTBSY while a child that another test
+        // forks meanwhile still holds the writing descriptor (close-on-exec only
+        // closes it at that child's exec). A link is never open for writing.
+        let original = URL(fileURLWithPath: CLI.path).resolvingSymlinksInPath()
+        let builds = original.deletingLastPathComponent()
+        let folder = builds.appendingPathComponent("small-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let copy = folder.appendingPathComponent("reachability").path
-        // Written through a close-on-exec descriptor: a child another test forks
-        // meanwhile must not inherit it open for writing (exec would fail, ETXTBSY).
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: CLI.path))
-        let fd = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
-        try #require(fd >= 0)
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
-        try #require(written == bytes.count)
+        try #require(link(original.path, copy) == 0, "link: \(String(cString: strerror(errno)))")
         let checked = try Command.run([copy, "check"])
         #expect(checked.status == 2)
         #expect(
