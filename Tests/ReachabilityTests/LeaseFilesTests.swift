@@ -121,6 +121,29 @@ import Testing
         #expect(LeaseFiles.decodeHex("4a4B"[...]) == [0x4a, 0x4b])
     }
 
+    @Test("A lease file over 1 MiB is not read at all, though its start says metered; one of exactly 1 MiB is")
+    func oversized() throws {
+        let lease = Self.block("eth0", vendor: "\"ANDROID_METERED\"")
+        let networkd = "VENDOR_SPECIFIC=\(Self.meteredHex)\n"
+        func padded(_ text: String, to size: Int) -> String {
+            text + String(repeating: "#", count: size - text.utf8.count - 1) + "\n"
+        }
+        let big = try Self.root([
+            "var/lib/dhcp/dhclient.leases": padded(lease, to: 2_000_144),
+            "run/systemd/netif/leases/4": padded(networkd, to: LeaseFiles.fileLimit + 1),
+        ])
+        defer { try? FileManager.default.removeItem(atPath: big) }
+        #expect(!LeaseFiles(root: big).isMetered(interface: "eth0", index: 3), "2,000,144 bytes: skipped")
+        #expect(!LeaseFiles(root: big).isMetered(interface: "eth1", index: 4), "1 MiB + 1 byte: skipped")
+        let fits = try Self.root([
+            "var/lib/dhcp/dhclient.leases": padded(lease, to: LeaseFiles.fileLimit),
+            "run/systemd/netif/leases/4": padded(networkd, to: LeaseFiles.fileLimit),
+        ])
+        defer { try? FileManager.default.removeItem(atPath: fits) }
+        #expect(LeaseFiles(root: fits).isMetered(interface: "eth0", index: 3))
+        #expect(LeaseFiles(root: fits).isMetered(interface: "eth1", index: 4))
+    }
+
     @Test("tethering: RNDIS and ipheth drivers and Bluetooth PAN are tethered; a plain Ethernet adapter isn't")
     func tethering() {
         struct Facts: InterfaceFacts {

@@ -36,6 +36,51 @@ import Testing
         #expect(!schedule.isWaiting(1, for: key("a")))
     }
 
+    @Test("Local names have a lane of their own: they start past every stalled thread, within their own cap")
+    func localLane() {
+        var limits = Schedule.Limits()
+        limits.threads = 3
+        limits.running = 3
+        limits.localThreads = 2
+        var schedule = Schedule(limits: limits)
+        // Three names take every common thread and stall.
+        for name in ["s1", "s2", "s3"] { _ = schedule.request(key(name), by: 1, at: start) }
+        #expect(schedule.threads == 3)
+        for _ in 0..<3 { #expect(schedule.take(at: start) != nil) }
+        let later = start + .seconds(5)
+        // A common name waits for a thread; a local one starts at once, beyond the cap.
+        #expect(schedule.request(key("slow-dns"), by: 1, at: later) == 0)
+        #expect(schedule.request(key("localhost"), by: 1, at: later, local: true) == 1)
+        #expect(schedule.take(at: later) == key("localhost"), "the local name, not the common one queued before it")
+        #expect(schedule.threads == 4)
+        // The local lane's own cap: two local names at once, the third waits.
+        #expect(schedule.request(key("l2"), by: 1, at: later, local: true) == 1)
+        #expect(schedule.take(at: later) == key("l2"))
+        #expect(schedule.request(key("l3"), by: 1, at: later, local: true) == 0)
+        // A local worker that finishes takes the waiting local name, never the common
+        // one (its threads are all in use), then exits.
+        #expect(schedule.finish(key("localhost"), at: later).waiters == [1])
+        #expect(schedule.take(at: later) == key("l3"))
+        #expect(schedule.finish(key("l2"), at: later).start == 0)
+        #expect(schedule.take(at: later) == nil)
+        #expect(schedule.threads == 4, "three stalled, one local")
+        #expect(schedule.isWaiting(1, for: key("slow-dns")))
+    }
+
+    @Test("nsswitch's hosts line and the hosts file: which names are answered locally")
+    func localNames() {
+        #expect(LocalNames.filesFirst("passwd: files\nhosts:          files mdns4_minimal [NOTFOUND=return] dns\n") == .filesFirst(true))
+        #expect(LocalNames.filesFirst("hosts:\tfiles dns # comment\n") == .filesFirst(true))
+        #expect(LocalNames.filesFirst("hosts: resolve [!UNAVAIL=return] files dns\n") == .filesFirst(false))
+        #expect(LocalNames.filesFirst("# hosts: files\nhosts: dns files\n") == .filesFirst(false))
+        #expect(LocalNames.filesFirst("") == .filesFirst(false), "no nsswitch.conf: glibc asks DNS first")
+        #expect(
+            LocalNames.names("127.0.0.1 localhost\n::1\tip6-localhost ip6-loopback # x\n# 10.0.0.1 gone\nbad name\n")
+                == .names(["localhost", "ip6-localhost", "ip6-loopback"]))
+        // The process's own /etc: whatever this machine has, a name it lacks is not local.
+        #expect(!LocalNames().contains("no-such-name.invalid", namespace: nil, systemCalls: .live))
+    }
+
     @Test("Requests before a resolution starts share it")
     func coalescing() {
         var schedule = Schedule()

@@ -30,8 +30,17 @@ enum Resolution: Sendable, Equatable {
 /// resolv.conf, nsswitch) on worker threads of its own, so that no caller ever
 /// waits on DNS. When to resolve what is ``ResolverSchedule``'s decision: one
 /// resolution per name at a time, at most one start per second per name, quick
-/// names before slow ones, and a stalled name never holds up the others.
-/// Workers start on demand and exit when nothing is left: no idle threads.
+/// names before slow ones, and a stalled name never holds up the others; a name
+/// in the hosts file (``LocalNames``) has a lane of its own, so no number of
+/// stalled names delays it. Workers start on demand and exit when nothing is left:
+/// no idle threads.
+///
+/// Descriptors are budgeted: a worker starts only while the process has room for
+/// its lookup's descriptors (``descriptorsPerLookup`` each, counting the workers
+/// alive) beyond ``reservedDescriptors`` kept free for the runtime (libdispatch
+/// opens `/proc/TID/stat` for its pool and traps when it can't) and the monitor.
+/// Past that, names wait for a worker to finish; with none running they fail with
+/// EMFILE and are retried as any failed resolution is.
 ///
 /// For another namespace each lookup runs on a short-lived thread inside it
 /// (held by descriptor, so it is the namespace the monitor's sockets are in), and
@@ -76,14 +85,34 @@ final class ResolverPool: Sendable {
     private let lookup: Lookup
     private let spawnThread: Spawn
     private let timers = DispatchQueue(label: "reachability.resolver-timer")
+    private let localNames = LocalNames()
+    private let budget: DescriptorBudget
+
+    /// Descriptors kept free for the runtime and the monitor.
+    static let reservedDescriptors = 32
+    /// Descriptors one getaddrinfo may hold at once (its socket, a file it reads).
+    static let descriptorsPerLookup = 2
+
+    /// The descriptors a worker could use now: the soft limit less those open and
+    /// the reserve; nil when unknown (no limit applied).
+    typealias DescriptorBudget = @Sendable () -> Int?
 
     init(
         limits: ResolverSchedule<Requester>.Limits = .init(), spawn: @escaping Spawn = ResolverPool.detachedThread,
-        lookup: @escaping Lookup = ResolverPool.systemLookup
+        lookup: @escaping Lookup = ResolverPool.systemLookup, budget: @escaping DescriptorBudget = ResolverPool.liveBudget
     ) {
         state = LockedValue(State(schedule: ResolverSchedule(limits: limits)))
         self.spawnThread = spawn
         self.lookup = lookup
+        self.budget = budget
+    }
+
+    /// The process's own budget, read through the live system calls.
+    static let liveBudget: DescriptorBudget = {
+        guard let limit = SystemCalls.live.descriptorLimit(), let open = SystemCalls.live.openDescriptorCount() else {
+            return nil
+        }
+        return limit - open - reservedDescriptors
     }
 
     /// A detached thread named `reachability-dns` (the pool's own: the live system).
@@ -109,10 +138,12 @@ final class ResolverPool: Sendable {
         completion: @escaping Completion
     ) {
         let key = Key(namespace: namespace?.identity, name: name, systemCalls: systemCalls)
+        // File reads (cached): before the lock.
+        let local = localNames.contains(name, namespace: namespace, systemCalls: systemCalls)
         let start = state.withLock { state -> Int in
             state.completions[Waiting(key: key, requester: requester)] = completion
             if let namespace, state.namespaces[key] == nil { state.namespaces[key] = namespace }
-            return state.schedule.request(key, by: requester, at: .now)
+            return state.schedule.request(key, by: requester, at: .now, local: local)
         }
         spawn(start)
         armTimer()
@@ -121,8 +152,20 @@ final class ResolverPool: Sendable {
     // MARK: Workers
 
     private func spawn(_ count: Int) {
+        guard count > 0 else { return }
+        // The workers alive before these (their lookups' descriptors may not be open
+        // yet, so they are counted against the budget whether or not they are).
+        let alive = state.withLock { $0.schedule.threads } - count
+        var room = budget().map { $0 / Self.descriptorsPerLookup - alive } ?? .max
         for _ in 0..<count {
             do throws(ReachabilityError) {
+                guard room > 0 else {
+                    throw ReachabilityError(
+                        .systemCall,
+                        "too few free descriptors for another resolver thread (\(Self.reservedDescriptors) are kept free)",
+                        errno: EMFILE)
+                }
+                room -= 1
                 try spawnThread { [self] in work() }
             } catch {
                 // No thread: if nothing else runs, whoever waits would wait forever; fail them.

@@ -14,6 +14,10 @@
 /// - Names whose last resolution was quick start first, then names never
 ///   resolved, then names whose last one was slow; first come, first served within
 ///   each. A stalled name never delays a quick one.
+/// - Local names (the pool found them in the hosts file, which the system
+///   resolver reads first) have a lane of their own: they start before any other,
+///   on up to ``Limits/localThreads`` threads beyond ``Limits/threads``, so that
+///   no number of stalled names delays them.
 ///
 /// Every operation costs O(log n) in the names waiting (plus the few running):
 /// ten thousand names are scheduled in milliseconds.
@@ -37,10 +41,12 @@ struct ResolverSchedule<Waiter: Hashable & Sendable>: Sendable {
         var slowAfter: Duration = .seconds(1)
         /// Idle names whose history is kept (for ordering and the interval).
         var rememberedNames = 4096
+        /// Threads for local names, beyond ``threads``.
+        var localThreads = 4
     }
 
     private enum Speed: Int, CaseIterable {
-        case quick = 0, unknown = 1, slow = 2
+        case local = 0, quick = 1, unknown = 2, slow = 3
     }
 
     private struct Entry: Sendable {
@@ -53,6 +59,8 @@ struct ResolverSchedule<Waiter: Hashable & Sendable>: Sendable {
         /// In a ready queue or the deferred heap.
         var queued = false
         var isRunning = false
+        /// In the hosts file, as of the last request.
+        var isLocal = false
 
         var isIdle: Bool { !isRunning && next.isEmpty && current.isEmpty }
     }
@@ -65,6 +73,8 @@ struct ResolverSchedule<Waiter: Hashable & Sendable>: Sendable {
     private var deferred = MinHeap<DeferredKey>()
     /// Resolutions in flight and when each started (at most ``Limits/threads``).
     private var runningSince: [Key: ContinuousClock.Instant] = [:]
+    /// The resolutions in flight that run in the local lane.
+    private var runningLocal: Set<Key> = []
     private var counter: UInt64 = 0
     private var pruneAbove: Int
     /// Worker threads alive (running a resolution or about to look for one).
@@ -92,8 +102,9 @@ struct ResolverSchedule<Waiter: Hashable & Sendable>: Sendable {
 
     /// `waiter` wants a resolution of `key` that starts from now on. Returns how
     /// many worker threads to start (already counted in ``threads``).
-    mutating func request(_ key: Key, by waiter: Waiter, at now: ContinuousClock.Instant) -> Int {
+    mutating func request(_ key: Key, by waiter: Waiter, at now: ContinuousClock.Instant, local: Bool = false) -> Int {
         entries[key, default: Entry()].next.insert(waiter)
+        entries[key]?.isLocal = local
         enqueueIfWanted(key, at: now)
         return startWorkers(at: now)
     }
@@ -102,7 +113,15 @@ struct ResolverSchedule<Waiter: Hashable & Sendable>: Sendable {
     /// exits, and the thread count drops).
     mutating func take(at now: ContinuousClock.Instant) -> Key? {
         promote(at: now)
-        guard activeCount(at: now) < limits.running, let key = popReady() else {
+        let key: Key
+        if runningLocal.count < limits.localThreads, let local = ready[Speed.local.rawValue].pop() {
+            key = local
+            runningLocal.insert(key)
+        } else if activeCount(at: now) < limits.running, running - runningLocal.count < limits.threads,
+            let other = popReady(from: Speed.quick.rawValue)
+        {
+            key = other
+        } else {
             threads -= 1
             return nil
         }
@@ -121,6 +140,7 @@ struct ResolverSchedule<Waiter: Hashable & Sendable>: Sendable {
     /// many worker threads to start (a waiting name may now be startable).
     mutating func finish(_ key: Key, at now: ContinuousClock.Instant) -> (waiters: Set<Waiter>, start: Int) {
         guard let since = runningSince.removeValue(forKey: key), entries[key] != nil else { return ([], 0) }
+        runningLocal.remove(key)
         entries[key]?.lastDuration = now - since
         entries[key]?.isRunning = false
         let waiters = entries[key]?.current ?? []
@@ -176,11 +196,12 @@ struct ResolverSchedule<Waiter: Hashable & Sendable>: Sendable {
     /// take, within the limits.
     mutating func workersToStart(at now: ContinuousClock.Instant) -> Int {
         promote(at: now)
-        let startable = ready.reduce(0) { $0 + $1.count }
+        let local = min(ready[Speed.local.rawValue].count, limits.localThreads - runningLocal.count)
+        let others = ready.dropFirst().reduce(0) { $0 + $1.count }
+        let otherRoom = min(limits.running - activeCount(at: now), limits.threads - (running - runningLocal.count))
         let idle = max(0, threads - running)
-        let wanted = startable - idle
-        let room = min(limits.running - activeCount(at: now) - idle, limits.threads - threads)
-        return max(0, min(wanted, room))
+        let wanted = max(0, local) + max(0, min(others, otherRoom)) - idle
+        return max(0, min(wanted, limits.threads + limits.localThreads - threads))
     }
 
     // MARK: Queues
@@ -215,21 +236,22 @@ struct ResolverSchedule<Waiter: Hashable & Sendable>: Sendable {
         }
     }
 
-    private mutating func popReady() -> Key? {
-        for index in ready.indices {
+    private mutating func popReady(from first: Int) -> Key? {
+        for index in ready.indices where index >= first {
             if let key = ready[index].pop() { return key }
         }
         return nil
     }
 
     private func speed(of entry: Entry) -> Speed {
+        if entry.isLocal { return .local }
         guard let duration = entry.lastDuration else { return .unknown }
         return duration < limits.slowAfter ? .quick : .slow
     }
 
-    /// Resolutions in flight that are not stalled.
+    /// Resolutions in flight outside the local lane that are not stalled.
     private func activeCount(at now: ContinuousClock.Instant) -> Int {
-        runningSince.values.reduce(0) { $0 + (now - $1 < limits.stallAfter ? 1 : 0) }
+        runningSince.reduce(0) { $0 + (now - $1.value < limits.stallAfter && !runningLocal.contains($1.key) ? 1 : 0) }
     }
 
     /// Forgets idle names (no waiter, nothing running, interval over) once more

@@ -95,6 +95,9 @@ import Glibc
         case getaddrinfo
         /// if_nametoindex(3): an IPv6 zone given by name.
         case ifNameToIndex = "if_nametoindex"
+        /// getrlimit(2) RLIMIT_NOFILE: the resolver's descriptor budget (a failure:
+        /// no budget known, none applied).
+        case getrlimit
     }
 
     /// How many times a rule fails its call.

@@ -171,6 +171,23 @@ extension SystemCalls {
         return .success(body(list.map { UnsafePointer($0) }))
     }
 
+    /// The soft limit on open descriptors (getrlimit(2) RLIMIT_NOFILE); nil when it
+    /// can't be read or is unlimited.
+    func descriptorLimit() -> Int? {
+        if injected(.getrlimit, nil) != nil { return nil }
+        var limit = rlimit()
+        guard Glibc.getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max
+        else { return nil }
+        return Int(clamping: limit.rlim_cur)
+    }
+
+    /// How many descriptors the process has open (the entries of `/proc/self/fd`,
+    /// less `.`, `..` and the one listing them); nil without /proc.
+    func openDescriptorCount() -> Int? {
+        guard case .success(let names) = directoryEntries("/proc/self/fd") else { return nil }
+        return max(0, names.count - 3)
+    }
+
     /// The index of the interface named `name` in the calling thread's namespace
     /// (if_nametoindex(3): a socket and an ioctl).
     func interfaceIndex(named name: String) -> Result<UInt32, SystemError> {

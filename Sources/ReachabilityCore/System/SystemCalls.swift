@@ -236,3 +236,31 @@ extension SystemCalls {
         _ = usleep(microseconds)
     }
 }
+
+/// Up to `limit` bytes of the regular file at `path` as UTF-8 (invalid bytes
+/// replaced), read through `systemCalls`; nil when it can't be opened or read, or
+/// is not a regular file (a FIFO would block). With `wholeOrNothing`, a file over
+/// `limit` bytes (by its size, or by what a read finds) is nil rather than its start.
+func readSmallFile(_ path: String, limit: Int, wholeOrNothing: Bool = false, systemCalls: SystemCalls) -> String? {
+    guard case .success(let fd) = systemCalls.open(path, flags: O_RDONLY | O_NONBLOCK) else { return nil }
+    defer { systemCalls.close(fd) }
+    guard case .success(let status) = systemCalls.fstat(fd, subject: path), status.isRegularFile else { return nil }
+    if wholeOrNothing && status.size > limit { return nil }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    // Whole or nothing: one byte past the limit tells a file that grew meanwhile.
+    let readLimit = wholeOrNothing ? limit + 1 : limit
+    while bytes.count < readLimit {
+        let wanted = min(chunk.count, readLimit - bytes.count)
+        let outcome = chunk.withUnsafeMutableBytes {
+            systemCalls.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<wanted]), subject: path)
+        }
+        guard case .success(let count) = outcome, count > 0 else { break }
+        bytes += chunk[0..<count]
+        // A regular file's short read is its end: no second read to learn it.
+        if count < wanted { break }
+    }
+    if bytes.count > limit { return nil }
+    guard !bytes.isEmpty else { return nil }
+    return String(decoding: bytes, as: UTF8.self)
+}

@@ -227,6 +227,25 @@ final class Child: @unchecked Sendable {
         }
     }
 
+    /// Waits up to `timeout` seconds for the child to exit: its exit status as
+    /// ``wait()`` gives it, or nil while it still runs then (it is left running).
+    func wait(timeout: Double) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let done = reaped.withLock { reaped -> Int32? in
+                if let status = reaped { return status }
+                var status: Int32 = 0
+                guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+                let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+                reaped = code
+                return code
+            }
+            if let done { return done }
+            guard Date() < deadline else { return nil }
+            usleep(10_000)
+        }
+    }
+
     /// Whether the child is still running.
     var isRunning: Bool {
         guard reaped.withLock({ $0 }) == nil else { return false }
