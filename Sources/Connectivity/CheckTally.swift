@@ -35,9 +35,13 @@ struct CheckTally: Sendable {
 
     private var states: [State]
     private var started: [ContinuousClock.Instant?]
-    /// Endpoints whose host name resolved to a private or local address, with
-    /// `name → address`.
+    /// Endpoints whose host name the hijack check caught, with the detail
+    /// (`name → address, why`).
     private(set) var hijacked: [Int: String] = [:]
+    /// Whether the shared-address rule caught any endpoint: the resolver answers
+    /// several vendors' names with one address, so no answer it gave can be
+    /// trusted, and the check is no better than noInternet(dnsHijacked).
+    private(set) var resolverHijacked = false
     private(set) var apiOutcome: APIOutcome?
 
     /// Strict mode: online needs expected answers from two vendors (see ``vendor(of:)``).
@@ -64,10 +68,14 @@ struct CheckTally: Sendable {
     }
 
     /// Notes that endpoint `index`'s host name resolved to a private or local
-    /// address (`detail`: `name → address`): whatever it answers, it fails with
-    /// ``ProbeFailure/dnsHijacked(_:)``; a plain-HTTP redirect still names a portal.
-    mutating func markHijacked(_ index: Int, _ detail: String) {
+    /// address, or (`sharedAddress`) to an address three or more vendors' names
+    /// resolved to (`detail`: `name → address, why`): whatever it answers, it fails
+    /// with ``ProbeFailure/dnsHijacked(_:)``; a plain-HTTP redirect still names a
+    /// portal. A shared address makes the verdict noInternet(dnsHijacked) whatever
+    /// the other endpoints answer (``verdict``).
+    mutating func markHijacked(_ index: Int, _ detail: String, sharedAddress: Bool = false) {
         hijacked[index] = detail
+        if sharedAddress { resolverHijacked = true }
     }
 
     /// Records an attempt's outcome; returns true when the endpoint should be
@@ -144,13 +152,14 @@ struct CheckTally: Sendable {
 
     /// Whether the verdict can no longer change: the API said captive; or the
     /// threshold is met with a success over each scheme in use (and the API, if
-    /// any, has answered); or every endpoint is done. Failures never end a check
-    /// early: an endpoint still open could be the redirect that names a portal, or
-    /// the success that makes it limited rather than noInternet.
+    /// any, has answered) and the resolver is not known to lie; or every endpoint
+    /// is done. Failures never end a check early: an endpoint still open could be
+    /// the redirect that names a portal, or the success that makes it limited
+    /// rather than noInternet.
     var isDecided: Bool {
         if case .answered(let api)? = apiOutcome, api.captive { return true }
         if apiURL != nil && apiOutcome == nil { return false }
-        return pending == 0 || (succeeded >= required && eachSchemeSucceeded && confirmed)
+        return pending == 0 || (!resolverHijacked && succeeded >= required && eachSchemeSucceeded && confirmed)
     }
 
     /// Whether strict mode is satisfied: off, or expected answers came from two vendors.
@@ -221,6 +230,9 @@ struct CheckTally: Sendable {
         if case .answered(let api)? = apiOutcome, api.captive, let apiURL {
             return .captivePortal(loginURL: api.userPortalURL ?? interceptionURL ?? apiURL)
         }
+        // A resolver that answers three vendors' names with one address answers for
+        // a portal (or is broken): what the other endpoints answered can't outvote it.
+        if resolverHijacked { return interceptionURL.map { .captivePortal(loginURL: $0) } ?? .noInternet(.dnsHijacked) }
         if succeeded >= required && eachSchemeSucceeded {
             if confirmed { return .online }
             if interceptionURL == nil { return .limited(.unconfirmed) }

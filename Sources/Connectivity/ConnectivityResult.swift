@@ -66,7 +66,8 @@ public enum NoInternetReason: String, Sendable, Hashable, CustomStringConvertibl
     /// The connection failed for another reason (reset, closed early, bad HTTP).
     case connectionFailed
     /// The endpoints' names resolved to private or local addresses no public
-    /// server has: a captive portal's resolver, or a broken one.
+    /// server has, or three or more vendors' names to one address: a captive
+    /// portal's resolver, or a broken one.
     case dnsHijacked
 
     /// The case name, e.g. `"connectionRefused"`.
@@ -120,9 +121,11 @@ public enum ProbeFailure: Error, Sendable, Hashable, CustomStringConvertible {
     case connectionFailed(String)
     /// Cancelled: the path changed or the check ended first.
     case cancelled
-    /// The endpoint's host name resolved to a private or local address (shown as
-    /// `name → address`): DNS hijacking. The endpoint counts as failed even if
-    /// that address answered as expected.
+    /// DNS hijacking: the endpoint's host name resolved to a private or local
+    /// address, or to one address the names of three or more vendors resolved to
+    /// (the detail says which: `name → address, a private or local address`, or
+    /// `name → address, one address the names of 3 vendors (…) resolved to`). The
+    /// endpoint counts as failed even if that address answered as expected.
     case dnsHijacked(String)
 
     /// One line, e.g. `timed out` or `TLS failed: CERTIFICATE_VERIFY_FAILED`.
@@ -135,7 +138,7 @@ public enum ProbeFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .tlsFailed(let detail): "TLS failed: \(detail)"
         case .connectionFailed(let detail): "connection failed: \(detail)"
         case .cancelled: "cancelled (the check ended first)"
-        case .dnsHijacked(let detail): "DNS hijacked: \(detail), a private or local address"
+        case .dnsHijacked(let detail): "DNS hijacked: \(detail)"
         }
     }
 

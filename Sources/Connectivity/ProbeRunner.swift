@@ -55,7 +55,10 @@ struct ProbeRunner: Sendable {
             requiresTwoVendors: requiresTwoVendors)
         if detectsDNSHijacking {
             let limit = min(probeTimeout, deadline - clock.now)
-            for (index, detail) in await hijackedEndpoints(within: limit) { tally.markHijacked(index, detail) }
+            let hijacks = await hijackedEndpoints(within: limit)
+            for (index, detail) in hijacks.endpoints {
+                tally.markHijacked(index, detail, sharedAddress: hijacks.sharedAddress.contains(index))
+            }
         }
         await withTaskGroup(of: Event.self) { group in
             func launch(_ index: Int) {
@@ -111,18 +114,28 @@ struct ProbeRunner: Sendable {
         return outcome
     }
 
+    /// What the hijack check found: each hijacked endpoint with its detail
+    /// (``ProbeFailure/dnsHijacked(_:)``), and which of them the shared-address
+    /// rule caught (``sharedAddresses(_:vendors:)``).
+    struct Hijacks: Sendable, Equatable {
+        var endpoints: [Int: String] = [:]
+        var sharedAddress: Set<Int> = []
+    }
+
     /// The endpoints whose host name resolves (inside the namespace, as the probes'
-    /// will) to a private or local address, with `name → address`. Names are
-    /// resolved at once, each at most `limit`; one that doesn't resolve in time is
-    /// left to the probe. Endpoints given by address are not resolved.
-    func hijackedEndpoints(within limit: Duration) async -> [Int: String] {
+    /// will) to a private or local address (`name → address, a private or local
+    /// address`), or to an address the names of ``sharedAddressVendors`` or more
+    /// vendors resolved to (``sharedAddresses(_:vendors:)``). Names are resolved at
+    /// once, each at most `limit`; one that doesn't resolve in time is left to the
+    /// probe. Endpoints given by address are not resolved.
+    func hijackedEndpoints(within limit: Duration) async -> Hijacks {
         var names: [String: [Int]] = [:]
         for (index, endpoint) in endpoints.enumerated() {
             // URL.host gives an IPv6 literal without its brackets.
             guard let host = endpoint.url.host, !host.isEmpty, (try? IPAddress(host)) == nil else { continue }
             names[host.lowercased(), default: []].append(index)
         }
-        guard !names.isEmpty else { return [:] }
+        guard !names.isEmpty else { return Hijacks() }
         let environment = environment
         let answers = await withTaskGroup(of: (String, [IPAddress]?).self) { group in
             for name in names.keys {
@@ -137,33 +150,68 @@ struct ProbeRunner: Sendable {
             for await (name, addresses) in group { answers[name] = addresses }
             return answers
         }
-        var hijacked: [Int: String] = [:]
-        for (name, indices) in names {
-            guard let address = answers[name]?.first(where: \.isPrivateOrLocal) else { continue }
-            for index in indices { hijacked[index] = "\(name) → \(address)" }
-        }
         var vendors: [String: String] = [:]
         for (name, indices) in names { vendors[name] = CheckTally.vendor(of: endpoints[indices[0]].url) }
-        for (name, address) in Self.oneAddressForAll(answers.compactMapValues { $0 }, vendors: vendors) {
-            for index in names[name] ?? [] where hijacked[index] == nil {
-                hijacked[index] = "\(name) → \(address), the one address every vendor's name resolved to"
-            }
-        }
-        return hijacked
+        return Self.hijacks(names: names, answers: answers, vendors: vendors)
     }
 
-    /// The names of a resolver that answers every name with the same address, as a
-    /// portal's does and real endpoints never do: when the names of at least
-    /// ``sharedAddressVendors`` vendors (registrable domains) all resolved to the
-    /// same single set of addresses, each name with that address. (Two vendors may
-    /// share a CDN's edge address; three or more on one address is no CDN.)
-    static func oneAddressForAll(_ answers: [String: [IPAddress]], vendors: [String: String]) -> [String: IPAddress] {
-        let sets = answers.mapValues { Set($0) }
-        guard let first = sets.values.first, !first.isEmpty, sets.values.allSatisfy({ $0 == first }),
-            Set(answers.keys.compactMap { vendors[$0] }).count >= sharedAddressVendors,
-            let address = answers.values.first?.first
-        else { return [:] }
-        return answers.mapValues { _ in address }
+    /// The hijack rule over resolved names, pure: `names` each with its endpoints'
+    /// indices, `answers` each name's addresses, `vendors` each name's vendor. A
+    /// private or local address is named first; else a shared one.
+    static func hijacks(names: [String: [Int]], answers: [String: [IPAddress]], vendors: [String: String]) -> Hijacks {
+        var hijacks = Hijacks()
+        let shared = sharedAddresses(answers, vendors: vendors)
+        for (name, indices) in names {
+            let detail: String
+            var isShared = false
+            if let address = answers[name]?.first(where: \.isPrivateOrLocal) {
+                detail = "\(name) → \(address), a private or local address"
+            } else if let match = shared[name] {
+                detail =
+                    "\(name) → \(match.address), one address the names of \(match.vendors.count) vendors "
+                    + "(\(match.vendors.joined(separator: ", "))) resolved to"
+                isShared = true
+            } else {
+                continue
+            }
+            for index in indices {
+                hijacks.endpoints[index] = detail
+                if isShared { hijacks.sharedAddress.insert(index) }
+            }
+        }
+        return hijacks
+    }
+
+    /// An address the names of several vendors resolved to, and those vendors (sorted).
+    struct SharedAddress: Sendable, Hashable {
+        var address: IPAddress
+        var vendors: [String]
+    }
+
+    /// The names whose answers hold an address that the names of at least
+    /// ``sharedAddressVendors`` vendors (registrable domains) resolved to, as a
+    /// portal's resolver answers and real endpoints never do (two vendors may share
+    /// a CDN's edge address; three or more on one address is no CDN). Any overlap of
+    /// answer sets counts: for each address, the distinct vendors whose names'
+    /// answers contain it, whatever else those answers hold. A name with several
+    /// such addresses gets the first in its answer order.
+    static func sharedAddresses(_ answers: [String: [IPAddress]], vendors: [String: String]) -> [String: SharedAddress]
+    {
+        var vendorsByAddress: [IPAddress: Set<String>] = [:]
+        for (name, addresses) in answers {
+            guard let vendor = vendors[name] else { continue }
+            for address in Set(addresses) { vendorsByAddress[address, default: []].insert(vendor) }
+        }
+        let shared = vendorsByAddress.filter { $0.value.count >= sharedAddressVendors }
+        guard !shared.isEmpty else { return [:] }
+        var matches: [String: SharedAddress] = [:]
+        for (name, addresses) in answers {
+            guard let address = addresses.first(where: { shared[$0] != nil }), let sharing = shared[address] else {
+                continue
+            }
+            matches[name] = SharedAddress(address: address, vendors: sharing.sorted())
+        }
+        return matches
     }
 
     /// How many vendors' names resolving to one address make it a hijack.

@@ -69,7 +69,11 @@ extension WatchOptions {
         Self.running = watched.map(\.reachability)
         let width = max(watched.map(\.name.count).max() ?? 0, path ? 4 : 0, connectivity != nil ? 12 : 0)
         if path { try watchPath(environment, queue: queue, width: width) }
-        if let connectivity { Self.running.append(try connectivity(width)) }
+        if let connectivity {
+            Self.running.append(try connectivity(width))
+            // The verdict alone may never change when the namespace goes: watch it.
+            if watched.isEmpty, let sentinel = try Namespace.exitWhenGone(namespace) { Self.running.append(sentinel) }
+        }
         for (name, reachability) in watched {
             // The namespace gone: exit 1 with a message. A resolver failure: a message,
             // and the watch goes on (the library tries the name again).
@@ -222,21 +226,27 @@ extension WaitOptions {
         }
     }
 
-    /// Asks the resolver until it answers: at once, then every second (a query
-    /// waits at most a second per server, and never past the deadline).
+    /// Asks the resolver until it answers: at once, then every second. Each check
+    /// asks the first 3 distinct nameservers of resolv.conf together (as the C
+    /// library would ask them) and waits at most a second, never past the deadline.
+    /// Timed out: says on stderr which servers were asked and why none answered.
     package func waitForDNS(_ environment: NetworkEnvironment, until deadline: ContinuousClock.Instant, what: String)
         async throws
     {
         while true {
-            let left = deadline - .now
-            let outcome = try ResolverCheck.check(
-                environment: environment, timeout: min(max(left, .milliseconds(1)), .seconds(1)))
-            if outcome.answered { return }
-            SystemdNotify.status("Waiting for \(what): \(outcome)")
-            let pause = min(deadline - .now, .seconds(1))
-            guard pause > .zero else { throw timedOut(what) }
-            try? await Task.sleep(for: pause)
-            guard ContinuousClock.now < deadline else { throw timedOut(what) }
+            let started = ContinuousClock.now
+            let report = try ResolverCheck.run(
+                environment: environment, timeout: min(max(deadline - started, .milliseconds(1)), .seconds(1)))
+            if report.outcome.answered { return }
+            SystemdNotify.status("Waiting for \(what): \(report)")
+            let pause = min(deadline, started + .seconds(1)) - .now
+            if pause > .zero { try? await Task.sleep(for: pause) }
+            guard ContinuousClock.now < deadline else {
+                CLIProcess.writeError(
+                    "reachability: timed out after \(Self.seconds(timeout)) waiting for a nameserver that answers: "
+                        + "\(report)\n")
+                throw timedOut(what)
+            }
         }
     }
 }

@@ -21,7 +21,7 @@ package struct StatusOptions: Equatable, Sendable {
 
     /// Options as given (defaults for the rest).
     package init(target: String? = nil, json: Bool = false, timeout: Double = 10, namespace: String? = nil) {
-        self.target = target
+        self.target = TargetArgument.normalized(target)
         self.json = json
         self.timeout = timeout
         self.namespace = namespace
@@ -74,7 +74,7 @@ package struct WaitOptions: Equatable, Sendable {
         target: String? = nil, timeout: Double = 120, interfaces: [String] = [], any: Bool = false,
         ignore: [String] = [], ipv4: Bool = false, ipv6: Bool = false, dns: Bool = false, namespace: String? = nil
     ) {
-        self.target = target
+        self.target = TargetArgument.normalized(target)
         self.timeout = timeout
         self.interfaces = interfaces
         self.any = any
@@ -165,7 +165,7 @@ extension Invocation {
                 arguments, flags: ["json"], options: ["timeout", "namespace"], repeatable: [], shorts: [:]),
             parsed.positionals.count <= 1
         else { return nil }
-        options.target = parsed.positionals.first
+        options.target = TargetArgument.normalized(parsed.positionals.first)
         options.json = parsed.flags.contains("json")
         if let timeout = parsed.values["timeout"]?.first {
             guard let seconds = Double(timeout) else { return nil }

@@ -126,22 +126,54 @@ package enum Namespace {
         guard let namespace else { return .default }
         return NetworkEnvironment(networkNamespacePath: namespace.contains("/") ? namespace : "/run/netns/\(namespace)")
     }
+
+    /// Ends the process when the namespace `namespace` names goes away: its reason on
+    /// stderr, exit 1, as a watched target does. For the modes that watch no target
+    /// of their own (`--connectivity`, whose verdict may already be notConnected and
+    /// then never changes): an Internet target that prints nothing, sharing the
+    /// environment's monitor, so costing no netlink socket of its own. Nil (and
+    /// nothing started) for the process's own namespace, which can't go away.
+    package static func exitWhenGone(_ namespace: String?) throws -> AnyObject? {
+        guard namespace != nil else { return nil }
+        let (_, sentinel) = try TargetArgument.make(nil, environment: environment(namespace))
+        TargetArgument.exitOnErrors(sentinel, resolverFailure: nil)
+        try sentinel.start()
+        return sentinel
+    }
 }
 
 /// Parses a TARGET argument into a watched instance and its display name.
 package enum TargetArgument {
+    /// How a command line names the Internet (the default route), as no TARGET does:
+    /// `@` is in no hostname or address, so no host can be taken for it. It is also
+    /// the display name and the exporter's `target` label. Any other word, `internet`
+    /// included, is a hostname.
+    package static let internet = "@internet"
+
+    /// `argument` with the Internet's spelling read as no TARGET (for the commands
+    /// that take one).
+    package static func normalized(_ argument: String?) -> String? {
+        argument == internet ? nil : argument
+    }
+
     package static func make(
         _ argument: String?, queue: DispatchQueue? = nil, environment: NetworkEnvironment = .default
     )
         throws -> (name: String, reachability: Reachability)
     {
         let (name, reachability) =
-            if let argument, argument != "internet" {
+            if let argument = normalized(argument) {
                 // Hostname parsing also takes IP literals (as addresses, no DNS) and names the bad input.
                 (argument, try Reachability(hostname: argument, environment: environment, notificationQueue: queue))
             } else {
-                ("internet", try Reachability(environment: environment, notificationQueue: queue))
+                (internet, try Reachability(environment: environment, notificationQueue: queue))
             }
+        if let argument, argument.lowercased() == "internet" {
+            // Once the Internet's own spelling; say what it is now.
+            CLIProcess.writeError(
+                "reachability: note: \(quotedForMessage(argument)) is a hostname here; the Internet is \(internet) (or no TARGET)\n"
+            )
+        }
         // Nobody observes the command's notifications: posting them would only start
         // Foundation's NotificationCenter (most of `watch`'s memory) and a queue hop.
         reachability.postsNotifications = false

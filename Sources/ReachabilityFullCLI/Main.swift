@@ -15,8 +15,9 @@ struct ReachabilityCommand: ParsableCommand {
         commandName: "reachability",
         abstract: "Report and watch network reachability, from the kernel's own routing answers.",
         discussion: """
-            TARGET is a hostname, an IPv4 or IPv6 address, or nothing for the Internet (the \
-            better of the IPv4 and IPv6 default routes). Answers come from the kernel's route \
+            TARGET is a hostname, an IPv4 or IPv6 address, or @internet (as no TARGET: the \
+            Internet, the better of the IPv4 and IPv6 default routes; any other word, \
+            `internet` too, is a hostname). Answers come from the kernel's route \
             lookup for the target (as `ip route get` does; no packet is sent) and the state of \
             the output interface; changes come from rtnetlink events.
 

@@ -15,7 +15,7 @@ struct Status: AsyncParsableCommand {
             (and a resolver that failed: out of descriptors or memory).
             """)
 
-    @Argument(help: "A hostname, an IPv4/IPv6 address, or nothing for the Internet.")
+    @Argument(help: "A hostname, an IPv4/IPv6 address, or @internet (the Internet, as none).")
     var target: String?
 
     @Flag(help: "Print one JSON object instead of text.")

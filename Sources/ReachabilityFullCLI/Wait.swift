@@ -14,14 +14,16 @@ struct Wait: AsyncParsableCommand {
             and a default route out of it; the default). --any: one of them is enough. --ignore \
             IF (repeatable): some interface other than these must be routable. -4/-6: only that \
             family's addresses and routes count. --dns: also a nameserver of resolv.conf must \
-            answer. --connectivity: a validated Internet instead (the check endpoints answer as \
-            expected; see `reachability check`). A link with no carrier is never waited for \
+            answer (the first 3 distinct ones, asked together, as the C library would ask them; \
+            on timeout stderr names them and why none answered). --connectivity: a validated \
+            Internet instead (the check endpoints answer as expected; see `reachability check`). \
+            A link with no carrier is never waited for \
             unless it is named. Under systemd (NOTIFY_SOCKET set) it reports progress with \
             STATUS= and READY=1 (see reachability-wait-online.service in the repository). When \
             the watched namespace goes away (--namespace), it says so on stderr and exits 1.
             """)
 
-    @Argument(help: "A hostname, an IPv4/IPv6 address, or nothing for the Internet.")
+    @Argument(help: "A hostname, an IPv4/IPv6 address, or @internet (the Internet, as none).")
     var target: String?
 
     @Option(help: "Give up after this many seconds (0: check once).")
@@ -91,6 +93,11 @@ struct Wait: AsyncParsableCommand {
         configuration.environment = Namespace.environment(namespace.namespace)
         let connectivity = try Connectivity(validating: configuration)
         try connectivity.start()
+        // A verdict that is already notConnected doesn't change when the namespace
+        // goes away: that ends the wait at once (exit 1, saying why) all the same.
+        // After the start, so it shares the monitor the checker opened.
+        let sentinel = try Namespace.exitWhenGone(namespace.namespace)
+        defer { withExtendedLifetime(sentinel) {} }
         let connected = await firstElement(of: connectivity.updates, within: max(deadline - .now, .zero)) {
             $0.isConnected || connectivity.lastError != nil
         }

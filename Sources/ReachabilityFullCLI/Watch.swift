@@ -22,7 +22,7 @@ struct Watch: ParsableCommand {
             when given.
             """)
 
-    @Argument(help: "Hostnames or addresses; none watches the Internet.")
+    @Argument(help: "Hostnames, addresses or @internet (the Internet); none watches the Internet.")
     var targets: [String] = []
 
     @Flag(help: "Print one JSON object per line.")

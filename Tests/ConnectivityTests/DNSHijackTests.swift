@@ -148,25 +148,4 @@ import Testing
         defaults.requiresTwoVendors = true
         try defaults.validate()
     }
-
-    @Test("one address for every vendor's name: a hijack from three vendors on; two may share a CDN edge")
-    func oneAddressForAll() throws {
-        let edge = try IPAddress("203.0.113.7")
-        let other = try IPAddress("203.0.113.8")
-        let vendors = ["a.one.test": "one.test", "b.two.test": "two.test", "c.three.test": "three.test"]
-        let same = ["a.one.test": [edge], "b.two.test": [edge], "c.three.test": [edge]]
-        #expect(ProbeRunner.oneAddressForAll(same, vendors: vendors) == same.mapValues { _ in edge })
-        #expect(ProbeRunner.oneAddressForAll(same.filter { $0.key != "c.three.test" }, vendors: vendors).isEmpty)
-        var differing = same
-        differing["c.three.test"] = [edge, other]
-        #expect(ProbeRunner.oneAddressForAll(differing, vendors: vendors).isEmpty)
-        // Three names of one vendor on one address: an ordinary site.
-        let oneVendor = ["a.one.test": "one.test", "b.one.test": "one.test", "c.one.test": "one.test"]
-        let sameSite = ["a.one.test": [edge], "b.one.test": [edge], "c.one.test": [edge]]
-        #expect(ProbeRunner.oneAddressForAll(sameSite, vendors: oneVendor).isEmpty)
-        #expect(ProbeRunner.oneAddressForAll([:], vendors: [:]).isEmpty)
-        #expect(
-            ProbeRunner.oneAddressForAll(["a.one.test": [], "b.two.test": [], "c.three.test": []], vendors: vendors)
-                .isEmpty)
-    }
 }

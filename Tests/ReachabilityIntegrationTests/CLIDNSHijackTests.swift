@@ -33,7 +33,9 @@ struct CLIDNSHijackTests {
         let output = try Self.check(ns, ["--url", url])
         #expect(output.status == 1, "\(output.stdout)\(output.stderr)")
         #expect(output.stdout.contains("verdict: noInternet (dnsHijacked)"), "\(output.stdout)")
-        #expect(output.stdout.contains("DNS hijacked: mimic.rtest → 10.9.9.9"), "\(output.stdout)")
+        #expect(
+            output.stdout.contains("DNS hijacked: mimic.rtest → 10.9.9.9, a private or local address"),
+            "\(output.stdout)")
         #expect(server.count("/generate_204") >= 1, "the probe still went (a redirect would name the portal)")
     }
 
@@ -75,7 +77,11 @@ struct CLIDNSHijackTests {
         let output = try Self.check(ns, urls)
         #expect(output.status == 1, "\(output.stdout)\(output.stderr)")
         #expect(output.stdout.contains("verdict: noInternet (dnsHijacked)"), "\(output.stdout)")
-        #expect(output.stdout.contains("the one address every vendor's name resolved to"), "\(output.stdout)")
+        #expect(
+            output.stdout.contains(
+                "DNS hijacked: a.one.rtest → 192.0.2.1, one address the names of 3 vendors (one.rtest, three.rtest, "
+                    + "two.rtest) resolved to"), "\(output.stdout)")
+        #expect(!output.stdout.contains("private or local"), "a public address is not called private")
         // Two vendors on one address (a shared CDN edge) are no alarm.
         let two = try Self.check(ns, Array(urls.prefix(4)))
         #expect(two.status == 0, "\(two.stdout)\(two.stderr)")
@@ -89,6 +95,66 @@ struct CLIDNSHijackTests {
         let output = try Self.check(ns, ["--url", "http://fine.rtest:\(server.port)/generate_204"])
         #expect(output.status == 0, "\(output.stdout)\(output.stderr)")
         #expect(output.stdout.contains("verdict: online"))
+    }
+}
+
+/// The shared-address rule under any overlap of answer sets (issue 27, defect 10): a
+/// scripted DNS server answers each vendor's name with chosen address sets, and one
+/// HTTP server on every address of the namespace serves the expected 204, so only the
+/// rule can keep the verdict from `online`.
+@Suite(
+    "DNS hijack: one address in three vendors' answers, whatever else they hold", .enabled(if: IntegrationGate.enabled))
+struct CLIDNSHijackOverlapTests {
+    /// `answers`: each name's one address set. 198.51.100.1–4 are on lo, 192.0.2.1 on veth0.
+    static func check(_ answers: [String: [String]], _ extra: [String] = []) throws -> Command.Output {
+        let ns = try TestNamespace(named: "rtest-overlap")
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        for host in 1...4 { try ns.ip("addr add 198.51.100.\(host)/32 dev lo") }
+        let dns = try ScriptedDNSServer(in: ns)
+        for (name, addresses) in answers { try dns.set(name, answers: [addresses]) }
+        let server = try TestHTTPServer(in: ns, host: "0.0.0.0", routes: ["/generate_204": .respond(status: 204)])
+        let urls = answers.keys.sorted().flatMap { ["--url", "http://\($0):\(server.port)/generate_204"] }
+        return try withExtendedLifetime((dns, server)) { try CLIDNSHijackTests.check(ns, urls + extra) }
+    }
+
+    @Test("four vendors, three of them on one public address and the fourth on another: dnsHijacked, even at 100 %")
+    func threeOfFour() throws {
+        let output = try Self.check(
+            [
+                "a.one.rtest": ["192.0.2.1"], "b.two.rtest": ["192.0.2.1"], "c.three.rtest": ["192.0.2.1"],
+                "d.four.rtest": ["198.51.100.4"],
+            ], ["--threshold", "100"])
+        #expect(output.status == 1, "\(output.stdout)\(output.stderr)")
+        #expect(output.stdout.contains("verdict: noInternet (dnsHijacked)"), "\(output.stdout)")
+        #expect(
+            output.stdout.contains(
+                "DNS hijacked: c.three.rtest → 192.0.2.1, one address the names of 3 vendors (one.rtest, three.rtest, "
+                    + "two.rtest) resolved to"), "\(output.stdout)")
+        #expect(!output.stdout.contains("private or local"), "\(output.stdout)")
+    }
+
+    @Test("three vendors each answered {a shared address, one of its own}: dnsHijacked")
+    func sharedPlusUnique() throws {
+        let output = try Self.check([
+            "a.one.rtest": ["192.0.2.1", "198.51.100.1"], "b.two.rtest": ["192.0.2.1", "198.51.100.2"],
+            "c.three.rtest": ["192.0.2.1", "198.51.100.3"],
+        ])
+        #expect(output.status == 1, "\(output.stdout)\(output.stderr)")
+        #expect(output.stdout.contains("verdict: noInternet (dnsHijacked)"), "\(output.stdout)")
+        #expect(output.stdout.contains("DNS hijacked: b.two.rtest → 192.0.2.1, one address"), "\(output.stdout)")
+    }
+
+    @Test("no false alarm: vendors whose answers overlap only pairwise, or not at all, are online at 100 %")
+    func pairwiseOverlaps() throws {
+        let output = try Self.check(
+            [
+                "a.one.rtest": ["198.51.100.1", "198.51.100.2"], "b.two.rtest": ["198.51.100.2", "198.51.100.3"],
+                "c.three.rtest": ["198.51.100.3", "198.51.100.1"], "d.four.rtest": ["198.51.100.4"],
+            ], ["--threshold", "100"])
+        #expect(output.status == 0, "\(output.stdout)\(output.stderr)")
+        #expect(output.stdout.contains("verdict: online"), "\(output.stdout)")
+        #expect(!output.stdout.contains("DNS hijacked"), "\(output.stdout)")
     }
 }
 

@@ -28,7 +28,8 @@ struct CLIParserEquivalenceTests {
     static let common: [[String]] = [
         [], ["status"], ["example.com"], ["--json"], ["status", "--json", "192.0.2.1"],
         ["status", "--timeout", "2", "example.com"], ["status", "--timeout=0.5", "--namespace", "blue"],
-        ["watch"], ["watch", "--json"], ["watch", "internet", "192.0.2.1", "example.com"], ["watch", "--path"],
+        ["watch"], ["watch", "--json"], ["watch", "@internet", "192.0.2.1", "example.com"], ["watch", "--path"],
+        ["status", "@internet"], ["@internet", "--json"], ["wait", "@internet", "-4"], ["watch", "internet"],
         ["watch", "--json", "--path", "--namespace=/proc/1/ns/net", "example.com"],
         ["wait"], ["wait", "--timeout", "30", "example.com"], ["wait", "-i", "eth0"], ["wait", "-i", "eth0:carrier"],
         ["wait", "--interface", "wlan0:degraded", "-i", "eth0", "--any"], ["wait", "--ignore", "docker0", "-4"],
@@ -66,7 +67,7 @@ struct CLIParserEquivalenceTests {
             "status", "watch", "wait", "interfaces", "check", "exporter", "help", "--json", "--path", "--timeout",
             "--timeout=3", "5", "0", "-1", "nan", "1e3", "--namespace", "--namespace=ns", "ns", "-i", "--interface",
             "eth0", "eth0:carrier", "lo:routable", "x:bogus", "--any", "--ignore", "wlan0", "-4", "-6", "--ipv4",
-            "--ipv6", "--dns", "--connectivity", "example.com", "192.0.2.1", "internet", "--", "-46", "-ieth0", "",
+            "--ipv6", "--dns", "--connectivity", "example.com", "192.0.2.1", "internet", "@internet", "--", "-46", "-ieth0", "",
             "--help", "-h", "--version", "--bogus", "--json=1", "-",
         ]
         var generator = SeededGenerator(seed: 26)

@@ -93,6 +93,82 @@ struct CLIFieldTests {
         #expect(connectivityOutput.1.contains("was deleted"), "\(connectivityOutput)")
     }
 
+    @Test(
+        "watch --connectivity and wait --connectivity with no path: the namespace deleted → a message and exit 1 at once",
+        arguments: [["watch", "--json"], ["wait", "--timeout", "60"]])
+    func connectivityNamespaceDeletedWithoutPath(_ command: [String]) throws {
+        // No route at all: the verdict is notConnected from the start, so the
+        // namespace's deletion changes no verdict (before the fix nothing noticed it:
+        // watch ran on, wait ran out its timeout).
+        let ns = try TestNamespace(named: "rtest-clicn")
+        let name = try #require(ns.name)
+        let child = try Child(
+            [CLI.path] + command + [
+                "--connectivity", "--namespace", name, "--url", "http://192.0.2.2:9/generate_204",
+            ], captureOutput: true)
+        if command[0] == "watch" {
+            let first = child.nextLine(timeout: 15)
+            #expect(first?.contains("notConnected") == true, "\(first ?? "no first line")")
+        } else {
+            try eventuallyBlocking("wait watches the namespace") { child.hasThread(named: "reachability-nl") }
+        }
+        try Command.check(["ip", "netns", "del", name])
+        // A command that misses the deletion runs on (watch) or to its timeout (wait):
+        // given 20 s, far more than noticing takes, it is then stopped and fails here.
+        let ended = child.wait(timeout: 20)
+        let missed = ended == nil
+        if missed { child.signal(SIGKILL) }
+        let status = ended ?? child.wait()
+        let (_, stderr) = child.readAll()
+        #expect(!missed, "still running 20 s after the namespace was deleted")
+        #expect(status == 1, "\(status): \(stderr)")
+        #expect(stderr.contains("network namespace /run/netns/\(name) was deleted"), "\(stderr)")
+    }
+
+    @Test("A host named `internet` is a host; @internet (or no TARGET) is the Internet: status, watch, exporter labels")
+    func internetIsAHostname() throws {
+        let (ns, dns, name) = try setUp("rtest-cliin")
+        defer { withExtendedLifetime(dns) {} }
+        try ns.ip("route add unreachable 203.0.113.0/24")
+        try ns.writeEtc("hosts", "127.0.0.1 localhost\n203.0.113.7 internet\n")
+        for spelling in ["internet", "INTERNET"] {
+            let host = try Command.run([CLI.path, "status", spelling, "--namespace", name, "--json"])
+            #expect(host.status == 1, "\(spelling): \(host)")
+            let object = try jsonObject(host.stdout)
+            #expect(object["target"] as? String == spelling && object["status"] as? String == "notReachable")
+            #expect(host.stderr.contains("is a hostname here; the Internet is @internet"), "\(host.stderr)")
+        }
+        for arguments in [["status", "@internet"], ["status"], ["@internet"]] {
+            let route = try Command.run([CLI.path] + arguments + ["--namespace", name, "--json"])
+            #expect(route.status == 0, "\(arguments): \(route)")
+            #expect(try jsonObject(route.stdout)["target"] as? String == "@internet", "\(arguments)")
+            #expect(!route.stderr.contains("note:"), "\(route.stderr)")
+        }
+        let watch = try Child(
+            [CLI.path, "watch", "--json", "internet", "@internet", "--namespace", name], captureOutput: true)
+        defer { watch.terminate() }
+        var seen: [String: Bool] = [:]
+        while seen.count < 2, let line = watch.nextLine(timeout: 15) {
+            let object = try jsonObject(line)
+            if let target = object["target"] as? String { seen[target] = object["reachable"] as? Bool }
+        }
+        #expect(seen == ["internet": false, "@internet": true])
+        // The exporter's series: one label each, told apart.
+        let exporter = try Child(
+            [
+                "sh", "-c", "exec \"$0\" \"$@\" 2>&1", CLI.path, "exporter", "--listen", "127.0.0.1:0", "internet",
+                "@internet", "--namespace", name,
+            ], captureOutput: true)
+        defer { exporter.terminate() }
+        var url: String?
+        while url == nil, let line = exporter.nextLine(timeout: 30) {
+            if let range = line.range(of: "listening on ") { url = String(line[range.upperBound...]) }
+        }
+        let metrics = try Command.run(["curl", "-sS", try #require(url, "the exporter never listened")])
+        #expect(RunningExporter.value(metrics.stdout, "reachability_reachable{target=\"internet\"}") == 0, "\(metrics)")
+        #expect(RunningExporter.value(metrics.stdout, "reachability_reachable{target=\"@internet\"}") == 1, "\(metrics)")
+    }
+
     @Test("watch of a round-robin name: one line per real change, then quiet (not thousands)")
     func watchRoundRobin() throws {
         let (ns, dns, name) = try setUp("rtest-clirr")

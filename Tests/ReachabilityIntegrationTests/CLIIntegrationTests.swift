@@ -74,7 +74,7 @@ struct CLIIntegrationTests {
         try ns.ip("route del default")
         let offline = try ns.cli(["status", "--json"])
         #expect(offline.status == 1)
-        #expect(try jsonObject(offline.stdout)["target"] as? String == "internet")
+        #expect(try jsonObject(offline.stdout)["target"] as? String == "@internet")
         #expect(try jsonObject(offline.stdout)["reachable"] as? Bool == false)
 
         for bad in ["999.1.1.1", "::g", "bad host"] {
@@ -91,13 +91,13 @@ struct CLIIntegrationTests {
         try ns.disableIPv6()
         try ns.ipv4WithDefaultRoute()
         try ns.addVeth("veth2", peer: "veth3")
-        let watch = try ns.spawnCLI(["watch", "--json", "internet", "192.0.2.77"])
+        let watch = try ns.spawnCLI(["watch", "--json", "@internet", "192.0.2.77"])
         func next(_ what: String) throws -> [String: Any] {
             let line: String = try #require(watch.nextLine(timeout: 15), "no line for \(what)")
             return try jsonObject(line)
         }
         let start = try [next("start 1"), next("start 2")]
-        #expect(Set(start.compactMap { $0["target"] as? String }) == ["internet", "192.0.2.77"])
+        #expect(Set(start.compactMap { $0["target"] as? String }) == ["@internet", "192.0.2.77"])
         #expect(start.allSatisfy { $0["status"] as? String == "reachableViaWiFi" })
 
         try ns.ip("link set veth0 down")
@@ -126,10 +126,10 @@ struct CLIIntegrationTests {
         try ns.ip("addr add 198.18.0.1/24 dev veth2")
         try ns.ip("route del default")
         let marker = try next("route delete")
-        #expect(marker["target"] as? String == "internet" && marker["status"] as? String == "notReachable")
+        #expect(marker["target"] as? String == "@internet" && marker["status"] as? String == "notReachable")
         try ns.ip("route add default via 192.0.2.2 dev veth0")
         let back = try next("route add")
-        #expect(back["target"] as? String == "internet" && back["reachable"] as? Bool == true)
+        #expect(back["target"] as? String == "@internet" && back["reachable"] as? Bool == true)
         #expect(watch.nextLine(timeout: 0.3) == nil, "nothing while nothing changes")
 
         watch.signal(SIGINT)
