@@ -96,6 +96,12 @@ final class DHCPPortalNetwork: @unchecked Sendable {
         }
         // dnsmasq may need a moment to listen; dhclient -1 retries for its timeout (60 s).
         try host.run(["timeout", "90", "dhclient", "-1", "-v", "-lf", leaseFile, "-pf", pidFile, "-sf", script, "lan0"])
+        // The lease file alone doesn't say the script ran: the checks need its route.
+        // (Once, under load, a check found no path here; this tells a script that
+        // never ran from one that was late.)
+        try eventuallyBlocking("dhclient's script to add the default route via lan0", timeout: 10) {
+            (try? host.ip("route show default"))?.contains("lan0") == true
+        }
     }
 
     /// The host namespace's `lan0` index (the networkd state file's name).
