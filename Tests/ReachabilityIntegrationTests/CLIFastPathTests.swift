@@ -67,7 +67,8 @@ struct CLIParserEquivalenceTests {
             "status", "watch", "wait", "interfaces", "check", "exporter", "help", "--json", "--path", "--timeout",
             "--timeout=3", "5", "0", "-1", "nan", "1e3", "--namespace", "--namespace=ns", "ns", "-i", "--interface",
             "eth0", "eth0:carrier", "lo:routable", "x:bogus", "--any", "--ignore", "wlan0", "-4", "-6", "--ipv4",
-            "--ipv6", "--dns", "--connectivity", "example.com", "192.0.2.1", "internet", "@internet", "--", "-46", "-ieth0", "",
+            "--ipv6", "--dns", "--connectivity", "example.com", "192.0.2.1", "internet", "@internet", "--", "-46",
+            "-ieth0", "",
             "--help", "-h", "--version", "--bogus", "--json=1", "-",
         ]
         var generator = SeededGenerator(seed: 26)

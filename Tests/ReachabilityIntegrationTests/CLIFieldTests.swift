@@ -166,7 +166,8 @@ struct CLIFieldTests {
         }
         let metrics = try Command.run(["curl", "-sS", try #require(url, "the exporter never listened")])
         #expect(RunningExporter.value(metrics.stdout, "reachability_reachable{target=\"internet\"}") == 0, "\(metrics)")
-        #expect(RunningExporter.value(metrics.stdout, "reachability_reachable{target=\"@internet\"}") == 1, "\(metrics)")
+        #expect(
+            RunningExporter.value(metrics.stdout, "reachability_reachable{target=\"@internet\"}") == 1, "\(metrics)")
     }
 
     @Test("watch of a round-robin name: one line per real change, then quiet (not thousands)")

@@ -26,7 +26,9 @@ struct CLIResolverLimitsTests {
         return (ns, sink, try #require(ns.name))
     }
 
-    private static func stalled(_ count: Int) -> [String] { (1...max(count, 1)).prefix(count).map { "never\($0).test" } }
+    private static func stalled(_ count: Int) -> [String] {
+        (1...max(count, 1)).prefix(count).map { "never\($0).test" }
+    }
 
     @Test(
         "localhost (in the hosts file) is printed at once behind 70, 200 and 1,000 names that never resolve",

@@ -69,7 +69,9 @@ import Testing
 
     @Test("nsswitch's hosts line and the hosts file: which names are answered locally")
     func localNames() {
-        #expect(LocalNames.filesFirst("passwd: files\nhosts:          files mdns4_minimal [NOTFOUND=return] dns\n") == .filesFirst(true))
+        #expect(
+            LocalNames.filesFirst("passwd: files\nhosts:          files mdns4_minimal [NOTFOUND=return] dns\n")
+                == .filesFirst(true))
         #expect(LocalNames.filesFirst("hosts:\tfiles dns # comment\n") == .filesFirst(true))
         #expect(LocalNames.filesFirst("hosts: resolve [!UNAVAIL=return] files dns\n") == .filesFirst(false))
         #expect(LocalNames.filesFirst("# hosts: files\nhosts: dns files\n") == .filesFirst(false))

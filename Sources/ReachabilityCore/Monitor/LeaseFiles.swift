@@ -42,7 +42,8 @@ struct LeaseFiles: Sendable, Hashable {
         var pending: [(name: String, index: Int32)] = []
         for link in links {
             if let text = readSmallFile(
-                path("\(Self.networkdDirectory)/\(link.index)"), limit: Self.fileLimit, wholeOrNothing: true, systemCalls: systemCalls),
+                path("\(Self.networkdDirectory)/\(link.index)"), limit: Self.fileLimit, wholeOrNothing: true,
+                systemCalls: systemCalls),
                 Self.networkdSaysMetered(text)
             {
                 result.insert(link.index)
@@ -54,7 +55,8 @@ struct LeaseFiles: Sendable, Hashable {
         // Newest file first; an interface's lease is its last block in the first
         // file that has one.
         for file in dhclientFiles() where !pending.isEmpty {
-            guard let text = readSmallFile(file, limit: Self.fileLimit, wholeOrNothing: true, systemCalls: systemCalls) else { continue }
+            guard let text = readSmallFile(file, limit: Self.fileLimit, wholeOrNothing: true, systemCalls: systemCalls)
+            else { continue }
             let leases = DHCPLeaseFile.leases(Array(text.utf8))
             pending = pending.filter { link in
                 guard let lease = leases.last(where: { $0.interface == link.name }) else { return true }

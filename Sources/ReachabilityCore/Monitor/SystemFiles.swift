@@ -100,4 +100,3 @@ struct DNSConfiguration: Sendable, Hashable {
     /// way, and a FIFO or a huge file must not stall or bloat an evaluation.
     static let sizeLimit = 1 << 20
 }
-

@@ -32,9 +32,9 @@ final class LocalNames: Sendable {
     /// `namespace` (nil: the process's own) made through `systemCalls`.
     func contains(_ name: String, namespace: NetworkNamespace?, systemCalls: SystemCalls) -> Bool {
         let etc = Self.etc(namespace, systemCalls: systemCalls)
-        guard case .filesFirst(true)? = read(etc("nsswitch.conf"), systemCalls: systemCalls, parse: Self.filesFirst)
+        guard case .filesFirst(true)? = cached(etc("nsswitch.conf"), systemCalls: systemCalls, parse: Self.filesFirst)
         else { return false }
-        guard case .names(let names)? = read(etc("hosts"), systemCalls: systemCalls, parse: Self.names) else {
+        guard case .names(let names)? = cached(etc("hosts"), systemCalls: systemCalls, parse: Self.names) else {
             return false
         }
         return names.contains(name.lowercased())
@@ -50,14 +50,16 @@ final class LocalNames: Sendable {
         }
     }
 
-    private func read(_ path: String, systemCalls: SystemCalls, parse: (String) -> Parsed) -> Parsed? {
+    private func cached(_ path: String, systemCalls: SystemCalls, parse: (String) -> Parsed) -> Parsed? {
         let status: FileStatus? =
             switch systemCalls.stat(path) {
             case .success(let status): status
             case .failure: nil
             }
         if let cached = cache.withLock({ $0[path] }), cached.status == status { return cached.value }
-        let text = status == nil ? nil : readSmallFile(path, limit: Self.sizeLimit, wholeOrNothing: true, systemCalls: systemCalls)
+        let text =
+            status == nil
+            ? nil : readSmallFile(path, limit: Self.sizeLimit, wholeOrNothing: true, systemCalls: systemCalls)
         let value = parse(text ?? "")
         // A file that couldn't be read is read again next time (its status may not change).
         if status == nil || text != nil {

@@ -99,7 +99,8 @@ final class ResolverPool: Sendable {
 
     init(
         limits: ResolverSchedule<Requester>.Limits = .init(), spawn: @escaping Spawn = ResolverPool.detachedThread,
-        lookup: @escaping Lookup = ResolverPool.systemLookup, budget: @escaping DescriptorBudget = ResolverPool.liveBudget
+        lookup: @escaping Lookup = ResolverPool.systemLookup,
+        budget: @escaping DescriptorBudget = ResolverPool.liveBudget
     ) {
         state = LockedValue(State(schedule: ResolverSchedule(limits: limits)))
         self.spawnThread = spawn
