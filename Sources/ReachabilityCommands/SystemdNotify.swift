@@ -31,9 +31,13 @@ package enum SystemdNotify {
         guard fd >= 0 else { return false }
         defer { close(fd) }
         let bytes = Array(message.utf8)
+        // Never blocked by a receiver that doesn't read: a message its full queue
+        // can't take (EAGAIN) is dropped, as a lost progress line costs nothing.
         let sent = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bytes.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), pointer, length) }
+                bytes.withUnsafeBytes {
+                    sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT), pointer, length)
+                }
             }
         }
         return sent == bytes.count

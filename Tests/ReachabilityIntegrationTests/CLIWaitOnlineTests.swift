@@ -225,6 +225,46 @@ struct CLIWaitOnlineTests {
         }
     }
 
+    @Test("A NOTIFY_SOCKET that never reads (its queue full) can't hold up wait: it still exits at its timeout")
+    func notifySocketNeverRead() throws {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        try ns.ip("link set veth1 down")
+        let path = NSTemporaryDirectory() + "rtest-notify-full-\(getpid())-\(UUID().uuidString.prefix(8))"
+        // Binds, fills its own queue from a second socket until the kernel refuses
+        // more, then never reads.
+        let receiver = try Child(
+            [
+                "python3", "-c",
+                """
+                import socket, sys, time
+                r = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+                r.bind(sys.argv[1])
+                w = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+                w.setblocking(False)
+                try:
+                    while True:
+                        w.sendto(b"STATUS=filler", sys.argv[1])
+                except BlockingIOError:
+                    pass
+                print("full", flush=True)
+                time.sleep(3600)
+                """, path,
+            ], captureOutput: true)
+        defer {
+            receiver.terminate()
+            unlink(path)
+        }
+        #expect(receiver.nextLine(timeout: 30) == "full")
+        // `timeout`: a send that blocks for good is killed (137), not waited for.
+        let result = try Command.run([
+            "timeout", "-s", "KILL", "30", "nsenter", "--net=\(ns.path)", "--", "env", "NOTIFY_SOCKET=\(path)",
+            CLI.path, "wait", "--timeout", "1",
+        ])
+        #expect(result.status == 1, "\(result)")
+    }
+
     @Test("--dns: no nameserver, a silent one, a refused port: exit 1; a server that answers: exit 0")
     func dns() throws {
         let ns = try TestNamespace(named: "rtest-waitdns")

@@ -176,6 +176,26 @@ struct SystemCallFaultIntegrationTests {
         #expect(faults.fired(interrupted) == 2)
     }
 
+    @Test("Out of descriptors, the namespace check can't tell: the namespace is not taken for deleted")
+    func namespaceCheckWithoutDescriptors() throws {
+        let ns = try TestNamespace(named: "rtest-nsfd")
+        let faults = SystemCallFaults()
+        let namespace = try NetworkNamespace.open(ns.path, systemCalls: SystemCalls(faults: faults))
+        #expect(namespace.isStillAtPath)
+        // Before the fix any failed open read as a deletion, and the monitor stopped
+        // with "was deleted" (the look comes with a change in /run/netns).
+        for error in [EMFILE, ENFILE, ENOMEM] {
+            let rule = faults.inject(.open, errno: error, count: .always, matching: ns.path)
+            #expect(namespace.isStillAtPath, "errno \(error)")
+            faults.remove(rule)
+        }
+        let missing = faults.inject(.open, errno: ENOENT, count: .always, matching: ns.path)
+        #expect(!namespace.isStillAtPath, "ENOENT: deleted")
+        faults.remove(missing)
+        try Command.check(["ip", "netns", "del", try #require(ns.name)])
+        #expect(!namespace.isStillAtPath, "really deleted")
+    }
+
     // MARK: The link and lease readers in the monitor
 
     @Test("readlink of the device driver failing: the tethered link reads as free once, then as tethered")

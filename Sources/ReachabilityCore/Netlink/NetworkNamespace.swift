@@ -1,3 +1,5 @@
+import Glibc
+
 /// A network namespace held open by descriptor: the monitor's sockets and every
 /// resolution for it are made inside exactly this namespace, even if its path is
 /// later removed or made to point at another one (`ip netns del X; ip netns add X`).
@@ -45,9 +47,15 @@ final class NetworkNamespace: Sendable {
     }
 
     /// Whether `path` still names this namespace: false once it was deleted, or
-    /// names another namespace now.
+    /// names another namespace now. A process out of descriptors or memory can't
+    /// tell (EMFILE, ENFILE, ENOMEM, ENOBUFS): that is no sign of a deletion, and the
+    /// answer is yes (the next look, at the next change in the directory, tells).
     var isStillAtPath: Bool {
-        guard case .success(let fd) = systemCalls.openNetworkNamespace(path) else { return false }
+        let fd: Int32
+        switch systemCalls.openNetworkNamespace(path) {
+        case .success(let opened): fd = opened
+        case .failure(let failure): return [EMFILE, ENFILE, ENOMEM, ENOBUFS].contains(failure.errno)
+        }
         defer { systemCalls.close(fd) }
         guard case .success(let now) = systemCalls.fileIdentity(fd) else { return false }
         return now == identity
