@@ -20,12 +20,15 @@ struct Exporter: ParsableCommand {
             not by scrapes: a scrape costs no netlink work and never waits for one. With \
             --connectivity it also checks for a real Internet (see `reachability check`) after \
             every path change and while not online. The series are listed in the README. \
-            SIGINT or SIGTERM ends it with status 0; when the watched namespace goes away it \
+            Each connection has 10 s to send a complete request (16 KiB at most) and each \
+            answer 10 s to be taken; at most 256 connections are open (fewer under a low \
+            descriptor limit), and a new one closes the one that has waited longest for a \
+            request. SIGINT or SIGTERM ends it with status 0; when the watched namespace goes away it \
             says so on stderr and exits 1. It prints `listening on http://ADDR:PORT/metrics` \
             to stderr once it serves (PORT 0: a free port, printed there).
             """)
 
-    @Argument(help: "Hostnames or addresses; none watches the Internet.")
+    @Argument(help: "Hostnames, addresses or @internet (the Internet); none watches the Internet.")
     var targets: [String] = []
 
     @Option(help: ArgumentHelp("Where to serve: IPv4:PORT or [IPv6]:PORT.", valueName: "addr:port"))
@@ -96,7 +99,10 @@ struct Exporter: ParsableCommand {
             switch path {
             case "/metrics":
                 metrics.recordMonitorCounters(environment: environment)
-                return .init(contentType: "text/plain; version=0.0.4; charset=utf-8", body: registry.emitToBuffer())
+                // swift-metrics hands the registry no help texts: ReachabilityMetrics has them.
+                return .init(
+                    contentType: "text/plain; version=0.0.4; charset=utf-8",
+                    body: ReachabilityMetrics.addingHelp(to: registry.emitToBuffer()))
             case "/healthz":
                 return .init(contentType: "text/plain; charset=utf-8", body: Array("ok\n".utf8))
             case "/status":
@@ -194,9 +200,26 @@ final class StatusBoard: Sendable {
 
 /// SwiftNIO's HTTP/1.1 server pipeline serving GET and HEAD for a few paths. The
 /// answers are made from state kept up to date by events; nothing here does
-/// network work of its own. Connections idle for 30 s are closed, and at most 256
-/// are open at once (more are closed as they come), so slow or many clients can't
-/// exhaust descriptors.
+/// network work of its own. The listener and every connection share one event loop
+/// (the connection table is that loop's alone), and what a client can make the
+/// server hold is bounded (``Limits``):
+///
+/// - Time: a connection has 10 s for a complete request, from its accept or from
+///   the end of its previous answer (bytes arriving don't extend it), and each
+///   answer must be written out within 10 s of its request; past either, it is closed.
+/// - Bytes: a request, head and body, is at most 16 KiB (else 400); reads are 4 KiB,
+///   one per turn. A connection whose answers aren't read becomes unwritable past
+///   64 KiB queued: it is no longer read (`BackPressureHandler`) and gets no further
+///   answer until they drain, so pipelined requests wait in the kernel, not here.
+/// - Connections: at most 256, fewer when the descriptor limit leaves less room
+///   (``connectionLimit()``). At the limit a new connection closes the one that has
+///   waited longest for a request; it is refused only when every one is being answered.
+/// - Descriptors: accept(2) failing with EMFILE or ENFILE (or for want of memory)
+///   stops accepting for 250 ms, so it never spins, and sheds idle connections,
+///   serving fewer from then on (``AcceptBackoff``).
+/// - A malformed request gets a 400 with `Connection: close`, and the connection's
+///   output is closed as soon as that is written (all of it once the client closes,
+///   or 2 s later).
 final class MetricsServer: Sendable {
     struct Response: Sendable {
         var contentType: String
@@ -205,7 +228,33 @@ final class MetricsServer: Sendable {
 
     typealias Routes = @Sendable (String) -> Response?
 
-    static let maxConnections = 256
+    /// What one client, and all of them, can make the server hold.
+    enum Limits {
+        /// Connections open at once, at most.
+        static let connections = 256
+        /// Descriptors left for the rest of the process (monitor, resolver, probes,
+        /// the runtime) when the descriptor limit sets the connection limit.
+        static let descriptorReserve = 32
+        /// For a complete request (head and body), from accept or the previous answer.
+        static let requestTime = TimeAmount.seconds(10)
+        /// For an answer to be written out (into the kernel), from its request's end.
+        static let answerTime = TimeAmount.seconds(10)
+        /// After a 400: how long the closed output waits for the client to close.
+        static let linger = TimeAmount.seconds(2)
+        /// A request's bytes, head and body.
+        static let requestBytes = 16 * 1024
+        /// One read.
+        static let readBytes = 4 * 1024
+        /// Queued answer bytes past which a connection is unwritable (and not read).
+        static let writeBuffer = ChannelOptions.Types.WriteBufferWaterMark(low: 32 * 1024, high: 64 * 1024)
+        /// How long accept waits after EMFILE or ENFILE.
+        static let acceptBackoff = TimeAmount.milliseconds(250)
+        /// After EMFILE or ENFILE the limit becomes this many fewer than the connections open...
+        static let shedOnDescriptorShortage = 8
+        /// ...but not below this (nor above what it was).
+        static let connectionsAfterShortage = 8
+    }
+
     private let channel: any Channel
     let boundAddress: String
 
@@ -215,26 +264,38 @@ final class MetricsServer: Sendable {
     }
 
     static func start(at address: ListenAddress, routes: @escaping Routes) throws -> MetricsServer {
-        // Open connections, counted from the event loops.
-        let open = LockedValue(0)
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let limit = connectionLimit()
+        let table = try loop.submit { NIOLoopBound(ConnectionTable(limit: limit), eventLoop: loop) }.wait()
+        let bootstrap = ServerBootstrap(group: loop)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                let admitted = open.withLock { count in
-                    guard count < maxConnections else { return false }
-                    count += 1
-                    return true
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(AcceptBackoff(table: table))
                 }
-                guard admitted else { return channel.close() }
-                channel.closeFuture.whenComplete { _ in open.withLock { $0 -= 1 } }
+            }
+            .childChannelInitializer { channel in
+                let connection = Connection(channel: channel)
+                guard table.value.admit(connection) else { return channel.close() }
+                let bound = NIOLoopBound(connection, eventLoop: channel.eventLoop)
+                channel.closeFuture.whenComplete { _ in
+                    bound.value.closed()
+                    table.value.remove(bound.value)
+                }
+                connection.start()
                 return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: .seconds(30)))
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(HTTPHandler(routes: routes))
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.addHandler(BackPressureHandler())
+                    try pipeline.addHandler(RequestSizeLimit(connection: connection))
+                    try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
+                    try pipeline.addHandler(HTTPHandler(routes: routes, connection: connection))
                 }
             }
             .childChannelOption(.socketOption(.so_keepalive), value: 1)
+            .childChannelOption(.writeBufferWaterMark, value: Limits.writeBuffer)
+            .childChannelOption(.maxMessagesPerRead, value: 1)
+            .childChannelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: Limits.readBytes))
         let channel: any Channel
         do {
             channel = try bootstrap.bind(host: address.host, port: address.port).wait()
@@ -246,15 +307,196 @@ final class MetricsServer: Sendable {
         return MetricsServer(channel: channel, boundAddress: "\(host):\(port)")
     }
 
-    /// One request at a time per connection (the pipeline helper queues pipelined ones).
+    /// The connections the descriptor limit leaves room for: the soft RLIMIT_NOFILE
+    /// less the descriptors open now (the monitor's, the runtime's) and
+    /// ``Limits/descriptorReserve``; at most ``Limits/connections``, at least 1. One
+    /// descriptor beyond stays free, so a new connection can be accepted and an idle one
+    /// closed for it.
+    static func connectionLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0,
+            limit.rlim_cur < rlim_t(Int32.max)
+        else { return Limits.connections }
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
+        return max(1, min(Limits.connections, Int(limit.rlim_cur) - open - Limits.descriptorReserve))
+    }
+
+    /// The open connections, on the server's event loop.
+    private final class ConnectionTable {
+        private(set) var limit: Int
+        private var open: [ObjectIdentifier: Connection] = [:]
+
+        init(limit: Int) { self.limit = limit }
+
+        /// Takes `connection` in; at the limit, closes the connection that has waited
+        /// longest for a request to make room. False (refuse it) when every open one is
+        /// being answered.
+        func admit(_ connection: Connection) -> Bool {
+            while open.count >= limit {
+                guard closeLongestWaiting() else { return false }
+            }
+            open[ObjectIdentifier(connection)] = connection
+            return true
+        }
+
+        func remove(_ connection: Connection) { open[ObjectIdentifier(connection)] = nil }
+
+        /// accept(2) failed with EMFILE or ENFILE: serve fewer connections from now on,
+        /// and close idle ones so that descriptors are free for the next accept and the
+        /// rest of the process.
+        func descriptorsRanOut() {
+            limit = max(
+                min(limit, Limits.connectionsAfterShortage), min(limit, open.count - Limits.shedOnDescriptorShortage))
+            while open.count >= limit {
+                guard closeLongestWaiting() else { return }
+            }
+        }
+
+        private func closeLongestWaiting() -> Bool {
+            guard let oldest = open.values.filter(\.isWaiting).min(by: { $0.waitingSince < $1.waitingSince })
+            else { return false }
+            open[ObjectIdentifier(oldest)] = nil
+            oldest.channel.close(promise: nil)
+            return true
+        }
+    }
+
+    /// On the listener: when accept(2) fails for want of descriptors or memory, stops
+    /// reading the listener for ``Limits/acceptBackoff`` and, for EMFILE and ENFILE,
+    /// has the table shed idle connections. The failed connection stays in the kernel's
+    /// queue, so the listener stays readable: accepting again at once fails again, for
+    /// ever (measured: 99 % of a core). NIO's `AcceptBackoffHandler` doesn't help here:
+    /// it delays the next `read()`, but after a failed accept NIO still has its read
+    /// pending (2.101: `readPending` is cleared only by an accepted connection), keeps
+    /// the listener registered and accepts again on the next wake-up. Turning
+    /// `autoRead` off takes the listener out of epoll; turning it on again reads.
+    private final class AcceptBackoff: ChannelInboundHandler {
+        typealias InboundIn = any Channel
+
+        private let table: NIOLoopBound<ConnectionTable>
+        private var paused = false
+
+        init(table: NIOLoopBound<ConnectionTable>) { self.table = table }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            // Other errors (ECONNABORTED, a connection failing its set-up) concern one
+            // connection, which is closed already.
+            guard let error = error as? IOError, [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(error.errnoCode) else {
+                return
+            }
+            if error.errnoCode == EMFILE || error.errnoCode == ENFILE { table.value.descriptorsRanOut() }
+            guard !paused, (try? context.channel.syncOptions?.setOption(.autoRead, value: false)) != nil else {
+                return
+            }
+            paused = true
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(in: Limits.acceptBackoff) {
+                let (handler, context) = bound.value
+                handler.paused = false
+                try? context.channel.syncOptions?.setOption(.autoRead, value: true)
+            }
+        }
+    }
+
+    /// One connection's deadlines and request size, on the server's event loop: one
+    /// timer, for the nearest of the request deadline (while waiting for a request),
+    /// the oldest unwritten answer's deadline and, after a 400, the linger.
+    private final class Connection {
+        let channel: any Channel
+        /// Since when it has waited for a request: its accept, or its last answer written out.
+        private(set) var waitingSince = NIODeadline.now()
+        /// By when each complete request's answer must be written out, oldest first.
+        private var answerBy = CircularBuffer<NIODeadline>()
+        private var closeBy: NIODeadline?
+        private var timer: Scheduled<Void>?
+        private var timerDeadline: NIODeadline?
+        private var isClosed = false
+        /// Bytes read since the last complete request.
+        var requestBytes = 0
+
+        init(channel: any Channel) { self.channel = channel }
+
+        /// Waiting for a request (none complete and unanswered): the table may close it.
+        var isWaiting: Bool { answerBy.isEmpty }
+
+        func start() { rearm() }
+
+        func requestEnded() {
+            requestBytes = 0
+            answerBy.append(.now() + Limits.answerTime)
+            rearm()
+        }
+
+        func answerWritten() {
+            if !answerBy.isEmpty { answerBy.removeFirst() }
+            if answerBy.isEmpty { waitingSince = .now() }
+            rearm()
+        }
+
+        func lingering() {
+            closeBy = .now() + Limits.linger
+            rearm()
+        }
+
+        func closed() {
+            isClosed = true
+            timer?.cancel()
+            timer = nil
+        }
+
+        private func rearm() {
+            var deadline = answerBy.first ?? waitingSince + Limits.requestTime
+            if let closeBy { deadline = min(deadline, closeBy) }
+            guard deadline != timerDeadline, !isClosed else { return }
+            timer?.cancel()
+            timerDeadline = deadline
+            let channel = self.channel
+            timer = channel.eventLoop.scheduleTask(deadline: deadline) { channel.close(promise: nil) }
+        }
+    }
+
+    /// Counts the bytes of the request being read (the handler before the HTTP
+    /// decoder); past ``Limits/requestBytes`` it drops the rest of the input and
+    /// reports a header overflow (a 400, then close).
+    private final class RequestSizeLimit: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = ByteBuffer
+        typealias InboundOut = ByteBuffer
+
+        private let connection: Connection
+        private var exceeded = false
+
+        init(connection: Connection) { self.connection = connection }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            guard !exceeded else { return }
+            connection.requestBytes += unwrapInboundIn(data).readableBytes
+            if connection.requestBytes > Limits.requestBytes {
+                exceeded = true
+                context.fireErrorCaught(HTTPParserError.headerOverflow)
+            } else {
+                context.fireChannelRead(data)
+            }
+        }
+    }
+
+    /// One request at a time per connection (the pipeline helper queues pipelined
+    /// ones), and an answer only while the connection is writable.
     private final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = HTTPServerRequestPart
         typealias OutboundOut = HTTPServerResponsePart
 
         private let routes: Routes
+        private let connection: Connection
         private var head: HTTPRequestHead?
+        /// A complete request not answered yet: its connection is unwritable (its
+        /// answers are not being read), or its predecessor's answer is being written.
+        private var unanswered: HTTPRequestHead?
+        private var answering = false
 
-        init(routes: @escaping Routes) { self.routes = routes }
+        init(routes: @escaping Routes, connection: Connection) {
+            self.routes = routes
+            self.connection = connection
+        }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
@@ -263,15 +505,38 @@ final class MetricsServer: Sendable {
             case .end:
                 guard let head else { return }
                 self.head = nil
-                respond(to: head, context: context)
+                connection.requestEnded()
+                unanswered = head
+                answerIfWritable(context: context)
             }
         }
 
-        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-            if event is IdleStateHandler.IdleStateEvent {
-                context.close(promise: nil)
-            } else {
-                context.fireUserInboundEventTriggered(event)
+        func channelWritabilityChanged(context: ChannelHandlerContext) {
+            answerIfWritable(context: context)
+            context.fireChannelWritabilityChanged()
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            guard error is HTTPParserError else { return context.fireErrorCaught(error) }
+            // HTTPServerProtocolErrorHandler, before this, wrote a 400 with `Connection:
+            // close`: close the output once it is out (the client sees its end), and all
+            // of it when the client closes or the linger ends.
+            head = nil
+            connection.lingering()
+            context.close(mode: .output, promise: nil)
+        }
+
+        /// Answers the waiting request, if the connection takes more bytes. Writing an
+        /// answer's end makes the pipeline helper hand over the next queued request at
+        /// once (from inside the write): that one is answered by this loop, not by a
+        /// nested call.
+        private func answerIfWritable(context: ChannelHandlerContext) {
+            guard !answering else { return }
+            answering = true
+            defer { answering = false }
+            while context.channel.isWritable, let request = unanswered {
+                unanswered = nil
+                respond(to: request, context: context)
             }
         }
 
@@ -303,10 +568,11 @@ final class MetricsServer: Sendable {
                 context.write(
                     wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
             }
-            let ended = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-            if !keepAlive {
-                let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-                ended.whenComplete { _ in bound.value.close(promise: nil) }
+            let bound = NIOLoopBound((context, connection), eventLoop: context.eventLoop)
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+                let (context, connection) = bound.value
+                connection.answerWritten()
+                if !keepAlive { context.close(promise: nil) }
             }
         }
     }

@@ -156,6 +156,92 @@ public final class ReachabilityMetrics: Sendable {
             series.destroy()
         }
     }
+
+    // MARK: Help texts
+
+    /// The `# HELP` text of every series family this type records, by family name
+    /// (the series of this type's table). swift-metrics has no help text to hand a
+    /// backend, so a Prometheus exposition gets them from here: see ``addingHelp(to:)``.
+    public static let helpTexts: [String: String] = {
+        var texts = [
+            "reachability_reachable": "1 when the target's status is not notReachable, else 0.",
+            "reachability_flags": "The target's SCNetworkReachabilityFlags bit value.",
+            "reachability_status":
+                "1 for the target's current status (notReachable, reachableViaWiFi, reachableViaWWAN), 0 for the others.",
+            "reachability_interface_info":
+                "1 for the output interface toward the target and its type; no series without a route.",
+            "reachability_changes_total": "The target's deliveries after the first (changes of flags or interface).",
+            "reachability_path_satisfied": "1 when the path is satisfied, else 0.",
+            "reachability_path_status":
+                "1 for the path's status (satisfied, unsatisfied, requiresConnection), 0 for the others.",
+            "reachability_path_expensive": "1 when the path is expensive, else 0.",
+            "reachability_path_changes_total": "Path deliveries after the first.",
+            "reachability_connectivity_verdict":
+                "1 for the last connectivity verdict (online, captivePortal, noInternet, limited, notConnected), 0 for the others.",
+            "reachability_connectivity_checks_total": "Connectivity checks, by verdict.",
+            "reachability_connectivity_probe_duration_seconds":
+                "Each endpoint's probe time in a connectivity check, retries included.",
+        ]
+        let monitor = [
+            "events": "Kernel messages the shared monitor read from its event socket.",
+            "overruns": "Times the kernel reported the monitor's events dropped for a full receive buffer (ENOBUFS).",
+            "resyncs": "Re-dumps of links and addresses after an overrun or a malformed message.",
+            "failed_resyncs": "Re-dumps of links and addresses that failed (they are retried).",
+            "malformed_messages": "Kernel messages the monitor dropped as malformed (a resync follows).",
+            "evaluation_passes": "Evaluation passes: one per batch of events that could change an answer.",
+            "failed_passes": "Evaluation passes that failed (their route lookups could not be made; retried).",
+        ]
+        for name in MonitorSeries.names {
+            texts["reachability_monitor_\(name)_total"] = monitor[name] ?? "The monitor's \(name) counter."
+        }
+        return texts
+    }()
+
+    /// `exposition` (Prometheus's text format, as swift-prometheus writes it) with a
+    /// `# HELP` line before each family's `# TYPE` line that has none, from
+    /// ``helpTexts`` (a family not listed there gets a generic text), so that every
+    /// family has both (`promtool check metrics` warns otherwise).
+    public static func addingHelp(to exposition: [UInt8]) -> [UInt8] {
+        let typePrefix = Array("# TYPE ".utf8)
+        let helpPrefix = Array("# HELP ".utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity(exposition.count + 2_048)
+        var previous: ArraySlice<UInt8> = []
+        var start = exposition.startIndex
+        while start < exposition.endIndex {
+            let end = exposition[start...].firstIndex(of: UInt8(ascii: "\n")) ?? exposition.endIndex
+            let line = exposition[start..<end]
+            if line.starts(with: typePrefix) {
+                let name = line.dropFirst(typePrefix.count).prefix { $0 != UInt8(ascii: " ") }
+                if !(previous.starts(with: helpPrefix + name + [UInt8(ascii: " ")])) {
+                    let family = String(decoding: name, as: UTF8.self)
+                    let text = helpTexts[family] ?? "The \(family) series of reachability."
+                    output += helpPrefix
+                    output += name
+                    output.append(UInt8(ascii: " "))
+                    output += escapedHelp(text)
+                    output.append(UInt8(ascii: "\n"))
+                }
+            }
+            output += exposition[start..<min(end + 1, exposition.endIndex)]
+            previous = line
+            start = end + 1
+        }
+        return output
+    }
+
+    /// A help text as the text format wants it: backslash and newline escaped.
+    private static func escapedHelp(_ text: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\\"): bytes += Array("\\\\".utf8)
+            case UInt8(ascii: "\n"): bytes += Array("\\n".utf8)
+            default: bytes.append(byte)
+            }
+        }
+        return bytes
+    }
 }
 
 // MARK: - Series

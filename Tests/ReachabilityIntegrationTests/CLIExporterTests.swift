@@ -16,11 +16,14 @@ final class RunningExporter: @unchecked Sendable {
     /// `http://127.0.0.1:PORT`.
     let base: String
 
-    init(_ ns: TestNamespace, _ arguments: [String] = []) throws {
+    /// `wrapper` runs before the shell and must exec it (e.g. `prlimit --nofile=100:100 --`),
+    /// so that `process.pid` stays the exporter's.
+    init(_ ns: TestNamespace, _ arguments: [String] = [], wrapper: [String] = []) throws {
         self.ns = ns
         // stderr into stdout: the "listening on" line is read from there.
         process = try ns.spawn(
-            ["sh", "-c", "exec \"$0\" \"$@\" 2>&1", CLI.path, "exporter", "--listen", "127.0.0.1:0"] + arguments,
+            wrapper + ["sh", "-c", "exec \"$0\" \"$@\" 2>&1", CLI.path, "exporter", "--listen", "127.0.0.1:0"]
+                + arguments,
             captureOutput: true)
         var url: String?
         while url == nil, let line = process.nextLine(timeout: 60) {
@@ -44,7 +47,7 @@ final class RunningExporter: @unchecked Sendable {
     }
 
     /// The value of the series `name{labels}` in a /metrics answer (labels as the
-    /// registry writes them: `target="internet"`), or nil when it is absent.
+    /// registry writes them: `target="@internet"`), or nil when it is absent.
     static func value(_ metrics: String, _ series: String) -> Double? {
         for line in metrics.split(separator: "\n") where line.hasPrefix(series + " ") {
             return Double(line.dropFirst(series.count + 1))
@@ -69,18 +72,18 @@ struct CLIExporterTests {
         try ns.ipv4WithDefaultRoute()
         let exporter = try RunningExporter(ns)
 
-        let internet = "{target=\"internet\"}"
+        let internet = "{target=\"@internet\"}"
         try eventuallyBlocking("reachable 1") { (try? exporter.metric("reachability_reachable" + internet)) == 1 }
         let metrics = try exporter.request("/metrics")
         #expect(metrics.status == 200)
         let text = metrics.body
         #expect(
-            RunningExporter.value(text, "reachability_status{target=\"internet\",status=\"reachableViaWiFi\"}") == 1)
-        #expect(RunningExporter.value(text, "reachability_status{target=\"internet\",status=\"notReachable\"}") == 0)
+            RunningExporter.value(text, "reachability_status{target=\"@internet\",status=\"reachableViaWiFi\"}") == 1)
+        #expect(RunningExporter.value(text, "reachability_status{target=\"@internet\",status=\"notReachable\"}") == 0)
         #expect(RunningExporter.value(text, "reachability_flags" + internet) == 2)
         #expect(
             RunningExporter.value(
-                text, "reachability_interface_info{target=\"internet\",interface=\"veth0\",type=\"wiredEthernet\"}")
+                text, "reachability_interface_info{target=\"@internet\",interface=\"veth0\",type=\"wiredEthernet\"}")
                 == 1)
         #expect(RunningExporter.value(text, "reachability_path_satisfied") == 1)
         #expect(RunningExporter.value(text, "reachability_path_status{status=\"satisfied\"}") == 1)
@@ -97,12 +100,12 @@ struct CLIExporterTests {
         try ns.ip("link set veth1 down")
         try eventuallyBlocking("reachable 0") { (try? exporter.metric("reachability_reachable" + internet)) == 0 }
         let after = try exporter.request("/metrics").body
-        #expect(RunningExporter.value(after, "reachability_status{target=\"internet\",status=\"notReachable\"}") == 1)
+        #expect(RunningExporter.value(after, "reachability_status{target=\"@internet\",status=\"notReachable\"}") == 1)
         #expect(RunningExporter.value(after, "reachability_changes_total" + internet) == 1)
         // The route still leads out of veth0 (without carrier): the info series stays.
         #expect(
             RunningExporter.value(
-                after, "reachability_interface_info{target=\"internet\",interface=\"veth0\",type=\"wiredEthernet\"}")
+                after, "reachability_interface_info{target=\"@internet\",interface=\"veth0\",type=\"wiredEthernet\"}")
                 == 1)
         #expect(RunningExporter.value(after, "reachability_path_satisfied") == 0)
         #expect((RunningExporter.value(after, "reachability_monitor_evaluation_passes_total") ?? 0) > passes)
@@ -112,7 +115,7 @@ struct CLIExporterTests {
         #expect(status.status == 200)
         let object = try jsonObject(status.body)
         let target = try #require((object["targets"] as? [[String: Any]])?.first)
-        #expect(target["target"] as? String == "internet")
+        #expect(target["target"] as? String == "@internet")
         #expect(target["reachable"] as? Bool == false)
         #expect((object["path"] as? [String: Any])?["status"] as? String == "unsatisfied")
         #expect(object["connectivity"] is NSNull)
@@ -257,17 +260,17 @@ struct CLIExporterTests {
             return value.last as? String
         }
         try eventuallyBlocking("Prometheus scraped the exporter", timeout: 90) {
-            query("up{job=\"reachability\"}") == "1" && query("reachability_reachable{target=\"internet\"}") == "1"
+            query("up{job=\"reachability\"}") == "1" && query("reachability_reachable{target=\"@internet\"}") == "1"
         }
         #expect(query("reachability_interface_info{interface=\"veth0\"}") == "1")
         #expect(query("reachability_path_satisfied") == "1")
 
         try ns.ip("link set veth1 down")
         try eventuallyBlocking("Prometheus saw the link go", timeout: 60) {
-            query("reachability_reachable{target=\"internet\"}") == "0"
+            query("reachability_reachable{target=\"@internet\"}") == "0"
         }
-        #expect(query("reachability_changes_total{target=\"internet\"}") == "1")
-        #expect(query("reachability_status{target=\"internet\",status=\"notReachable\"}") == "1")
+        #expect(query("reachability_changes_total{target=\"@internet\"}") == "1")
+        #expect(query("reachability_status{target=\"@internet\",status=\"notReachable\"}") == "1")
     }
 }
 
