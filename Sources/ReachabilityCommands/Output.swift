@@ -133,12 +133,22 @@ package enum Namespace {
     /// then never changes): an Internet target that prints nothing, sharing the
     /// environment's monitor, so costing no netlink socket of its own. Nil (and
     /// nothing started) for the process's own namespace, which can't go away.
+    ///
+    /// Called once the command's own watch of the namespace has started: a namespace
+    /// that can't be opened now went away in between, and ends the command the same way.
     package static func exitWhenGone(_ namespace: String?) throws -> AnyObject? {
-        guard namespace != nil else { return nil }
-        let (_, sentinel) = try TargetArgument.make(nil, environment: environment(namespace))
-        TargetArgument.exitOnErrors(sentinel, resolverFailure: nil)
-        try sentinel.start()
-        return sentinel
+        guard let namespace else { return nil }
+        let environment = environment(namespace)
+        do {
+            let (_, sentinel) = try TargetArgument.make(nil, environment: environment)
+            TargetArgument.exitOnErrors(sentinel, resolverFailure: nil)
+            try sentinel.start()
+            return sentinel
+        } catch let error as ReachabilityError where error.code == .namespace {
+            let path = environment.networkNamespacePath ?? namespace
+            CLIProcess.writeError("reachability: network namespace \(path) was deleted (\(error.message))\n")
+            CLIProcess.finish(1)
+        }
     }
 }
 

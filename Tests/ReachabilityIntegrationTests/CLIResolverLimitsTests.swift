@@ -65,13 +65,14 @@ struct CLIResolverLimitsTests {
         defer { withExtendedLifetime((ns, sink)) {} }
         // Dense where the limit meets the start-up check (64 free) and the resolver's
         // budget; sparse elsewhere. Scripts/descriptor-sweep.py tries every limit.
-        let limits = [16, 24, 32, 48, 56] + Array(60...84) + [96, 128, 160, 192, 256]
+        let limits = [16, 32, 48, 56] + Array(60...80) + [96, 128, 256]
         var runs: [(limit: Int, names: Int)] = []
         for limit in limits { for names in [0, 70, 200] { runs.append((limit, names)) } }
         var failures: [String] = []
-        // Eight at a time, each watched for 3 s (the trap came after about 1.8 s).
-        for batch in stride(from: 0, to: runs.count, by: 8) {
-            let children = try runs[batch..<min(batch + 8, runs.count)].map { run in
+        // Three at a time, each watched for 3 s (the trap came after about 1.8 s): a
+        // few, so that the tests running beside this one keep their deadlines.
+        for batch in stride(from: 0, to: runs.count, by: 3) {
+            let children = try runs[batch..<min(batch + 3, runs.count)].map { run in
                 let arguments = [CLI.path, "watch"] + Self.stalled(run.names) + ["--namespace", name]
                 return (
                     run,

@@ -259,10 +259,15 @@ struct CLISmokeTests {
             try ns.ipv4WithDefaultRoute()
             let script =
                 (ignoringSIGPIPE ? "trap '' PIPE; " : "")
-                + #""$0" watch --json internet | head -n 1; echo "watch ${PIPESTATUS[0]}""#
+                + #""$0" watch --json @internet | head -n 1; echo "watch ${PIPESTATUS[0]}""#
             let pipeline = try ns.spawn(["bash", "-c", script, CLI.path], captureOutput: true)
             let first = pipeline.nextLine(timeout: 30)
             #expect((try? jsonObject(first))?["status"] as? String == "reachableViaWiFi", "\(first ?? "none")")
+            guard first != nil else {
+                // No line: watch would never write, head never exit, and readAll wait for good.
+                pipeline.signal(SIGKILL)
+                return (nil, "")
+            }
             // head has exited with its one line; the next change makes watch write.
             try ns.ip("route del default")
             let verdict = pipeline.nextLine(timeout: 30)
