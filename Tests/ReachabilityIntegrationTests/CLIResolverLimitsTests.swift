@@ -6,7 +6,9 @@ import Testing
 /// `watch` of many names behind a resolver that never answers (issue 27, defects 6
 /// and 7), run as shipped from the host's namespace with `--namespace NAME`, whose
 /// `/etc/netns/NAME/resolv.conf` points at a UDP socket that reads nothing.
-@Suite("The CLI behind a silent resolver: stalled names, descriptor limits", .enabled(if: IntegrationGate.enabled))
+@Suite(
+    "The CLI behind a silent resolver: stalled names, descriptor limits", .enabled(if: IntegrationGate.heavyEnabled),
+    .serialized)
 struct CLIResolverLimitsTests {
     /// A named namespace whose only nameserver (127.0.0.1:53 inside it) never
     /// answers, with glibc's longest patience (30 s, 5 attempts: no stalled name

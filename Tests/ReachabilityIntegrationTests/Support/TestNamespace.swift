@@ -11,6 +11,12 @@ enum IntegrationGate {
     static let namespacesWork: Bool = (try? TestNamespace()) != nil
     /// Run when namespaces work, and always in CI (where a failure to make one fails the test).
     static var enabled: Bool { isCI || namespacesWork }
+    /// The suites that load the machine on purpose (hundreds of hostile connections,
+    /// descriptor sweeps, a thousand stalled names) run only when
+    /// `REACHABILITY_HEAVY_TESTS=1`, in a run of their own: beside the rest of the suite
+    /// on 2 cores they starved tests with deadlines of seconds. `.ci/run` runs them so,
+    /// against the debug and the release binary.
+    static var heavyEnabled: Bool { enabled && ProcessInfo.processInfo.environment["REACHABILITY_HEAVY_TESTS"] == "1" }
 }
 
 struct CommandFailed: Error, CustomStringConvertible {
