@@ -23,7 +23,7 @@ ZSHDIR = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 FISHDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 UNITDIR = $(DESTDIR)$(PREFIX)/lib/systemd/system
 RELEASE = .build/release
-MANPAGES = .build/plugins/GenerateManual/outputs/ReachabilityFullCLI
+MANPAGES = .build/man
 
 .PHONY: all build man install uninstall
 
@@ -33,10 +33,14 @@ build:
 	swift build -c release --product reachability --static-swift-stdlib
 	swift build -c release --product reachability-full --static-swift-stdlib
 
-# swift-argument-parser's generate-manual plugin: a page per subcommand, from the full
-# command (a debug build of it, whose help is the same).
-man:
-	swift package generate-manual --configuration debug --multi-page
+# swift-argument-parser's generate-manual tool (what its plugin runs): a page per
+# subcommand, from the release build of the full command. Run directly rather than
+# through `swift package generate-manual`, whose plugin first builds every product of
+# the package again in debug.
+man: build
+	swift build -c release --product generate-manual --static-swift-stdlib
+	rm -rf $(MANPAGES) && mkdir -p $(MANPAGES)
+	$(RELEASE)/generate-manual $(RELEASE)/reachability-full --multi-page --output-directory $(MANPAGES)
 
 install: build man
 	install -d $(BINDIR) $(LIBEXECDIR) $(MANDIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR) $(UNITDIR)

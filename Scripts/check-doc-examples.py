@@ -66,8 +66,11 @@ def markdown_blocks(path):
 
 
 def doc_examples():
-    """docs.swift: one function per example of a /// comment or a DocC article."""
-    functions = []
+    """docs.swift and docs-urlsession.swift: one function per example of a /// comment
+    or a DocC article. Module ConnectivityURLSession's examples import it alone (it
+    re-exports Connectivity): a file importing both modules by name sees both
+    modules' `ConnectivityResponseValidator` and must qualify it."""
+    functions = {False: [], True: []}
     for folder in SOURCES:
         for directory, _, names in sorted(os.walk(os.path.join(ROOT, folder))):
             for name in sorted(names):
@@ -84,10 +87,14 @@ def doc_examples():
                                if re.search(rf"\b{word}\b", code) and not re.search(rf"\blet {word}\b", code)]
                     body = "\n".join("    " + text for text in context + code.split("\n"))
                     name_part = re.sub(r"\W", "_", relative)
-                    functions.append(f"// {relative}:{line}\nfunc example_{name_part}_{line}() async throws {{\n{body}\n}}\n")
-    header = ("import Connectivity\nimport ConnectivityURLSession\nimport Dispatch\nimport Foundation\n"
-              "import FoundationNetworking\nimport Reachability\nimport ReachabilityCompat\n\n")
-    return header + "\n".join(functions), len(functions)
+                    functions[folder == "Sources/ConnectivityURLSession"].append(
+                        f"// {relative}:{line}\nfunc example_{name_part}_{line}() async throws {{\n{body}\n}}\n")
+    common = "import Dispatch\nimport Foundation\nimport Reachability\nimport ReachabilityCompat\n"
+    header = {False: "import Connectivity\n" + common + "\n",
+              True: "import ConnectivityURLSession\nimport FoundationNetworking\n" + common + "\n"}
+    files = [(f"docs{'-urlsession' if urlsession else ''}.swift", header[urlsession] + "\n".join(found))
+             for urlsession, found in functions.items()]
+    return files, sum(len(found) for found in functions.values())
 
 
 def readme_examples():
@@ -169,7 +176,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="check-doc-examples-") as scratch:
         cache = os.path.join(scratch, "ModuleCache")
         migrations = migration_examples()
-        programs = [("docs.swift", docs), ("main.swift", script)]
+        programs = docs + [("main.swift", script)]
         programs += [(f"migrating-{line}/main.swift", code) for line, code in migrations]
         for name, text in programs:
             path = os.path.join(scratch, name)

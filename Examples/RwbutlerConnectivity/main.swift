@@ -1,5 +1,6 @@
-// rwbutler/Connectivity's README usage (callbacks, notifications, polling, a one-off
-// check, the fluent configuration), compiled with its `import` unchanged. The one
+// rwbutler/Connectivity's README usage (its defaults, callbacks, notifications,
+// polling, a one-off check, the fluent configuration), compiled with its `import`
+// unchanged. The one
 // Swift 6 change: the closure stored in whenConnected / whenDisconnected is
 // `@Sendable` (it is called from another thread).
 //
@@ -40,6 +41,21 @@ let observer = NotificationCenter.default.addObserver(
     guard let connectivity = notification.object as? Connectivity else { return }
     print("ConnectivityDidChange:", connectivity.status, "(Wi-Fi: \(connectivity.isConnectedViaWiFi))")
 }
+
+// rwbutler's defaults, as on iOS: Apple's two HTTPS pages checked for "Success", a 50 %
+// threshold, HTTPS only; polling off for Connectivity() (on, every 10 s while offline,
+// for a ConnectivityConfiguration()); SystemConfiguration's names for the link.
+print("URLs:", connectivity.connectivityURLs.map(\.absoluteString))
+print(
+    "threshold:", connectivity.successThreshold, "HTTPS only:", Connectivity.isHTTPSOnly,
+    "validation:", connectivity.validationMode, connectivity.expectedResponseString)
+print(
+    "polling:", connectivity.isPollingEnabled, connectivity.pollingInterval, "s, while offline only:",
+    connectivity.pollWhileOfflineOnly, "framework:", connectivity.framework)
+let configuration = ConnectivityConfiguration()
+print(
+    "ConnectivityConfiguration(): polling every", configuration.pollingInterval ?? .zero, "while offline only:",
+    configuration.pollWhileOfflineOnly)
 
 // Polling.
 connectivity.isPollingEnabled = true

@@ -15,7 +15,7 @@ extension Notification.Name {
 /// model of rwbutler/Connectivity, driven by the kernel's path changes.
 ///
 /// ```swift
-/// let connectivity = Connectivity()
+/// let connectivity = Connectivity(configuration: .recommended)
 /// connectivity.whenConnected = { print("online via", $0.status) }
 /// connectivity.whenDisconnected = { print("offline:", $0.latestResult?.verdict ?? .notConnected) }
 /// try connectivity.start()
@@ -24,9 +24,12 @@ extension Notification.Name {
 /// A check fetches the configured endpoints concurrently and compares each answer
 /// with its expectation; the success threshold decides online. It runs at start,
 /// whenever the path changes (netlink, through the shared monitor: no polling),
-/// while not online after a backoff (1 s doubling to a limit), and on a polling
-/// interval if you set one. Hysteresis: two failed checks in a row (by default)
-/// leave online, one success returns. A path that goes away cancels the probes in
+/// while not online after a backoff (1 s doubling to a limit; with
+/// ``ConnectivityConfiguration/retriesWhileOffline``), and on a polling interval if you set one. Hysteresis:
+/// two failed checks in a row (in ``ConnectivityConfiguration/recommended``) leave
+/// online, one success returns. `Connectivity()` and `ConnectivityConfiguration()`
+/// are rwbutler's instead: no retries, no hysteresis (see
+/// `Compat/RwbutlerConnectivity.swift`). A path that goes away cancels the probes in
 /// flight and reports notConnected at once; a check that finishes after a newer
 /// one started is dropped.
 ///
@@ -84,7 +87,9 @@ public final class Connectivity: Sendable, CustomStringConvertible {
                     offlineRetryInitial: configuration.offlineRetryInitial,
                     offlineRetryLimit: configuration.offlineRetryLimit,
                     pollingInterval: configuration.pollingInterval,
-                    pollWhileOfflineOnly: configuration.pollWhileOfflineOnly, scope: configuration.scope)
+                    pollWhileOfflineOnly: configuration.pollWhileOfflineOnly,
+                    retriesWhileOffline: configuration.retriesWhileOffline, framework: configuration.rwbutler.framework,
+                    scope: configuration.scope)
             } catch {
                 self.error = error
             }
@@ -141,22 +146,22 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     /// Checks as `configuration` says; never fails. A configuration that can't work
     /// (no endpoints, a bad URL, header, pattern or threshold) makes every check fail
     /// with ``lastError`` saying why; ``init(validating:)`` throws instead.
+    ///
+    /// rwbutler's `Connectivity(configuration:)`: its URLs (those set through
+    /// `connectivityURLs` or `configureConnectivity(urls:)`, rwbutler's defaults
+    /// included) lose their plain-HTTP ones while ``isHTTPSOnly`` is set, and, unless
+    /// the configuration was given a session configuration of its own (module
+    /// ConnectivityURLSession), the process-wide `urlSessionConfiguration` applies to
+    /// them. This package's own endpoints are kept as they are.
     public init(configuration: ConnectivityConfiguration) {
+        let configuration = Connectivity.withRwbutlerSessionDefaults(
+            configuration.droppingPlainHTTPURLs(Connectivity.isHTTPSOnly))
         let resolved = Resolved(configuration)
         state = LockedValue(
             State(
                 configuration: configuration, resolved: resolved,
                 machine: ConnectivityMachine(settings: resolved.machineSettings ?? .init()),
                 environment: configuration.environment))
-    }
-
-    /// Checks the vendors' public endpoints (``ConnectivityEndpoint/defaults``) with
-    /// the default settings; with rwbutler's process-wide `Connectivity.isHTTPSOnly`
-    /// set, their HTTPS ones only. Never fails.
-    public convenience init() {
-        var configuration = ConnectivityConfiguration()
-        configuration.httpsOnly = Connectivity.isHTTPSOnly
-        self.init(configuration: Connectivity.withRwbutlerSessionDefaults(configuration))
     }
 
     /// Checks against `configuration`; throws ``ConnectivityError`` when it can't
@@ -497,7 +502,9 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         }
         return ConnectivityResult(
             verdict: outcome.verdict,
-            status: .make(validated: outcome.verdict == .online, pathUsable: true, interfaceType: interface?.type),
+            status: .make(
+                validated: outcome.verdict == .online, pathUsable: true, interfaceType: interface?.type,
+                framework: configuration.rwbutler.framework),
             interface: interface, endpoints: outcome.endpoints, captivePortalAPI: outcome.api,
             captivePortalAPISource: apiSource, date: Date(), scope: scope)
     }

@@ -7,21 +7,37 @@ public import Reachability
 /// How a ``Connectivity`` checks: which endpoints, how many must pass, how long
 /// to wait, and when to check again.
 ///
+/// Two starting points:
+///
+/// - ``recommended``, this package's: the vendors' check endpoints
+///   (``ConnectivityEndpoint/defaults``: Apple, Google, Microsoft, GNOME, over HTTP
+///   and HTTPS, each with its own expected answer), captive-portal detection, two
+///   failed checks to leave online, and a retry after 1 s (doubling to 60 s) while
+///   the path is usable but the check fails. The `reachability` command uses it.
+///   ``init(endpoints:successThreshold:environment:)`` gives the same settings with
+///   endpoints of your own.
+/// - `ConnectivityConfiguration()`, rwbutler/Connectivity's, exactly as its
+///   documentation gives it: Apple's two HTTPS success pages
+///   (``defaultConnectivityURLs``) checked for `Success`, a 50 % threshold,
+///   polling every 10 s while offline only, 5 s request and resource timeouts, no
+///   check the program didn't ask for beyond those, framework `.network` (see
+///   `Compat/RwbutlerConfiguration.swift`).
+///
 /// ```swift
-/// var configuration = ConnectivityConfiguration()
+/// var configuration = ConnectivityConfiguration.recommended
 /// configuration.successThreshold = 75
 /// configuration.pollingInterval = .seconds(60)
 /// let connectivity = try Connectivity(validating: configuration)
 /// ```
 ///
-/// rwbutler/Connectivity's fluent spelling works as well
-/// (`ConnectivityConfiguration().configurePolling(interval: 5)`): see
-/// `Compat/RwbutlerConfiguration.swift`.
+/// rwbutler/Connectivity's fluent spelling works on either
+/// (`ConnectivityConfiguration().configurePolling(interval: 5)`).
 ///
 /// `Sendable`: a plain value.
 public struct ConnectivityConfiguration: Sendable {
-    /// The endpoints fetched by every check, concurrently. Default:
-    /// ``ConnectivityEndpoint/defaults``. An empty list is a configuration error.
+    /// The endpoints fetched by every check, concurrently: in ``recommended``,
+    /// ``ConnectivityEndpoint/defaults``; in `ConnectivityConfiguration()`,
+    /// rwbutler's two URLs. An empty list is a configuration error.
     public var endpoints: [ConnectivityEndpoint]
     /// The percentage (0–100) of endpoints that must give the expected answer for
     /// the check to count as online; at least one always must. Default 50.
@@ -45,20 +61,31 @@ public struct ConnectivityConfiguration: Sendable {
     public var captivePortalDiscovery: CaptivePortalDiscovery
     /// Each probe's time limit. Default 5 s.
     public var probeTimeout: Duration
-    /// The whole check's time limit, retries included. Default 10 s.
+    /// The whole check's time limit, retries included. Default 10 s (5 s in
+    /// `ConnectivityConfiguration()`, rwbutler's resource timeout).
     public var checkDeadline: Duration
     /// Bodies are read up to this many bytes and no further. Default 64 KiB.
     public var maximumBodySize: Int
     /// Consecutive failed checks needed to leave online (one success returns).
-    /// Default 2.
+    /// Default 2 (1 in `ConnectivityConfiguration()`: rwbutler's checks each decide).
     public var failuresToGoOffline: Int
-    /// Check again this often while started; nil (the default) checks only at
-    /// start, on path changes and while backing off.
+    /// Check again this often while started; nil checks only at start, on path
+    /// changes and (with ``retriesWhileOffline``) while backing off. Default nil in
+    /// ``recommended``, 10 s in `ConnectivityConfiguration()`.
     public var pollingInterval: Duration?
-    /// With ``pollingInterval``: poll only while not online. Default false.
+    /// With ``pollingInterval``: poll only while not online. Default false in
+    /// ``recommended``, true in `ConnectivityConfiguration()`.
     public var pollWhileOfflineOnly: Bool
+    /// While the path is usable but the check fails, check again on a timer of its
+    /// own (``offlineRetryInitial``, doubling up to ``offlineRetryLimit``; with
+    /// polling, at most the interval apart), and confirm a single failure while
+    /// online (``failuresToGoOffline``) after ``offlineRetryInitial``. Off, checks
+    /// run only at start, on path changes, when asked and when polling says so, as
+    /// rwbutler's do. Default true in ``recommended``, false in
+    /// `ConnectivityConfiguration()`.
+    public var retriesWhileOffline: Bool
     /// While the path is usable but the check fails, check again after this delay,
-    /// doubling up to ``offlineRetryLimit``. Default 1 s.
+    /// doubling up to ``offlineRetryLimit`` (``retriesWhileOffline``). Default 1 s.
     public var offlineRetryInitial: Duration
     /// The longest delay between checks while not online. Default 60 s.
     public var offlineRetryLimit: Duration
@@ -113,9 +140,9 @@ public struct ConnectivityConfiguration: Sendable {
     /// polling interval while polling is off…): see `Compat/RwbutlerValidation.swift`.
     var rwbutler = RwbutlerSettings()
 
-    /// The defaults above.
+    /// This package's settings (those of ``recommended``) with these endpoints.
     public init(
-        endpoints: [ConnectivityEndpoint] = ConnectivityEndpoint.defaults,
+        endpoints: [ConnectivityEndpoint],
         successThreshold: Double = 50,
         environment: NetworkEnvironment = .default
     ) {
@@ -132,6 +159,7 @@ public struct ConnectivityConfiguration: Sendable {
         failuresToGoOffline = 2
         pollingInterval = nil
         pollWhileOfflineOnly = false
+        retriesWhileOffline = true
         offlineRetryInitial = .seconds(1)
         offlineRetryLimit = .seconds(60)
         notificationQueue = nil
@@ -142,6 +170,16 @@ public struct ConnectivityConfiguration: Sendable {
         fallbackEndpoints = []
         fallbacksPerCheck = 1
         scope = .any
+    }
+
+    /// This package's default: the vendors' endpoints (``ConnectivityEndpoint/defaults``)
+    /// over HTTP and HTTPS, a 50 % threshold, captive-portal detection (plain-HTTP
+    /// redirects, RFC 8908 APIs, DNS hijacking), 5 s probes within a 10 s check, two
+    /// failed checks to leave online, a retry after 1 s doubling to 60 s while the
+    /// path is usable but the check fails, no polling. What the `reachability`
+    /// command checks with.
+    public static var recommended: ConnectivityConfiguration {
+        ConnectivityConfiguration(endpoints: ConnectivityEndpoint.defaults)
     }
 
     /// Checks every setting; throws ``ConnectivityError`` naming the first bad one
@@ -190,8 +228,10 @@ public struct ConnectivityConfiguration: Sendable {
         guard successThreshold.isFinite, (0...100).contains(successThreshold) else {
             throw ConnectivityError("successThreshold \(successThreshold) is not a percentage (0–100)")
         }
-        // URLs set through rwbutler's `connectivityURLs` get its validation here.
+        // URLs set through rwbutler's `connectivityURLs` get its validation here
+        // (a custom validator judges every endpoint).
         let endpoints = rwbutler.resolve(endpoints)
+        let fallbackEndpoints = rwbutler.resolve(fallbackEndpoints)
         try scope.requireEndpoint(in: endpoints + fallbackEndpoints)
         let week = Duration.seconds(7 * 86_400)
         for (name, value) in [

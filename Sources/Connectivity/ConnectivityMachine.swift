@@ -12,6 +12,8 @@ import Reachability
 /// - Hysteresis: `failuresToGoOffline` consecutive failed checks leave online, one
 ///   success returns. While not online the next check waits `offlineRetryInitial`,
 ///   doubling up to `offlineRetryLimit`; with polling it waits at most the interval.
+///   Without `retriesWhileOffline` (rwbutler's way) there is no retry: only path
+///   changes, requests and polling check.
 struct ConnectivityMachine: Sendable {
     struct Settings: Sendable, Hashable {
         var failuresToGoOffline = 2
@@ -19,6 +21,9 @@ struct ConnectivityMachine: Sendable {
         var offlineRetryLimit: Duration = .seconds(60)
         var pollingInterval: Duration?
         var pollWhileOfflineOnly = false
+        var retriesWhileOffline = true
+        /// How the status names the link (rwbutler's `framework`).
+        var framework: ConnectivityFramework = .network
         /// Where the checks' probes leave; carried on every result.
         var scope: ProbeScope = .any
     }
@@ -111,7 +116,9 @@ struct ConnectivityMachine: Sendable {
         func result(validated: Bool) -> ConnectivityResult {
             ConnectivityResult(
                 verdict: verdict,
-                status: .make(validated: validated, pathUsable: true, interfaceType: interface?.type),
+                status: .make(
+                    validated: validated, pathUsable: true, interfaceType: interface?.type,
+                    framework: settings.framework),
                 interface: interface, endpoints: endpoints, captivePortalAPI: api, captivePortalAPISource: apiSource,
                 date: date, scope: settings.scope)
         }
@@ -127,11 +134,24 @@ struct ConnectivityMachine: Sendable {
         }
         consecutiveFailures += 1
         if isOnline && consecutiveFailures < settings.failuresToGoOffline {
-            // Held online: confirm soon rather than flip on one failure.
-            return [.schedule(after: settings.offlineRetryInitial, generation: generation)]
+            // Held online: confirm soon rather than flip on one failure (without
+            // retries, at the next poll, if any).
+            if settings.retriesWhileOffline {
+                return [.schedule(after: settings.offlineRetryInitial, generation: generation)]
+            }
+            if let interval = settings.pollingInterval, !settings.pollWhileOfflineOnly {
+                return [.schedule(after: interval, generation: generation)]
+            }
+            return []
         }
         isOnline = false
         var actions = publish(result(validated: false))
+        guard settings.retriesWhileOffline else {
+            if let interval = settings.pollingInterval {
+                actions.append(.schedule(after: interval, generation: generation))
+            }
+            return actions
+        }
         var delay = nextRetryDelay
         if let interval = settings.pollingInterval { delay = min(delay, interval) }
         nextRetryDelay = min(nextRetryDelay * 2, settings.offlineRetryLimit)
@@ -179,8 +199,10 @@ struct ConnectivityMachine: Sendable {
             }
             return [.cancelTimer]
         }
-        guard let interval = new.pollingInterval else { return [] }
-        return [.schedule(after: min(interval, nextRetryDelay), generation: generation)]
+        guard let interval = new.pollingInterval else { return new.retriesWhileOffline ? [] : [.cancelTimer] }
+        return [
+            .schedule(after: new.retriesWhileOffline ? min(interval, nextRetryDelay) : interval, generation: generation)
+        ]
     }
 
     /// Stops: cancels everything; later results are stale.

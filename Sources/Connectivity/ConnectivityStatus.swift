@@ -60,9 +60,23 @@ public enum ConnectivityStatus: String, Sendable, Hashable, CaseIterable, Custom
         }
     }
 
-    /// The status for a check's outcome over an interface of `type`.
-    static func make(validated: Bool, pathUsable: Bool, interfaceType: InterfaceType?) -> ConnectivityStatus {
+    /// The status for a check's outcome over an interface of `type`. Under
+    /// ``ConnectivityFramework/systemConfiguration`` a link is cellular or Wi-Fi,
+    /// as SCNetworkReachability tells them apart (Ethernet, VPNs and tunnels are
+    /// Wi-Fi there); under ``ConnectivityFramework/network`` by its type, as
+    /// `NWPath` tells them.
+    static func make(
+        validated: Bool, pathUsable: Bool, interfaceType: InterfaceType?, framework: ConnectivityFramework = .network
+    ) -> ConnectivityStatus {
         guard pathUsable else { return .notConnected }
+        if framework == .systemConfiguration {
+            switch (interfaceType == .cellular, validated) {
+            case (true, true): return .connectedViaCellular
+            case (true, false): return .connectedViaCellularWithoutInternet
+            case (false, true): return .connectedViaWiFi
+            case (false, false): return .connectedViaWiFiWithoutInternet
+            }
+        }
         switch (interfaceType, validated) {
         case (.wifi, true): return .connectedViaWiFi
         case (.wifi, false): return .connectedViaWiFiWithoutInternet

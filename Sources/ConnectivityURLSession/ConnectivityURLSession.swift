@@ -68,9 +68,10 @@ extension ConnectivityConfiguration {
 
     /// rwbutler's initializer (6.1 and later), which takes `URLRequest`s: as the
     /// initializer above, the requests set as ``configureConnectivity(urlRequests:)``
-    /// sets them. `urlSessionConfiguration` defaults to rwbutler's
-    /// ``defaultURLSessionConfiguration``, so its 5 s resource timeout becomes the
-    /// ``checkDeadline`` (this package's default is 10 s).
+    /// sets them. Without `urlSessionConfiguration` (rwbutler's default,
+    /// ``defaultURLSessionConfiguration``: 5 s timeouts, which the configuration
+    /// already has), the process-wide `Connectivity.urlSessionConfiguration` applies
+    /// when the instance is made; with one, that one.
     ///
     /// `connectivityURLRequests` has no default here (rwbutler's is
     /// ``defaultConnectivityURLRequests``): a call that doesn't pass it is one of the
@@ -86,7 +87,7 @@ extension ConnectivityConfiguration {
         responseValidator: any ConnectivityResponseValidator = ConnectivityResponseStringValidator(
             validationMode: .containsExpectedResponseString, expectedResponse: "Success"),
         successThreshold: Connectivity.Percentage = Connectivity.Percentage(50.0),
-        urlSessionConfiguration: URLSessionConfiguration = ConnectivityConfiguration.defaultURLSessionConfiguration,
+        urlSessionConfiguration: URLSessionConfiguration? = nil,
         validationMode: Connectivity.ValidationMode? = nil,
         environment: NetworkEnvironment = .default
     ) {
@@ -94,9 +95,9 @@ extension ConnectivityConfiguration {
             callbackQueue: callbackQueue, checkWhenApplicationDidBecomeActive: checkWhenApplicationDidBecomeActive,
             connectivityQueue: connectivityQueue, connectivityURLs: [], pollingInterval: pollingInterval,
             pollingIsEnabled: pollingIsEnabled, pollWhileOfflineOnly: pollWhileOfflineOnly,
-            responseValidator: responseValidator, successThreshold: successThreshold,
-            urlSessionConfiguration: urlSessionConfiguration, validationMode: validationMode,
+            responseValidator: responseValidator, successThreshold: successThreshold, validationMode: validationMode,
             environment: environment)
+        if let urlSessionConfiguration { self = configureURLSession(urlSessionConfiguration) }
         self = configureConnectivity(urlRequests: connectivityURLRequests)
     }
 
@@ -118,10 +119,14 @@ extension ConnectivityConfiguration {
     ///   storage and policy), credentials, proxies, `allowsCellularAccess`,
     ///   `waitsForConnectivity`, connection limits, TLS versions, protocol classes.
     ///
+    /// A configuration given a session configuration this way keeps it: the
+    /// process-wide `Connectivity.urlSessionConfiguration` no longer applies to it.
+    ///
     /// Returns a changed copy, as the other `configure…` methods here (rwbutler's
     /// changes the configuration object and returns it).
     public func configureURLSession(_ urlSessionConfiguration: URLSessionConfiguration) -> ConnectivityConfiguration {
         var configuration = self
+        configuration.rwbutlerSessionConfigured = true
         if let timeout = Self.duration(urlSessionConfiguration.timeoutIntervalForRequest) {
             configuration.probeTimeout = timeout
         }
@@ -193,13 +198,13 @@ extension Connectivity {
     }
 
     /// rwbutler's process-wide session configuration: setting it makes the instances
-    /// made afterwards by `Connectivity()` and `Connectivity(shouldUseHTTPS:)` start
-    /// with it, applied as ``ConnectivityConfiguration/configureURLSession(_:)`` does
-    /// (rwbutler's instances read it when they make their session, at their first
-    /// check). Instances made before keep theirs (set theirs with the instance's
-    /// `urlSessionConfiguration`), and so do those made from a configuration
-    /// (`Connectivity(configuration:)`: its own settings apply). Reading it gives the
-    /// default settings with it applied.
+    /// made afterwards start with it, applied as
+    /// ``ConnectivityConfiguration/configureURLSession(_:)`` does — those of
+    /// `Connectivity()`, `Connectivity(shouldUseHTTPS:)` and `Connectivity(configuration:)`
+    /// with rwbutler's URLs, unless that configuration was given a session
+    /// configuration of its own. Instances made before keep theirs (set theirs with
+    /// the instance's `urlSessionConfiguration`), where rwbutler's read it at each
+    /// check. Reading it gives rwbutler's defaults with it applied.
     public static var urlSessionConfiguration: URLSessionConfiguration {
         get { withRwbutlerSessionDefaults(ConnectivityConfiguration()).urlSessionConfiguration }
         set {
@@ -219,16 +224,9 @@ extension Connectivity {
     /// with (not the Authorization header of ``bearerToken``, added when sent).
     /// Setting replaces them as ``connectivityURLs`` does: each request's URL, method
     /// and headers, judged by ``validationMode`` (a plain `GET` of a URL already
-    /// checked keeps its expectation); with ``ConnectivityConfiguration/httpsOnly``
-    /// set, plain-HTTP requests are dropped, as rwbutler drops them while
-    /// `isHTTPSOnly`. What else a `URLRequest` carries is ignored (see
+    /// checked keeps its expectation); while `Connectivity.isHTTPSOnly` is set,
+    /// plain-HTTP requests are dropped, as rwbutler drops them. What else a `URLRequest` carries is ignored (see
     /// ``ConnectivityConfiguration/configureConnectivity(urlRequests:)``).
-    ///
-    /// A custom ``ConnectivityResponseValidator`` still implements
-    /// `isResponseValid(url: URL, response: ProbeResponse?, data: Data?)`, not
-    /// rwbutler 6's `isResponseValid(urlRequest: URLRequest, response: URLResponse?, data:)`:
-    /// a protocol requirement's types can't be changed from another module, and
-    /// module Connectivity doesn't link FoundationNetworking.
     public var connectivityURLRequests: [URLRequest] {
         get {
             configuration.rwbutlerRequests.map { request in
@@ -240,11 +238,93 @@ extension Connectivity {
         }
         set {
             let requests = newValue.compactMap(ConnectivityConfiguration.request)
+            let httpsOnly = Connectivity.isHTTPSOnly
             updateRwbutlerConfiguration { configuration in
-                let kept =
-                    configuration.httpsOnly ? requests.filter { $0.url.scheme?.lowercased() == "https" } : requests
-                configuration.setRwbutlerRequests(kept)
+                let urls = Set(configuration.rwbutlerDroppingPlainHTTP(requests.map(\.url), httpsOnly))
+                configuration.setRwbutlerRequests(requests.filter { urls.contains($0.url) })
             }
         }
     }
 }
+
+/// rwbutler/Connectivity's validator protocol (6.x): judges one answer from the
+/// request, the `URLResponse` and the body. With `import ConnectivityURLSession` this
+/// is the `ConnectivityResponseValidator` a program names, so a validator written for
+/// Apple platforms compiles unchanged:
+///
+/// ```swift
+/// final class StatusValidator: ConnectivityResponseValidator {
+///     func isResponseValid(urlRequest: URLRequest, response: URLResponse?, data: Data?) -> Bool {
+///         (response as? HTTPURLResponse)?.statusCode == 204
+///     }
+/// }
+/// connectivity.responseValidator = StatusValidator()
+/// connectivity.validationMode = .custom
+/// ```
+///
+/// It refines module Connectivity's protocol (``ProbeResponseValidator``), so such a
+/// validator goes wherever that one does (`responseValidator`,
+/// `configureResponseValidator(_:)`); the probe's answer reaches it as an
+/// `HTTPURLResponse` (status and headers) and a `GET` request of the URL. The
+/// package's validators (`ConnectivityResponseContainsStringValidator` and the
+/// others) conform too, and every validator answers
+/// `isResponseValid(urlRequest:response:data:)`.
+///
+/// Import this module alone (it re-exports Connectivity): a file that imports both
+/// by name sees two protocols of this name and must write
+/// `ConnectivityURLSession.ConnectivityResponseValidator`.
+///
+/// A validator implements `isResponseValid(urlRequest:response:data:)`; one that
+/// implements neither that nor `isResponseValid(url:response:data:)` would call
+/// itself forever. Validators are `Sendable` (see ``ProbeResponseValidator``).
+public protocol ConnectivityResponseValidator: ProbeResponseValidator {
+    /// Whether `data`, the body of the answer to `urlRequest`, shows the Internet is there.
+    func isResponseValid(urlRequest: URLRequest, response: URLResponse?, data: Data?) -> Bool
+}
+
+extension ConnectivityResponseValidator {
+    /// Module Connectivity's requirement, answered by rwbutler's: the probe's answer
+    /// as an `HTTPURLResponse` to a `GET` request of `url`.
+    public func isResponseValid(url: URL, response: ProbeResponse?, data: Data?) -> Bool {
+        isResponseValid(urlRequest: URLRequest(url: url), response: response.flatMap(HTTPURLResponse.init), data: data)
+    }
+}
+
+extension ProbeResponseValidator {
+    /// rwbutler's requirement, answered by module Connectivity's: the request's URL
+    /// and the response's status and headers (an answer that is not an
+    /// `HTTPURLResponse` counts as none). A request without a URL is not valid.
+    public func isResponseValid(urlRequest: URLRequest, response: URLResponse?, data: Data?) -> Bool {
+        guard let url = urlRequest.url else { return false }
+        let probe = (response as? HTTPURLResponse).map { http in
+            ProbeResponse(
+                url: http.url ?? url, status: http.statusCode,
+                headers: http.allHeaderFields.compactMap { name, value in
+                    (name as? String).map { ProbeResponse.HTTPHeader(name: $0, value: "\(value)") }
+                }, body: data.map { [UInt8]($0) } ?? [])
+        }
+        return isResponseValid(url: url, response: probe, data: data)
+    }
+}
+
+extension HTTPURLResponse {
+    /// A probe's answer as Foundation's: its URL, status and headers (a header given
+    /// more than once joined with commas).
+    convenience init?(_ probe: ProbeResponse) {
+        var fields: [String: String] = [:]
+        for header in probe.headers {
+            let existing = fields.first { $0.key.caseInsensitiveCompare(header.name) == .orderedSame }
+            if let existing {
+                fields[existing.key] = existing.value + ", " + header.value
+            } else {
+                fields[header.name] = header.value
+            }
+        }
+        self.init(url: probe.url, statusCode: probe.status, httpVersion: "HTTP/1.1", headerFields: fields)
+    }
+}
+
+extension ConnectivityResponseContainsStringValidator: ConnectivityResponseValidator {}
+extension ConnectivityResponseStringEqualityValidator: ConnectivityResponseValidator {}
+extension ConnectivityResponseRegExValidator: ConnectivityResponseValidator {}
+extension ConnectivityResponseStringValidator: ConnectivityResponseValidator {}

@@ -6,7 +6,7 @@ import Foundation
 import Reachability
 
 if CommandLine.arguments.contains("--connectivity") {
-    let connectivity = Connectivity()
+    let connectivity = Connectivity(configuration: .recommended)
     connectivity.whenConnected = { c in print("online via", c.status) }
     connectivity.whenDisconnected = { c in print("offline:", c.latestResult?.verdict ?? .notConnected) }
     try connectivity.start()

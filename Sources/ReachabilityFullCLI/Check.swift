@@ -82,7 +82,7 @@ struct ProbeOptions: ParsableArguments {
     /// The configuration these options describe; throws a ValidationError naming
     /// the bad value.
     func configuration() throws -> ConnectivityConfiguration {
-        var configuration = ConnectivityConfiguration()
+        var configuration = ConnectivityConfiguration.recommended
         if !urls.isEmpty {
             var headers: [String: String] = [:]
             for line in header {

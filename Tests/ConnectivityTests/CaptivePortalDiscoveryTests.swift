@@ -378,7 +378,7 @@ import Testing
         let root = try Root()
         try root.write("run/systemd/netif/links/2", Self.networkdLink(captivePortal: "https://found.example/api"))
         let eth0 = NetworkInterface(name: "eth0", index: 2, type: .wiredEthernet)
-        var configuration = ConnectivityConfiguration()
+        var configuration = ConnectivityConfiguration.recommended
         configuration.captivePortalDiscovery = root.discovery
         #expect(configuration.captivePortalAPISource(for: eth0)?.format == .networkd)
         #expect(configuration.captivePortalAPISource(for: nil) == nil)
@@ -402,7 +402,7 @@ import Testing
 
     @Test("validate() refuses discovery locations that can't work, unless discovery is off")
     func validation() throws {
-        var configuration = ConnectivityConfiguration()
+        var configuration = ConnectivityConfiguration.recommended
         try configuration.validate()
         for bad in ["relative/dir", "", "/a\u{0}b"] {
             configuration.captivePortalDiscovery.root = bad

@@ -55,7 +55,7 @@ import Testing
         url: URL(string: "http://127.0.0.1:8080/generate_204")!, expectation: .status(204))
 
     @Test func defaultsAreValidAndMixHTTPAndHTTPS() throws {
-        let endpoints = try ConnectivityConfiguration().validatedEndpoints()
+        let endpoints = try ConnectivityConfiguration.recommended.validatedEndpoints()
         #expect(endpoints.count == ConnectivityEndpoint.defaults.count)
         #expect(endpoints.contains { $0.isHTTPS })
         #expect(endpoints.contains(where: { !$0.isHTTPS }))
@@ -66,7 +66,7 @@ import Testing
     }
 
     @Test func httpsOnlyKeepsHTTPSAndFailsWithoutAny() throws {
-        var configuration = ConnectivityConfiguration()
+        var configuration = ConnectivityConfiguration.recommended
         configuration.httpsOnly = true
         #expect(try configuration.validatedEndpoints().allSatisfy { $0.isHTTPS })
         configuration.endpoints = [Self.good]
@@ -165,5 +165,37 @@ import Testing
         #expect(!parsed.captive)
         #expect(parsed.userPortalURL == nil)
         #expect(parsed.secondsRemaining == nil)
+    }
+
+    /// rwbutler's validator protocol, as a program implements it: rejects everything.
+    private final class Rejecting: ConnectivityResponseValidator {
+        func isResponseValid(url: URL, response: ProbeResponse?, data: Data?) -> Bool { false }
+    }
+
+    @Test func aCustomValidatorJudgesEveryEndpointFallbacksIncluded() throws {
+        var configuration = ConnectivityConfiguration.recommended
+        configuration.fallbackEndpoints = [
+            ConnectivityEndpoint(url: URL(string: "https://fallback.example/204")!, expectation: .status(204))
+        ]
+        let own = try configuration.validatedSettings()
+        #expect((own.endpoints + own.fallbacks).allSatisfy { $0.expectation.description != "a custom validator" })
+        let custom = try configuration.configureResponseValidator(Rejecting()).validatedSettings()
+        #expect((custom.endpoints + custom.fallbacks).count == ConnectivityEndpoint.defaults.count + 1)
+        #expect((custom.endpoints + custom.fallbacks).allSatisfy { $0.expectation.description == "a custom validator" })
+        #expect(custom.endpoints.map(\.url) == own.endpoints.map(\.url), "each keeps its URL, method and headers")
+        // A string mode judges the URLs set as URLs; this package's endpoints keep theirs.
+        let strings = try configuration.configureResponseValidation(.containsExpectedResponseString, expected: "x")
+            .validatedEndpoints()
+        #expect(strings.map(\.expectation.description) == own.endpoints.map(\.expectation.description))
+    }
+
+    @Test func rwbutlerConfigurationDropsPlainHTTPURLsOnlyWhileHTTPSOnly() {
+        let mixed = ConnectivityConfiguration(connectivityURLs: [
+            URL(string: "http://a.example/")!, URL(string: "https://b.example/")!,
+        ])
+        #expect(mixed.droppingPlainHTTPURLs(true).endpoints.map(\.url) == [URL(string: "https://b.example/")!])
+        #expect(mixed.droppingPlainHTTPURLs(false).endpoints.count == 2)
+        let recommended = ConnectivityConfiguration.recommended
+        #expect(recommended.droppingPlainHTTPURLs(true).endpoints.count == ConnectivityEndpoint.defaults.count)
     }
 }

@@ -214,4 +214,64 @@ import Testing
         }
         #expect(ConnectivityStatus.make(validated: true, pathUsable: false, interfaceType: type) == .notConnected)
     }
+
+    @Test(arguments: InterfaceType.allCases)
+    func systemConfigurationMapping(type: InterfaceType) {
+        // rwbutler's SystemConfiguration path: cellular, or Wi-Fi for every other link.
+        let validated = ConnectivityStatus.make(
+            validated: true, pathUsable: true, interfaceType: type, framework: .systemConfiguration)
+        let failed = ConnectivityStatus.make(
+            validated: false, pathUsable: true, interfaceType: type, framework: .systemConfiguration)
+        if type == .cellular {
+            #expect([validated, failed] == [.connectedViaCellular, .connectedViaCellularWithoutInternet])
+        } else {
+            #expect([validated, failed] == [.connectedViaWiFi, .connectedViaWiFiWithoutInternet])
+        }
+        #expect(
+            ConnectivityStatus.make(
+                validated: true, pathUsable: false, interfaceType: type, framework: .systemConfiguration)
+                == .notConnected)
+    }
+
+    @Test func withoutRetriesAFailedCheckSchedulesNothingUnlessPolling() throws {
+        var machine = ConnectivityMachine(settings: .init(failuresToGoOffline: 1, retriesWhileOffline: false))
+        let generation = try #require(Self.started(machine.pathChanged(Self.path(Self.ethernet), at: date)))
+        let failed = finish(&machine, generation, .noInternet(.timedOut))
+        #expect(Self.published(failed).map(\.status) == [.connectedViaEthernetWithoutInternet])
+        #expect(Self.scheduled(failed) == nil, "no retry: only path changes, requests and polling check")
+
+        // Polling while offline: the next check is the poll, never sooner.
+        var polling = ConnectivityMachine(
+            settings: .init(
+                failuresToGoOffline: 1, pollingInterval: .seconds(10), pollWhileOfflineOnly: true,
+                retriesWhileOffline: false))
+        var next = try #require(Self.started(polling.pathChanged(Self.path(Self.ethernet), at: date)))
+        for _ in 0..<3 {
+            let (delay, timer) = try #require(Self.scheduled(finish(&polling, next, .noInternet(.timedOut))))
+            #expect(delay == .seconds(10))
+            next = try #require(Self.started(polling.timerFired(generation: timer)))
+        }
+        // Connected with offline-only polling: nothing more.
+        #expect(Self.scheduled(finish(&polling, next, .online)) == nil)
+    }
+
+    @Test func withoutRetriesOneFailureLeavesOnlineAtOnce() throws {
+        var machine = ConnectivityMachine(settings: .init(failuresToGoOffline: 1, retriesWhileOffline: false))
+        let generation = try #require(Self.started(machine.pathChanged(Self.path(Self.wifi), at: date)))
+        _ = finish(&machine, generation, .online)
+        let failed = finish(&machine, generation, .noInternet(.timedOut))
+        #expect(Self.published(failed).map(\.status) == [.connectedViaWiFiWithoutInternet])
+        #expect(Self.scheduled(failed) == nil)
+    }
+
+    @Test func withoutRetriesPollingTurnedOnWhileOfflineWaitsTheInterval() throws {
+        var machine = ConnectivityMachine(settings: .init(failuresToGoOffline: 1, retriesWhileOffline: false))
+        let generation = try #require(Self.started(machine.pathChanged(Self.path(Self.wifi), at: date)))
+        _ = finish(&machine, generation, .noInternet(.timedOut))
+        var settings = machine.settings
+        settings.pollingInterval = .seconds(7)
+        #expect(Self.scheduled(machine.settingsChanged(settings))?.0 == .seconds(7))
+        settings.pollingInterval = nil
+        #expect(machine.settingsChanged(settings) == [.cancelTimer], "polling off again: no check is left pending")
+    }
 }

@@ -143,8 +143,8 @@ import Testing
         #expect(throws: ConnectivityError.self) { try configuration.validate() }
         configuration.endpoints.append(DNSHijackTests.endpoint("http://two.test/z"))
         try configuration.validate()
-        #expect(try ConnectivityConfiguration().validate() == ())
-        var defaults = ConnectivityConfiguration()
+        #expect(try ConnectivityConfiguration.recommended.validate() == ())
+        var defaults = ConnectivityConfiguration.recommended
         defaults.requiresTwoVendors = true
         try defaults.validate()
     }

@@ -73,7 +73,7 @@ struct ServiceLifecycleIntegrationTests {
 
     @Test("a service that can't start throws at once: an unusable Connectivity configuration")
     func cannotStart() async throws {
-        var configuration = ConnectivityConfiguration()
+        var configuration = ConnectivityConfiguration.recommended
         configuration.endpoints = []
         let connectivity = Connectivity(configuration: configuration)
         let group = ServiceGroup(services: [connectivity], logger: Self.logger)

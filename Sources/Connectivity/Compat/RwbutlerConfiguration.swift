@@ -14,21 +14,28 @@ extension ConnectivityConfiguration {
         URL(string: "https://captive.apple.com/hotspot-detect.html")!,
     ]
 
-    /// rwbutler's initializer, with its defaults: Apple's URLs
+    /// rwbutler's initializer, with its defaults: `ConnectivityConfiguration()` is
+    /// rwbutler's configuration. Apple's two HTTPS success pages
     /// (``defaultConnectivityURLs``) judged by `responseValidator` (contains
-    /// `Success`), a 50 % threshold, and polling every 10 s while not connected.
-    /// `ConnectivityConfiguration()` is this package's ``init(endpoints:successThreshold:environment:)``
-    /// (the vendors' endpoints, no polling); any argument of rwbutler's picks this one.
+    /// `Success`), a 50 % threshold, polling every 10 s while not connected, 5 s
+    /// request and resource timeouts (``probeTimeout``, ``checkDeadline``), framework
+    /// `.network`; each check decides on its own (``failuresToGoOffline`` 1) and no
+    /// check runs but at start, on a path change, when the program asks and when
+    /// polling says so (``retriesWhileOffline`` off). This package's own settings
+    /// are ``recommended``.
+    ///
+    /// A plain-HTTP URL is checked only while `Connectivity.isHTTPSOnly` is off:
+    /// `Connectivity(configuration:)` drops them otherwise, as rwbutler's does.
     ///
     /// Differences on Linux: `callbackQueue` defaults to the library's serial queue
-    /// rather than `.main` (a queue you pass is used); `connectivityQueue` and
-    /// `checkWhenApplicationDidBecomeActive` are accepted and ignored (probes run on
-    /// the HTTP client's event loop, and a Linux process doesn't become active);
-    /// `urlSessionConfiguration` is not taken here (URLSession lives in
-    /// FoundationNetworking, which this module doesn't link): set ``probeTimeout``,
-    /// or import module ConnectivityURLSession, which adds the initializers taking
-    /// it and `URLRequest`s, and `configureURLSession(_:)`.
-    /// `environment` is this package's: the namespace to watch and probe from.
+    /// rather than `.main` (pass `.main` where a main loop runs); `connectivityQueue`
+    /// is accepted and ignored (probes run on the HTTP client's event loop);
+    /// `checkWhenApplicationDidBecomeActive` is kept and has no effect (a Linux
+    /// process doesn't become active); `urlSessionConfiguration` is taken by the
+    /// initializers of module ConnectivityURLSession (URLSession lives in
+    /// FoundationNetworking, which this module doesn't link), as is
+    /// `configureURLSession(_:)`. `environment` is this package's: the namespace to
+    /// watch and probe from.
     public init(
         callbackQueue: DispatchQueue? = nil,
         checkWhenApplicationDidBecomeActive: Bool = true,
@@ -45,11 +52,26 @@ extension ConnectivityConfiguration {
     ) {
         self.init(endpoints: [], successThreshold: successThreshold.value, environment: environment)
         notificationQueue = callbackQueue
+        probeTimeout = .seconds(5)
+        checkDeadline = .seconds(5)
+        failuresToGoOffline = 1
+        retriesWhileOffline = false
+        rwbutler.checkWhenApplicationDidBecomeActive = checkWhenApplicationDidBecomeActive
         self = configurePolling(
             isEnabled: pollingIsEnabled, interval: pollingInterval, offlineOnly: pollWhileOfflineOnly)
         self = configureResponseValidator(responseValidator)
         if let validationMode { self = configureValidationMode(with: validationMode) }
         self = configureConnectivity(urls: connectivityURLs)
+    }
+
+    /// This configuration without the plain-HTTP URLs set through rwbutler's API
+    /// when `httpsOnly` (rwbutler's `isHTTPSOnly`); other endpoints are kept.
+    func droppingPlainHTTPURLs(_ httpsOnly: Bool) -> Self {
+        guard httpsOnly, !rwbutler.urlEndpoints.isEmpty else { return self }
+        var configuration = self
+        configuration.endpoints = endpoints.filter { $0.isHTTPS || !rwbutler.urlEndpoints.contains($0.url) }
+        configuration.rwbutler.urlEndpoints = rwbutler.urlEndpoints.filter { $0.scheme?.lowercased() == "https" }
+        return configuration
     }
 
     /// Polling: every `interval` seconds while `isEnabled`, only while not connected
@@ -119,7 +141,11 @@ extension ConnectivityConfiguration {
         return configuration
     }
 
-    /// rwbutler's choice of Apple framework: kept, and ignored on Linux.
+    /// rwbutler's choice of Apple framework, which decides how the status names the
+    /// link: `.network` by its type (Wi-Fi, cellular, Ethernet, or plain
+    /// `connected`), `.systemConfiguration` as SCNetworkReachability does (cellular,
+    /// or Wi-Fi for every other link, Ethernet included). The path itself always
+    /// comes from the kernel.
     public func configureFramework(_ framework: Connectivity.Framework) -> Self {
         var configuration = self
         configuration.rwbutler.framework = framework
@@ -140,6 +166,9 @@ extension ConnectivityConfiguration {
         return configuration
     }
 
-    /// Accepted and ignored: a Linux process never becomes active.
+    /// Accepted and ignored: a Linux process never becomes active (and rwbutler's
+    /// changes its configuration object in place, which a value can't do from a
+    /// non-mutating method: pass `checkWhenApplicationDidBecomeActive:` to the
+    /// initializer to keep the setting).
     public func configureShouldCheckWhenApplicationDidBecomeActive(_ enabled: Bool) {}
 }

@@ -84,35 +84,58 @@ extension Connectivity {
     /// rwbutler's type of ``whenDisconnected``; `@Sendable` as ``NetworkConnected``.
     public typealias NetworkDisconnected = @Sendable (Connectivity) -> Void
 
-    /// The process-wide default of rwbutler/Connectivity: whether ``init()`` checks
-    /// HTTPS endpoints only. ``init(shouldUseHTTPS:)`` sets it, as rwbutler's does.
+    /// rwbutler/Connectivity's process-wide setting: whether only HTTPS URLs are
+    /// checked. Default true, as rwbutler's. While it is set, plain-HTTP URLs are
+    /// dropped from `connectivityURLs` when set, and from a configuration's URLs by
+    /// ``init(configuration:)``; ``init(shouldUseHTTPS:)`` sets it.
     ///
-    /// Default false, where rwbutler's is true: there it follows App Transport
-    /// Security, which Linux doesn't have, and plain HTTP is what tells a captive
-    /// portal apart (behind one, HTTPS only fails: WithoutInternet all the same, but
-    /// the verdict is noInternet rather than captivePortal).
+    /// On Apple platforms turning it off sticks only where App Transport Security
+    /// allows arbitrary loads; Linux has no such policy, so it sticks. Plain HTTP is
+    /// what tells a captive portal apart (behind one, HTTPS only fails:
+    /// WithoutInternet all the same, but the verdict is noInternet rather than
+    /// captivePortal); ``ConnectivityConfiguration/recommended`` checks both.
     public static var isHTTPSOnly: Bool {
         get { httpsOnlyDefault.withLock { $0 } }
         set { httpsOnlyDefault.withLock { $0 = newValue } }
     }
 
-    private static let httpsOnlyDefault = LockedValue(false)
+    private static let httpsOnlyDefault = LockedValue(true)
 
-    /// rwbutler's initializer: the vendors' public endpoints
-    /// (``ConnectivityEndpoint/defaults``), their HTTPS ones only when
-    /// `shouldUseHTTPS`; sets ``isHTTPSOnly`` (process-wide) to `shouldUseHTTPS`, as
-    /// rwbutler's does. `Connectivity()` is ``init()``: the same, with the
-    /// process-wide setting (false by default on Linux).
+    /// rwbutler's initializer, and `Connectivity()`: sets ``isHTTPSOnly``
+    /// (process-wide) to `shouldUseHTTPS`, then checks rwbutler's URLs — Apple's two
+    /// HTTPS success pages (``ConnectivityConfiguration/defaultConnectivityURLs``),
+    /// or, without HTTPS, rwbutler's eight plain-HTTP ones — for `Success`, with
+    /// rwbutler's instance defaults: a 50 % threshold, polling off (10 s once on,
+    /// not only while offline), framework `.systemConfiguration` (every link that
+    /// is not cellular is Wi-Fi, as SCNetworkReachability says), 5 s request and
+    /// resource timeouts (or the process-wide `urlSessionConfiguration` of module
+    /// ConnectivityURLSession), and no check but at start, on path changes and when
+    /// asked.
     ///
-    /// rwbutler checks Apple's pages for `Success`; the default endpoints here are
-    /// Apple's, Google's, Microsoft's and GNOME's, each with its own expected answer
-    /// (``ConnectivityConfiguration/defaultConnectivityURLs`` are rwbutler's, with
-    /// its validation).
+    /// Where rwbutler's fills its URL list before it sets ``isHTTPSOnly`` (so that
+    /// its first `Connectivity(shouldUseHTTPS: false)` still checks the HTTPS pages),
+    /// this one checks the list `shouldUseHTTPS` names.
     public convenience init(shouldUseHTTPS: Bool = true) {
         Connectivity.isHTTPSOnly = shouldUseHTTPS
-        var configuration = ConnectivityConfiguration()
-        configuration.httpsOnly = shouldUseHTTPS
-        self.init(configuration: Connectivity.withRwbutlerSessionDefaults(configuration))
+        var configuration = ConnectivityConfiguration(
+            connectivityURLs: Connectivity.defaultConnectivityURLs(shouldUseHTTPS: shouldUseHTTPS),
+            pollingIsEnabled: false, pollWhileOfflineOnly: false
+        ).configureFramework(.systemConfiguration)
+        configuration.rwbutler.responseValidator = ConnectivityResponseContainsStringValidator()
+        self.init(configuration: configuration)
+    }
+
+    /// rwbutler's default URLs: Apple's two HTTPS success pages, or its eight
+    /// plain-HTTP ones.
+    static func defaultConnectivityURLs(shouldUseHTTPS: Bool) -> [URL] {
+        guard !shouldUseHTTPS else { return ConnectivityConfiguration.defaultConnectivityURLs }
+        return [
+            "http://www.apple.com/library/test/success.html", "http://apple.com/library/test/success.html",
+            "http://www.appleiphonecell.com/library/test/success.html",
+            "http://www.itools.info/library/test/success.html", "http://www.ibook.info/library/test/success.html",
+            "http://www.airport.us/library/test/success.html", "http://www.thinkdifferent.us/library/test/success.html",
+            "http://captive.apple.com/hotspot-detect.html",
+        ].map { URL(string: $0)! }
     }
 
     // MARK: What is checked
@@ -120,18 +143,20 @@ extension Connectivity {
     /// rwbutler's list of URLs to check. Reading gives the URLs of the endpoints in
     /// use (HTTPS only with ``ConnectivityConfiguration/httpsOnly``). Setting replaces
     /// them: a URL already checked keeps its expectation (so appending to the list
-    /// leaves the others alone), a new one is judged by ``validationMode``; with
-    /// ``ConnectivityConfiguration/httpsOnly`` set, plain-HTTP URLs are dropped, as
-    /// rwbutler drops them while `isHTTPSOnly`. An empty list can't work: checks then
-    /// fail and ``lastError`` says why (rwbutler reports not connected).
+    /// leaves the others alone), a new one is judged by ``validationMode``; while
+    /// ``isHTTPSOnly`` is set, plain-HTTP URLs are dropped, as rwbutler's `didSet`
+    /// drops them (but for endpoints of this package's own already checked, such as
+    /// ``ConnectivityConfiguration/recommended``'s, which stay). An empty list can't work: checks then fail and ``lastError``
+    /// says why (rwbutler reports not connected).
     public var connectivityURLs: [URL] {
         get {
             let configuration = configuration
             return configuration.endpoints.filter { !configuration.httpsOnly || $0.isHTTPS }.map(\.url)
         }
         set {
+            let httpsOnly = Connectivity.isHTTPSOnly
             updateConfiguration { configuration in
-                let urls = configuration.httpsOnly ? newValue.filter { $0.scheme?.lowercased() == "https" } : newValue
+                let urls = configuration.rwbutler.droppingPlainHTTP(newValue, from: configuration.endpoints, httpsOnly)
                 let (endpoints, urlSet) = configuration.rwbutler.endpoints(
                     for: urls, replacing: configuration.endpoints)
                 configuration.endpoints = endpoints
@@ -198,21 +223,34 @@ extension Connectivity {
         set { updateConfiguration { $0.rwbutler.bearerToken = newValue } }
     }
 
-    /// rwbutler's choice of Apple framework: kept, and ignored (on Linux the path
-    /// comes from the kernel). Default `.systemConfiguration`, as rwbutler's.
+    /// rwbutler's choice of Apple framework, which decides how ``status`` names the
+    /// link (the path itself always comes from the kernel): `.systemConfiguration`,
+    /// the default of rwbutler's `Connectivity()`, as SCNetworkReachability does —
+    /// cellular, or Wi-Fi for every other link, Ethernet and VPNs included, so
+    /// ``isConnectedViaEthernet`` is never true; `.network`, the default of a
+    /// `ConnectivityConfiguration`, by the link's type as `NWPath` does (Wi-Fi,
+    /// cellular, Ethernet, or plain `connected`/`notConnected` for others).
     public var framework: Framework {
         get { configuration.rwbutler.framework }
         set { updateConfiguration { $0.rwbutler.framework = newValue } }
+    }
+
+    /// rwbutler's setting for checking when an iOS app becomes active: kept, and
+    /// without effect (a Linux process never becomes active). Default true.
+    public var checkWhenApplicationDidBecomeActive: Bool {
+        get { configuration.rwbutler.checkWhenApplicationDidBecomeActive }
+        set { updateConfiguration { $0.rwbutler.checkWhenApplicationDidBecomeActive = newValue } }
     }
 
     // MARK: When it checks
 
     /// Whether to check every ``pollingInterval`` seconds besides at start and on
     /// path changes (``ConnectivityConfiguration/pollingInterval`` set); default
-    /// false. Turning it on or off while running applies at once. Unlike rwbutler,
-    /// a failed check is also retried after 1 s, doubling to 60 s, while the path is
-    /// usable (rwbutler rechecks when the app becomes active instead, which a Linux
-    /// process never does).
+    /// false for `Connectivity()`, true for a `ConnectivityConfiguration()`. Turning
+    /// it on or off while running applies at once. Off, rwbutler's configurations
+    /// check only at start, on path changes and when asked
+    /// (``ConnectivityConfiguration/retriesWhileOffline`` off); this package's
+    /// ``ConnectivityConfiguration/recommended`` also retries a failed check.
     public var isPollingEnabled: Bool {
         get { configuration.pollingInterval != nil }
         set {
@@ -238,7 +276,8 @@ extension Connectivity {
     }
 
     /// With polling: poll only while not connected
-    /// (``ConnectivityConfiguration/pollWhileOfflineOnly``); default false.
+    /// (``ConnectivityConfiguration/pollWhileOfflineOnly``); default false for
+    /// `Connectivity()`, true for a `ConnectivityConfiguration()`, as rwbutler's.
     public var pollWhileOfflineOnly: Bool {
         get { configuration.pollWhileOfflineOnly }
         set { updateConfiguration { $0.pollWhileOfflineOnly = newValue } }
@@ -253,11 +292,13 @@ extension Connectivity {
 
     // MARK: What it found
 
-    /// Connected (validated) over Wi-Fi: ``status`` is ``ConnectivityStatus/connectedViaWiFi``.
+    /// Connected (validated) over Wi-Fi: ``status`` is ``ConnectivityStatus/connectedViaWiFi``
+    /// (under `.systemConfiguration`, any link that is not cellular: see ``framework``).
     public var isConnectedViaWiFi: Bool { status == .connectedViaWiFi }
     /// Connected over a cellular modem: ``ConnectivityStatus/connectedViaCellular``.
     public var isConnectedViaCellular: Bool { status == .connectedViaCellular }
-    /// Connected over Ethernet (or a link like it): ``ConnectivityStatus/connectedViaEthernet``.
+    /// Connected over Ethernet (or a link like it): ``ConnectivityStatus/connectedViaEthernet``;
+    /// never under `.systemConfiguration`, as rwbutler's.
     public var isConnectedViaEthernet: Bool { status == .connectedViaEthernet }
     /// Wi-Fi is up, but the check failed: ``ConnectivityStatus/connectedViaWiFiWithoutInternet``.
     public var isConnectedViaWiFiWithoutInternet: Bool { status == .connectedViaWiFiWithoutInternet }

@@ -43,6 +43,19 @@ extension ConnectivityConfiguration {
         set { rwbutler.sessionHeaders = newValue }
     }
 
+    /// `urls` without the plain-HTTP ones when `httpsOnly`, as `connectivityURLs`
+    /// drops them.
+    package func rwbutlerDroppingPlainHTTP(_ urls: [URL], _ httpsOnly: Bool) -> [URL] {
+        rwbutler.droppingPlainHTTP(urls, from: endpoints, httpsOnly)
+    }
+
+    /// Whether a session configuration of its own was applied
+    /// (``configureURLSession(_:)``): rwbutler's process-wide one then doesn't apply.
+    package var rwbutlerSessionConfigured: Bool {
+        get { rwbutler.sessionConfigured }
+        set { rwbutler.sessionConfigured = newValue }
+    }
+
     /// The endpoints as rwbutler requests (``httpsOnly`` applied): a URL set through
     /// rwbutler's API with the method and headers it was set with, any other
     /// endpoint with its own.
@@ -78,12 +91,16 @@ extension Connectivity {
     /// ``init(shouldUseHTTPS:)``; nil until it is set.
     package static let rwbutlerSessionDefaults = LockedValue<RwbutlerSessionDefaults?>(nil)
 
-    /// `configuration` with rwbutler's process-wide session settings applied.
+    /// `configuration` with rwbutler's process-wide session settings applied, when
+    /// it checks rwbutler URLs and wasn't given a session configuration of its own
+    /// (``ConnectivityConfiguration/configureURLSession(_:)``).
     package static func withRwbutlerSessionDefaults(
         _ configuration: ConnectivityConfiguration
     ) -> ConnectivityConfiguration {
         var configuration = configuration
-        if let defaults = rwbutlerSessionDefaults.withLock({ $0 }) {
+        if !configuration.rwbutler.urlEndpoints.isEmpty, !configuration.rwbutler.sessionConfigured,
+            let defaults = rwbutlerSessionDefaults.withLock({ $0 })
+        {
             configuration.probeTimeout = defaults.probeTimeout
             configuration.checkDeadline = defaults.checkDeadline
             configuration.rwbutlerSessionHeaders = defaults.headers

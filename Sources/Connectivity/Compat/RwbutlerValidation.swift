@@ -34,7 +34,11 @@ public enum ConnectivityResponseStringValidationMode: Int, Sendable, Hashable, C
 }
 
 /// Judges one answer of a connectivity URL, as rwbutler/Connectivity's protocol of
-/// the same name.
+/// the same name, with the answer as a ``ProbeResponse``. Module
+/// ConnectivityURLSession declares rwbutler's own, whose requirement is
+/// `isResponseValid(urlRequest: URLRequest, response: URLResponse?, data: Data?)`,
+/// as a refinement of this one: with `import ConnectivityURLSession` the name
+/// means that one.
 ///
 /// ```swift
 /// final class StatusValidator: ConnectivityResponseValidator {
@@ -49,11 +53,11 @@ public enum ConnectivityResponseStringValidationMode: Int, Sendable, Hashable, C
 ///
 /// On Linux `URLResponse` and `URLRequest` live in FoundationNetworking, which this
 /// module does not link (it would add about 30 shared libraries and 8 ms to the
-/// start-up of every program using it), so the answer comes as a ``ProbeResponse``
-/// (`status`, `headers`, `body`): a validator written for Apple platforms changes
-/// `response: URLResponse?` to `response: ProbeResponse?` (and, from rwbutler 6's
-/// `isResponseValid(urlRequest:response:data:)`, `urlRequest: URLRequest` to
-/// `url: URL`). `response` is never nil here: the probe got an answer.
+/// start-up of every program using it), so here the answer comes as a
+/// ``ProbeResponse`` (`status`, `headers`, `body`). A validator written for Apple
+/// platforms compiles unchanged with `import ConnectivityURLSession`, whose
+/// `ConnectivityResponseValidator` is rwbutler's. `response` is never nil here: the
+/// probe got an answer.
 ///
 /// Validators are called from a thread of the library's, one per probe, and may run
 /// concurrently: a validator is `Sendable` (in Swift 6 mode a `final class` with
@@ -64,6 +68,11 @@ public protocol ConnectivityResponseValidator: AnyObject, Sendable {
     /// ``ConnectivityConfiguration/maximumBodySize`` bytes), shows the Internet is there.
     func isResponseValid(url: URL, response: ProbeResponse?, data: Data?) -> Bool
 }
+
+/// Module Connectivity's ``ConnectivityResponseValidator`` under a name that stays
+/// its own where module ConnectivityURLSession's rwbutler protocol of that name
+/// is imported too (which refines this one).
+public typealias ProbeResponseValidator = ConnectivityResponseValidator
 
 /// Valid when the body, decoded as UTF-8, contains ``expectedResponse``; any
 /// status code counts, as in rwbutler/Connectivity.
@@ -192,7 +201,13 @@ struct RwbutlerSettings: Sendable {
     var sessionHeaders: [String: String] = [:]
     /// The polling interval kept while polling is off (rwbutler's `pollingInterval`).
     var pollingInterval: Double = 10
-    var framework: ConnectivityFramework = .systemConfiguration
+    /// How the status names the link: `.network` (by its type) unless rwbutler's
+    /// `Connectivity()` or `configureFramework(_:)` said otherwise.
+    var framework: ConnectivityFramework = .network
+    /// Whether a session configuration of its own was applied.
+    var sessionConfigured = false
+    /// rwbutler's `checkWhenApplicationDidBecomeActive`, kept for its getter.
+    var checkWhenApplicationDidBecomeActive = true
     var bearerToken: String?
     var authorizationHeader: String?
 
@@ -238,10 +253,26 @@ struct RwbutlerSettings: Sendable {
             url: url, expectation: expectation, headers: headers, method: request?.method ?? "GET")
     }
 
-    /// `endpoints` with the URL endpoints given the current validation.
+    /// `endpoints` with the URL endpoints given the current validation; in the
+    /// `.custom` mode the validator judges every endpoint (rwbutler's validates every
+    /// URL it checks), each keeping its method and headers.
     func resolve(_ endpoints: [ConnectivityEndpoint]) -> [ConnectivityEndpoint] {
-        guard !urlEndpoints.isEmpty else { return endpoints }
-        return endpoints.map { urlEndpoints.contains($0.url) ? endpoint($0.url) : $0 }
+        guard !urlEndpoints.isEmpty || validationMode == .custom else { return endpoints }
+        return endpoints.map { endpoint -> ConnectivityEndpoint in
+            if urlEndpoints.contains(endpoint.url) { return self.endpoint(endpoint.url) }
+            guard validationMode == .custom else { return endpoint }
+            var judged = endpoint
+            judged.expectation = expectation
+            return judged
+        }
+    }
+
+    /// `urls` without the plain-HTTP ones when `httpsOnly` (rwbutler's `isHTTPSOnly`),
+    /// but for those `current` already checks as endpoints of this package's own.
+    func droppingPlainHTTP(_ urls: [URL], from current: [ConnectivityEndpoint], _ httpsOnly: Bool) -> [URL] {
+        guard httpsOnly else { return urls }
+        let own = Set(current.map(\.url).filter { !urlEndpoints.contains($0) })
+        return urls.filter { $0.scheme?.lowercased() == "https" || own.contains($0) }
     }
 
     /// Endpoints for `urls`: an endpoint already checking one of them keeps its own
