@@ -25,13 +25,13 @@ extension Notification.Name {
 /// with its expectation; the success threshold decides online. It runs at start,
 /// whenever the path changes (netlink, through the shared monitor: no polling),
 /// while not online after a backoff (1 s doubling to a limit; with
-/// ``ConnectivityConfiguration/retriesWhileOffline``), and on a polling interval if you set one. Hysteresis:
-/// two failed checks in a row (in ``ConnectivityConfiguration/recommended``) leave
-/// online, one success returns. `Connectivity()` and `ConnectivityConfiguration()`
-/// are rwbutler's instead: no retries, no hysteresis (see
-/// `Compat/RwbutlerConnectivity.swift`). A path that goes away cancels the probes in
-/// flight and reports notConnected at once; a check that finishes after a newer
-/// one started is dropped.
+/// ``ConnectivityConfiguration/retriesWhileOffline``), and on a polling interval if
+/// you set one. Hysteresis: two failed checks in a row (in
+/// ``ConnectivityConfiguration/recommended``) leave online, one success returns.
+/// `Connectivity()` and `ConnectivityConfiguration()` are rwbutler's instead: no
+/// retries, no hysteresis (see `Compat/RwbutlerConnectivity.swift`). A path that
+/// goes away cancels the probes in flight and reports notConnected at once; a
+/// check that finishes after a newer one started is dropped.
 ///
 /// Probes never follow redirects, read at most 64 KiB of a body, bypass caches,
 /// and leave from the configured namespace. In another namespace, host names in

@@ -68,9 +68,10 @@ extension ConnectivityConfiguration {
     /// when `httpsOnly` (rwbutler's `isHTTPSOnly`); other endpoints are kept.
     func droppingPlainHTTPURLs(_ httpsOnly: Bool) -> Self {
         guard httpsOnly, !rwbutler.urlEndpoints.isEmpty else { return self }
+        let kept = Set(rwbutler.droppingPlainHTTP(endpoints.map(\.url), from: endpoints, httpsOnly))
         var configuration = self
-        configuration.endpoints = endpoints.filter { $0.isHTTPS || !rwbutler.urlEndpoints.contains($0.url) }
-        configuration.rwbutler.urlEndpoints = rwbutler.urlEndpoints.filter { $0.scheme?.lowercased() == "https" }
+        configuration.endpoints = endpoints.filter { kept.contains($0.url) }
+        configuration.rwbutler.urlEndpoints = rwbutler.urlEndpoints.intersection(kept)
         return configuration
     }
 

@@ -146,8 +146,9 @@ extension Connectivity {
     /// leaves the others alone), a new one is judged by ``validationMode``; while
     /// ``isHTTPSOnly`` is set, plain-HTTP URLs are dropped, as rwbutler's `didSet`
     /// drops them (but for endpoints of this package's own already checked, such as
-    /// ``ConnectivityConfiguration/recommended``'s, which stay). An empty list can't work: checks then fail and ``lastError``
-    /// says why (rwbutler reports not connected).
+    /// ``ConnectivityConfiguration/recommended``'s, which stay). An empty list can't
+    /// work: checks then fail and ``lastError`` says why (rwbutler reports not
+    /// connected).
     public var connectivityURLs: [URL] {
         get {
             let configuration = configuration

@@ -15,7 +15,7 @@ enum IntegrationGate {
     /// descriptor sweeps, a thousand stalled names) run only when
     /// `REACHABILITY_HEAVY_TESTS=1`, in a run of their own: beside the rest of the suite
     /// on 2 cores they starved tests with deadlines of seconds. `.ci/run` runs them so,
-    /// against the debug and the release binary.
+    /// against the release binary.
     static var heavyEnabled: Bool { enabled && ProcessInfo.processInfo.environment["REACHABILITY_HEAVY_TESTS"] == "1" }
 }
 
