@@ -95,12 +95,24 @@ final class DHCPPortalNetwork: @unchecked Sendable {
             }
         }
         // dnsmasq may need a moment to listen; dhclient -1 retries for its timeout (60 s).
-        try host.run(["timeout", "90", "dhclient", "-1", "-v", "-lf", leaseFile, "-pf", pidFile, "-sf", script, "lan0"])
+        let command = [
+            "timeout", "90", "dhclient", "-1", "-v", "-lf", leaseFile, "-pf", pidFile, "-sf", script, "lan0",
+        ]
+        let dhclient = try Command.run(["nsenter", "--net=\(host.path)", "--"] + command)
+        guard dhclient.status == 0 else {
+            throw CommandFailed(
+                command: command.joined(separator: " "), status: dhclient.status, stderr: dhclient.stderr)
+        }
         // The lease file alone doesn't say the script ran: the checks need its route.
-        // (Once, under load, a check found no path here; this tells a script that
-        // never ran from one that was late.)
-        try eventuallyBlocking("dhclient's script to add the default route via lan0", timeout: 10) {
-            (try? host.ip("route show default"))?.contains("lan0") == true
+        do {
+            try eventuallyBlocking("dhclient's script to add the default route via lan0", timeout: 10) {
+                (try? host.ip("route show default"))?.contains("lan0") == true
+            }
+        } catch {
+            let state = (try? host.ip("addr show dev lan0")) ?? "?"
+            throw CommandFailed(
+                command: "dhclient (bound, but no default route via lan0 after 10 s)", status: 0,
+                stderr: dhclient.stderr + "\nlan0: " + state)
         }
     }
 

@@ -65,6 +65,11 @@ final class Child: @unchecked Sendable {
         errors = spawned.errors
     }
 
+    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    private static let addCloseFrom: AddCloseFrom? = dlsym(
+        UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np"
+    ).map { unsafeBitCast($0, to: AddCloseFrom.self) }
+
     private static func spawn(_ argv: [String], captureOutput: Bool) throws
         -> (pid: pid_t, input: Int32, output: Int32, errors: Int32)
     {
@@ -91,6 +96,19 @@ final class Child: @unchecked Sendable {
         } else {
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
+        // Nothing else reaches the child. A descriptor opened without close-on-exec
+        // by another thread (Foundation's atomic write makes its temporary file with
+        // mkstemp) would otherwise live as long as the child: a long-lived child
+        // (a namespace holder, dnsmasq) holding a script open for writing makes every
+        // later execve of that script fail with ETXTBSY — dhclient then ran no
+        // script, took its lease and exited 0, and the test waited for a route that
+        // never came.
+        // (glibc 2.34's posix_spawn_file_actions_addclosefrom_np; Swift's Glibc module
+        // doesn't show it, so it is looked up.)
+        guard let closeFrom = Self.addCloseFrom, closeFrom(&actions, 3) == 0 else {
+            throw CommandFailed(
+                command: argv.joined(separator: " "), status: -1, stderr: "posix_spawn_file_actions_addclosefrom_np")
         }
         // Children of dispatch worker threads would inherit a mask that blocks every
         // signal (SIGTERM, SIGHUP would never arrive): start them with an empty mask
