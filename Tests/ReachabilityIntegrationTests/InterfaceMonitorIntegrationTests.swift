@@ -75,7 +75,8 @@ struct InterfaceMonitorIntegrationTests {
         let collected = Collected(monitor.updates)
         try monitor.start()
         try await eventually("the first list") { !collected.last.isEmpty }
-        ns = nil  // Deletes /run/netns/NAME; the monitor notices the namespace is gone.
+        try #require(ns).delete()  // /run/netns/NAME goes; the monitor notices the namespace is gone.
+        ns = nil
         try await eventually("the sequence's end") { collected.finished.withLock { $0 } }
         #expect(monitor.lastError?.code == .namespace)
     }

@@ -81,10 +81,24 @@ final class TestNamespace: @unchecked Sendable {
             holder.closeInput()
             holder.wait()
         }
-        if let name {
-            _ = try? Command.run(["ip", "netns", "del", name])
-            try? FileManager.default.removeItem(atPath: "/etc/netns/\(name)")
+        if name != nil { try? delete() }
+    }
+
+    /// Deletes a named namespace (`ip netns del`) and its `/etc/netns` folder;
+    /// throws with `ip`'s words when the file is still there after a few tries.
+    /// (Its unlink can fail with EBUSY while a mount namespace made meanwhile, by
+    /// another test's `ip netns exec`, still holds the mount; that passes.)
+    func delete() throws {
+        guard let name else { return }
+        try? FileManager.default.removeItem(atPath: "/etc/netns/\(name)")
+        var said = ""
+        for attempt in 0..<20 {
+            if attempt > 0 { usleep(50_000) }
+            let output = try Command.run(["ip", "netns", "del", name])
+            said = output.stderr
+            if access(path, F_OK) != 0 { return }
         }
+        throw CommandFailed(command: "ip netns del \(name)", status: -1, stderr: "still at \(path): \(said)")
     }
 
     /// The environment that points the library at this namespace.
