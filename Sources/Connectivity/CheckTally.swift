@@ -105,7 +105,9 @@ struct CheckTally: Sendable {
             if let detail = hijacked[index], failure != .cancelled {
                 failure = .dnsHijacked(detail)
             }
-            let retryable = failure != .timedOut && failure != .cancelled && hijacked[index] == nil
+            var retryable = failure != .timedOut && failure != .cancelled && hijacked[index] == nil
+            // A proxy's answer (407, 403, a refused CONNECT) would be the same again.
+            if case .proxyFailed(let proxyFailure) = failure, proxyFailure.name != "unreachable" { retryable = false }
             if retryable && mayRetry && attempts < Self.maximumAttempts {
                 return true
             }
@@ -249,7 +251,27 @@ struct CheckTally: Sendable {
             if httpsOK && !plain.isEmpty && !httpOK { return .limited(.httpBlocked) }
             return .limited(.belowThreshold(succeeded: succeeded, required: required))
         }
+        if let failure = Self.dominantProxyFailure(results) { return .proxyFailed(failure) }
         return .noInternet(Self.dominantReason(results))
+    }
+
+    /// When probes went through a proxy that turned them away, the most common way
+    /// it did (ties to the first seen); nil when none did. Nothing answered as
+    /// expected and nothing was intercepted by then: the proxy is what stands in the
+    /// way, not a missing Internet.
+    static func dominantProxyFailure(_ results: [EndpointResult]) -> ProxyFailure? {
+        var counts: [(failure: ProxyFailure, count: Int)] = []
+        for result in results {
+            guard case .proxyFailed(let failure)? = result.failure else { continue }
+            if let index = counts.firstIndex(where: { $0.failure == failure }) {
+                counts[index].count += 1
+            } else {
+                counts.append((failure, 1))
+            }
+        }
+        var best: (failure: ProxyFailure, count: Int)?
+        for entry in counts where entry.count > (best?.count ?? 0) { best = entry }
+        return best?.failure
     }
 
     /// A plain-HTTP answer that only something in the way would give instead of

@@ -67,6 +67,8 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         var fallbacks: [ConnectivityEndpoint] = []
         var fallbacksPerCheck = 0
         var tlsConfiguration: TLSConfiguration?
+        /// Which probes go through which proxy.
+        var proxy = ProxyRules.direct
         var error: ConnectivityError?
         /// The machine's settings, from the last configuration that could work.
         var machineSettings: ConnectivityMachine.Settings?
@@ -77,6 +79,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
                 endpoints = settings.endpoints
                 fallbacks = settings.fallbacks
                 fallbacksPerCheck = configuration.fallbacksPerCheck
+                proxy = settings.proxy
                 if let roots = settings.trustRoots {
                     var tls = TLSConfiguration.makeClientConfiguration()
                     tls.trustRoots = .certificates(roots)
@@ -668,7 +671,10 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         endpoints: [ConnectivityEndpoint], scope: ProbeScope
     ) -> ProbeRunner {
         var scoped: ScopedProbe?
-        if !scope.isAny {
+        let proxied =
+            endpoints.contains { resolved.proxy.route($0.url) != .direct }
+            || configuration.captivePortalAPI.map { resolved.proxy.route($0) != .direct } == true
+        if !scope.isAny || proxied {
             let needsTLS = endpoints.contains(where: \.isHTTPS) || configuration.captivePortalAPI?.scheme == "https"
             scoped = .make(
                 scope: scope, client: client, environment: configuration.environment,
@@ -684,7 +690,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             logger: configuration.environment.logger, environment: configuration.environment,
             detectsDNSHijacking: configuration.detectsDNSHijacking,
             requiresTwoVendors: configuration.requiresTwoVendors,
-            scoped: scoped)
+            scoped: scoped, proxy: resolved.proxy)
     }
 
     /// Feeds one input to the machine (if `run` is still current) and runs the

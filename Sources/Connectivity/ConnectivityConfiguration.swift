@@ -136,6 +136,16 @@ public struct ConnectivityConfiguration: Sendable {
     /// that interface is among the path's available ones and the path carries that
     /// family; results carry the scope. Default ``ProbeScope/any``.
     public var scope: ProbeScope
+    /// Whether probes go through an HTTP proxy, as URLSession's go through the
+    /// system's: by default as the environment says (`http_proxy`, `https_proxy`,
+    /// `all_proxy`, `no_proxy` and their upper-case forms, read as curl reads them;
+    /// ``ProxySetting/environment``), or never (``ProxySetting/direct``), or through
+    /// one proxy (``ProxySetting/server(_:noProxy:)``). Plain-HTTP probes are sent to
+    /// the proxy whole; HTTPS ones go through a `CONNECT` tunnel; credentials in the
+    /// proxy URL are sent as `Proxy-Authorization: Basic` and never printed. A proxy
+    /// that can't be used (another scheme than `http://`, a bad port) is a
+    /// configuration error naming the variable. Default ``ProxySetting/environment``.
+    public var proxy: ProxySetting
     /// What the rwbutler/Connectivity surface adds (validation mode, URL endpoints,
     /// polling interval while polling is off…): see `Compat/RwbutlerValidation.swift`.
     var rwbutler = RwbutlerSettings()
@@ -170,6 +180,7 @@ public struct ConnectivityConfiguration: Sendable {
         fallbackEndpoints = []
         fallbacksPerCheck = 1
         scope = .any
+        proxy = .environment
     }
 
     /// This package's default: the vendors' endpoints (``ConnectivityEndpoint/defaults``)
@@ -217,8 +228,10 @@ public struct ConnectivityConfiguration: Sendable {
     /// ``validatedEndpoints()`` and the trust roots, read once: the probes use these
     /// certificates, never the file again (it could have become a FIFO since).
     func validatedSettings() throws(ConnectivityError) -> (
-        endpoints: [ConnectivityEndpoint], trustRoots: [NIOSSLCertificate]?, fallbacks: [ConnectivityEndpoint]
+        endpoints: [ConnectivityEndpoint], trustRoots: [NIOSSLCertificate]?, fallbacks: [ConnectivityEndpoint],
+        proxy: ProxyRules
     ) {
+        let proxyRules = try ProxyRules.make(proxy, environment: ProcessInfo.processInfo.environment)
         guard fallbacksPerCheck >= 0, fallbackEndpoints.isEmpty || fallbacksPerCheck <= fallbackEndpoints.count else {
             throw ConnectivityError(
                 "fallbacksPerCheck \(fallbacksPerCheck) is not between 0 and the \(fallbackEndpoints.count) fallbackEndpoints"
@@ -318,7 +331,9 @@ public struct ConnectivityConfiguration: Sendable {
                 httpsOnly && !endpoints.isEmpty
                     ? "httpsOnly is set and no endpoint uses https" : "no endpoints to check: the list is empty")
         }
-        return (chosen, trustRoots, httpsOnly ? fallbackEndpoints.filter(\.isHTTPS) : fallbackEndpoints)
+        return (
+            chosen, trustRoots, httpsOnly ? fallbackEndpoints.filter(\.isHTTPS) : fallbackEndpoints, proxyRules
+        )
     }
 
     /// The longest URL, header line or user agent accepted: 8 KiB, what common

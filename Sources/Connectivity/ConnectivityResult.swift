@@ -22,8 +22,16 @@ public enum Verdict: Sendable, Hashable, CustomStringConvertible {
     case limited(LimitedReason)
     /// No usable path out: no link, no address, or no route.
     case notConnected
+    /// The checks went through a proxy (``ConnectivityConfiguration/proxy``, by
+    /// default the `http_proxy`/`https_proxy`/`all_proxy` environment) and the proxy
+    /// turned them away: it wants credentials (407), refused (403, or a `CONNECT`
+    /// answered other than 2xx), or could not be reached. Whether the Internet is
+    /// behind it is unknown. A captive portal in front of the proxy is still
+    /// ``captivePortal(loginURL:)``.
+    case proxyFailed(ProxyFailure)
 
-    /// `"online"`, `"captivePortal"`, `"noInternet"`, `"limited"` or `"notConnected"`.
+    /// `"online"`, `"captivePortal"`, `"noInternet"`, `"limited"`, `"notConnected"`
+    /// or `"proxyFailed"`.
     public var name: String {
         switch self {
         case .online: "online"
@@ -31,6 +39,7 @@ public enum Verdict: Sendable, Hashable, CustomStringConvertible {
         case .noInternet: "noInternet"
         case .limited: "limited"
         case .notConnected: "notConnected"
+        case .proxyFailed: "proxyFailed"
         }
     }
 
@@ -42,6 +51,41 @@ public enum Verdict: Sendable, Hashable, CustomStringConvertible {
         case .captivePortal(let url): "captivePortal (login at \(url.absoluteString))"
         case .noInternet(let reason): "noInternet (\(reason))"
         case .limited(let reason): "limited (\(reason))"
+        case .proxyFailed(let failure): "proxyFailed (\(failure))"
+        }
+    }
+}
+
+/// How a proxy turned a probe away. The proxy is never named here: its URL may
+/// carry credentials.
+///
+/// `Sendable`: a plain enum.
+public enum ProxyFailure: Sendable, Hashable, CustomStringConvertible {
+    /// The proxy answered 407 Proxy Authentication Required (or 401 to `CONNECT`):
+    /// no credentials were given (`http://user:password@proxy:port`), or it refused them.
+    case authenticationRequired
+    /// The proxy refused the request: 403 to a plain-HTTP request, or an answer
+    /// other than 2xx to `CONNECT` (its status; nil when there was none to read).
+    case refused(status: Int?)
+    /// The connection to the proxy failed (refused, no route); the system's text.
+    case unreachable(String)
+
+    /// In words, e.g. `authentication required (407)` or `refused (403)`.
+    public var description: String {
+        switch self {
+        case .authenticationRequired: "authentication required (407)"
+        case .refused(let status?): "refused (\(status))"
+        case .refused(nil): "refused the tunnel (CONNECT)"
+        case .unreachable(let detail): "unreachable: \(detail)"
+        }
+    }
+
+    /// `"authenticationRequired"`, `"refused"` or `"unreachable"`.
+    public var name: String {
+        switch self {
+        case .authenticationRequired: "authenticationRequired"
+        case .refused: "refused"
+        case .unreachable: "unreachable"
         }
     }
 }
@@ -127,6 +171,8 @@ public enum ProbeFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// `name → address, one address the names of 3 vendors (…) resolved to`). The
     /// endpoint counts as failed even if that address answered as expected.
     case dnsHijacked(String)
+    /// The probe went through a proxy, and the proxy turned it away.
+    case proxyFailed(ProxyFailure)
 
     /// One line, e.g. `timed out` or `TLS failed: CERTIFICATE_VERIFY_FAILED`.
     public var description: String {
@@ -139,6 +185,7 @@ public enum ProbeFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .connectionFailed(let detail): "connection failed: \(detail)"
         case .cancelled: "cancelled (the check ended first)"
         case .dnsHijacked(let detail): "DNS hijacked: \(detail)"
+        case .proxyFailed(let failure): "proxy \(failure)"
         }
     }
 
@@ -149,7 +196,7 @@ public enum ProbeFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .connectionRefused: .connectionRefused
         case .networkUnreachable: .networkUnreachable
         case .tlsFailed: .tlsFailed
-        case .connectionFailed: .connectionFailed
+        case .connectionFailed, .proxyFailed: .connectionFailed
         case .dnsHijacked: .dnsHijacked
         }
     }
@@ -196,7 +243,7 @@ public struct EndpointResult: Sendable, Hashable {
 ///
 /// `Sendable`: a plain value.
 public struct ConnectivityResult: Sendable, Hashable {
-    /// online, captivePortal, noInternet, limited or notConnected.
+    /// online, captivePortal, noInternet, limited, notConnected or proxyFailed.
     public var verdict: Verdict
     /// The rwbutler-style status (the interface type with the verdict).
     public var status: ConnectivityStatus

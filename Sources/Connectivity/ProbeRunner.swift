@@ -28,9 +28,12 @@ struct ProbeRunner: Sendable {
     var environment: NetworkEnvironment = .default
     var detectsDNSHijacking = false
     var requiresTwoVendors = false
-    /// For a check within a ``ProbeScope`` other than ``ProbeScope/any``: the
-    /// transport every probe of it (and the API fetch) goes through.
+    /// The hand-made transport: for a check within a ``ProbeScope`` other than
+    /// ``ProbeScope/any``, every probe of it (and the API fetch) goes through it;
+    /// otherwise the probes that go through a proxy do.
     var scoped: ScopedProbe? = nil
+    /// Which probes go through which proxy (``ConnectivityConfiguration/proxy``).
+    var proxy = ProxyRules.direct
     /// The pause before a fast failure's second attempt.
     static let retryDelay: Duration = .milliseconds(200)
 
@@ -131,8 +134,11 @@ struct ProbeRunner: Sendable {
     func hijackedEndpoints(within limit: Duration) async -> Hijacks {
         var names: [String: [Int]] = [:]
         for (index, endpoint) in endpoints.enumerated() {
-            // URL.host gives an IPv6 literal without its brackets.
-            guard let host = endpoint.url.host, !host.isEmpty, (try? IPAddress(host)) == nil else { continue }
+            // URL.host gives an IPv6 literal without its brackets. A name the probe
+            // hands to a proxy is the proxy's to resolve, not this host's.
+            guard let host = endpoint.url.host, !host.isEmpty, (try? IPAddress(host)) == nil,
+                proxy.route(endpoint.url) == .direct
+            else { continue }
             names[host.lowercased(), default: []].append(index)
         }
         guard !names.isEmpty else { return Hijacks() }
@@ -261,9 +267,13 @@ struct ProbeRunner: Sendable {
             return .failed(.connectionFailed(String(describing: error)))
         }
         let delegate = ProbeDelegate(url: endpoint.url, cap: maximumBodySize)
-        let scoped = scoped
         let requestHeaders = headers
         let cap = maximumBodySize
+        let route = proxy.route(endpoint.url)
+        // Through a proxy, the hand-made transport (AsyncHTTPClient tunnels plain
+        // HTTP through CONNECT too, which proxies refuse for port 80 and which hides
+        // a portal's redirect).
+        let transport = scoped.flatMap { scoped in scoped.scope.isAny && route == .direct ? nil : scoped }
         let client = client.http
         let ready = self.client.ready
         let loop = client.eventLoopGroup.next()
@@ -274,9 +284,14 @@ struct ProbeRunner: Sendable {
             } catch {
                 return .failed(.connectionFailed("cannot enter the network namespace: \(error)"))
             }
-            if let scoped {
-                switch await scoped.fetch(endpoint, headers: requestHeaders, cap: cap, timeout: timeout) {
+            if let transport {
+                switch await transport.fetch(
+                    endpoint, headers: requestHeaders, cap: cap, timeout: timeout, route: route)
+                {
                 case .success(let response):
+                    if let failure = Self.proxyRefusal(response, route: route, isHTTPS: endpoint.isHTTPS) {
+                        return .failed(.proxyFailed(failure))
+                    }
                     return await Self.judge(response, endpoint.expectation, within: deadline - .now())
                 case .failure(let failure):
                     return .failed(failure)
@@ -301,8 +316,13 @@ struct ProbeRunner: Sendable {
                 }
             } catch {
                 // The body cap ends the request on purpose: the answer stands.
-                guard let truncated = delegate.truncatedResponse else { return .failed(Self.classify(error)) }
+                guard let truncated = delegate.truncatedResponse else {
+                    return .failed(Self.classify(error))
+                }
                 response = truncated
+            }
+            if let failure = Self.proxyRefusal(response, route: route, isHTTPS: endpoint.isHTTPS) {
+                return .failed(.proxyFailed(failure))
             }
             return await Self.judge(response, endpoint.expectation, within: deadline - .now())
         }
@@ -354,6 +374,16 @@ struct ProbeRunner: Sendable {
     static func tlsSummary(_ text: String) -> String {
         guard let marker = text.range(of: "OPENSSL_internal:") else { return text }
         return String(text[marker.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" })
+    }
+
+    /// The proxy's own refusal in an answer to a request sent through it: 407
+    /// (only a proxy sends it), or 403 to a plain-HTTP request (the proxy's policy:
+    /// check endpoints don't answer 403; a portal redirects or answers 200/511).
+    static func proxyRefusal(_ response: ProbeResponse, route: ProxyRoute, isHTTPS: Bool) -> ProxyFailure? {
+        guard case .proxy = route else { return nil }
+        if response.status == 407 { return .authenticationRequired }
+        if response.status == 403 && !isHTTPS { return .refused(status: 403) }
+        return nil
     }
 
     /// Maps AsyncHTTPClient's and NIO's errors to a ``ProbeFailure``.

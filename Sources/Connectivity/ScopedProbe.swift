@@ -48,18 +48,27 @@ struct ScopedProbe: Sendable {
         var description: String { "the connection closed before the answer ended" }
     }
 
-    /// Fetches `endpoint` with `headers`, keeping at most `cap` bytes of body.
-    /// Cancelling the calling task closes the connection at once.
+    /// Fetches `endpoint` with `headers`, keeping at most `cap` bytes of body, going
+    /// `route`: directly, or through an HTTP proxy as curl and URLSession do (a
+    /// plain-HTTP request sent to the proxy whole, in absolute form; HTTPS through a
+    /// `CONNECT` tunnel, TLS end to end). Cancelling the calling task closes the
+    /// connection at once.
     func fetch(
-        _ endpoint: ConnectivityEndpoint, headers: HTTPHeaders, cap: Int, timeout: Duration
+        _ endpoint: ConnectivityEndpoint, headers: HTTPHeaders, cap: Int, timeout: Duration,
+        route: ProxyRoute = .direct
     ) async -> Result<ProbeResponse, ProbeFailure> {
         let url = endpoint.url
         guard let host = url.host, !host.isEmpty else { return .failure(.connectionFailed("the URL has no host")) }
         let port = url.port ?? (endpoint.isHTTPS ? 443 : 80)
+        var proxy: ProxyServer?
+        if case .proxy(let server) = route { proxy = server }
         let addresses: [IPAddress]
-        switch await resolve(host) {
+        switch await resolve(proxy?.host ?? host) {
         case .success(let list): addresses = list
-        case .failure(let failure): return .failure(failure)
+        case .failure(.cancelled): return .failure(.cancelled)
+        case .failure(let failure):
+            guard proxy != nil else { return .failure(failure) }
+            return .failure(.proxyFailed(.unreachable("\(failure)")))
         }
         let loop = client.http.eventLoopGroup.next()
         var index: UInt32 = 0
@@ -70,12 +79,21 @@ struct ScopedProbe: Sendable {
                 return .failure(.networkUnreachable("no interface \(quotedForMessage(name)) in the namespace"))
             }
         }
+        // Through a proxy, plain HTTP goes in absolute form (the proxy's to send on).
+        let absolute = proxy != nil && !endpoint.isHTTPS
         var head = HTTPRequestHead(
-            version: .http1_1, method: HTTPMethod(rawValue: endpoint.method), uri: Self.target(url))
+            version: .http1_1, method: HTTPMethod(rawValue: endpoint.method),
+            uri: absolute ? Self.absoluteTarget(url) : Self.target(url))
         let literal = (try? IPAddress(host)) != nil
-        let hostField = (host.contains(":") ? "[\(host)]" : host) + (url.port.map { ":\($0)" } ?? "")
+        let bracketed = host.contains(":") ? "[\(host)]" : host
+        let hostField = bracketed + (url.port.map { ":\($0)" } ?? "")
         head.headers.add(name: "Host", value: hostField)
         for (name, value) in headers { head.headers.replaceOrAdd(name: name, value: value) }
+        if absolute, let authorization = proxy?.authorization {
+            head.headers.add(name: "Proxy-Authorization", value: authorization)
+        }
+        let tunnel =
+            proxy != nil && endpoint.isHTTPS ? ProxyTunnel(authority: "\(bracketed):\(port)", proxy: proxy!) : nil
         var tls: NIOSSLContext?
         if endpoint.isHTTPS {
             switch sslContext {
@@ -85,9 +103,18 @@ struct ScopedProbe: Sendable {
         }
         var last: ProbeFailure = .connectionFailed("no address")
         for (position, address) in addresses.enumerated() {
-            let outcome = await exchange(
-                address: address, port: port, interfaceIndex: index, head: head, url: url, cap: cap, on: loop,
-                tls: tls.map { ($0, literal ? nil : host) }, connectTimeout: TimeAmount(timeout))
+            var outcome = await exchange(
+                address: address, port: proxy?.port ?? port, interfaceIndex: index, head: head, url: url, cap: cap,
+                on: loop, tls: tls.map { ($0, literal ? nil : host) }, tunnel: tunnel,
+                connectTimeout: TimeAmount(timeout))
+            if proxy != nil, case .failure(let failure) = outcome {
+                // The connection is to the proxy: failing to make it is the proxy's.
+                switch failure {
+                case .connectionRefused: outcome = .failure(.proxyFailed(.unreachable("connection refused")))
+                case .networkUnreachable(let detail): outcome = .failure(.proxyFailed(.unreachable(detail)))
+                default: break
+                }
+            }
             switch outcome {
             case .success: return outcome
             case .failure(let failure):
@@ -95,7 +122,7 @@ struct ScopedProbe: Sendable {
                 // Another address only when this one could not be connected to.
                 let connectFailure: Bool
                 switch failure {
-                case .connectionRefused, .networkUnreachable: connectFailure = true
+                case .connectionRefused, .networkUnreachable, .proxyFailed(.unreachable): connectFailure = true
                 default: connectFailure = false
                 }
                 guard connectFailure, position < addresses.count - 1, !Task.isCancelled else { return outcome }
@@ -132,11 +159,24 @@ struct ScopedProbe: Sendable {
         return (path.isEmpty ? "/" : path) + query
     }
 
-    /// One connection to `address`: connect (bound to the interface), send the
-    /// request, collect the answer.
+    /// The request target a proxy is sent for plain HTTP: the whole URL, without a
+    /// fragment or credentials.
+    static func absoluteTarget(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return url.absoluteString
+        }
+        components.fragment = nil
+        components.user = nil
+        components.password = nil
+        if components.percentEncodedPath.isEmpty { components.percentEncodedPath = "/" }
+        return components.string ?? url.absoluteString
+    }
+
+    /// One connection to `address`: connect (bound to the interface), open the
+    /// proxy's tunnel when there is one, send the request, collect the answer.
     private func exchange(
         address: IPAddress, port: Int, interfaceIndex: UInt32, head: HTTPRequestHead, url: URL, cap: Int,
-        on loop: any EventLoop, tls: (NIOSSLContext, String?)?, connectTimeout: TimeAmount
+        on loop: any EventLoop, tls: (NIOSSLContext, String?)?, tunnel: ProxyTunnel?, connectTimeout: TimeAmount
     ) async -> Result<ProbeResponse, ProbeFailure> {
         let socketAddress: SocketAddress
         do {
@@ -155,14 +195,22 @@ struct ScopedProbe: Sendable {
                 bootstrap = bootstrap.channelOption(
                     ChannelOptions.socketOption(Self.bindToInterfaceIndex), value: SocketOptionValue(interfaceIndex))
             }
+            // What follows the tunnel, when there is one (added once the proxy says 2xx).
+            let exchange: @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void = { pipeline in
+                if let (context, serverName) = tls {
+                    try pipeline.addHandler(NIOSSLClientHandler(context: context, serverHostname: serverName))
+                }
+                try pipeline.addHTTPClientHandlers()
+                try pipeline.addHandler(ResponseCollector(head: head, url: url, cap: cap, promise: promise))
+            }
             return bootstrap.channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
-                    if let (context, serverName) = tls {
-                        try pipeline.addHandler(NIOSSLClientHandler(context: context, serverHostname: serverName))
+                    if let tunnel {
+                        try pipeline.addHandler(ProxyTunnelHandler(tunnel: tunnel, promise: promise, then: exchange))
+                    } else {
+                        try exchange(pipeline)
                     }
-                    try pipeline.addHTTPClientHandlers()
-                    try pipeline.addHandler(ResponseCollector(head: head, url: url, cap: cap, promise: promise))
                 }
             }.connect(to: socketAddress)
         }
@@ -181,6 +229,8 @@ struct ScopedProbe: Sendable {
             }
             do {
                 return .success(try await promise.futureResult.get())
+            } catch let error as ProxyTunnelHandler.Refusal {
+                return .failure(error.failure)
             } catch {
                 return .failure(Task.isCancelled ? .cancelled : ProbeRunner.classify(error))
             }
@@ -216,10 +266,23 @@ private final class ResponseCollector: ChannelDuplexHandler {
         self.promise = promise
     }
 
+    private var sent = false
+
+    /// Added to a connected channel (after a proxy's tunnel): sends at once.
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { send(context) }
+    }
+
     func channelActive(context: ChannelHandlerContext) {
+        send(context)
+        context.fireChannelActive()
+    }
+
+    private func send(_ context: ChannelHandlerContext) {
+        guard !sent else { return }
+        sent = true
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -266,6 +329,134 @@ private final class ResponseCollector: ChannelDuplexHandler {
         if !finished {
             finished = true
             promise.fail(ScopedProbe.ExchangeError.closedEarly)
+        }
+        context.fireChannelInactive()
+    }
+}
+
+/// A `CONNECT` to make through a proxy: the endpoint's `host:port`, and the
+/// proxy's credentials.
+struct ProxyTunnel: Sendable {
+    var authority: String
+    var proxy: ProxyServer
+}
+
+/// Asks the proxy for a tunnel (`CONNECT authority`), reads its answer's head (at
+/// most ``headLimit`` bytes: a proxy that floods is cut off; one that trickles is
+/// cut off by the probe's timeout), and on 2xx hands the connection to what follows
+/// (`then`: TLS, HTTP, the request) and leaves the pipeline. Any other answer fails
+/// the probe with the proxy's refusal.
+final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+
+    /// The proxy turned the tunnel away, or answered what is not HTTP.
+    struct Refusal: Error {
+        var failure: ProbeFailure
+    }
+
+    /// The longest answer head taken from a proxy.
+    static let headLimit = 16_384
+
+    private let tunnel: ProxyTunnel
+    private let promise: EventLoopPromise<ProbeResponse>
+    private let then: @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
+    private var received: [UInt8] = []
+    private var done = false
+
+    init(
+        tunnel: ProxyTunnel, promise: EventLoopPromise<ProbeResponse>,
+        then: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
+    ) {
+        self.tunnel = tunnel
+        self.promise = promise
+        self.then = then
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        var request = "CONNECT \(tunnel.authority) HTTP/1.1\r\nHost: \(tunnel.authority)\r\n"
+        if let authorization = tunnel.proxy.authorization { request += "Proxy-Authorization: \(authorization)\r\n" }
+        request += "\r\n"
+        context.writeAndFlush(NIOAny(context.channel.allocator.buffer(string: request)), promise: nil)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !done else { return }
+        let buffer = unwrapInboundIn(data)
+        received += buffer.readableBytesView.prefix(Self.headLimit + 1 - received.count)
+        guard let end = Self.endOfHead(received) else {
+            if received.count > Self.headLimit {
+                fail(context, .connectionFailed("the proxy's answer to CONNECT is over \(Self.headLimit) bytes"))
+            }
+            return
+        }
+        guard let status = Self.status(received[..<end]) else {
+            fail(context, .connectionFailed("the proxy's answer to CONNECT is not HTTP"))
+            return
+        }
+        switch status {
+        case 200..<300:
+            // The server speaks first only after our TLS hello: bytes past the head
+            // are a proxy that doesn't tunnel.
+            guard end == received.count else {
+                fail(context, .connectionFailed("the proxy sent data before the tunnel was used"))
+                return
+            }
+            done = true
+            do {
+                try then(context.pipeline.syncOperations)
+                context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+            } catch {
+                promise.fail(error)
+                context.close(promise: nil)
+            }
+        // 401 too: only the proxy can answer a CONNECT (tinyproxy says 401 to wrong
+        // credentials).
+        case 401, 407: fail(context, .proxyFailed(.authenticationRequired))
+        default: fail(context, .proxyFailed(.refused(status: status)))
+        }
+    }
+
+    /// The index just past the head's blank line, if it has come.
+    static func endOfHead(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        for index in 3..<bytes.count
+        where bytes[index] == 10 && bytes[index - 1] == 13 && bytes[index - 2] == 10 && bytes[index - 3] == 13 {
+            return index + 1
+        }
+        return nil
+    }
+
+    /// The status of `HTTP/1.x NNN …`, or nil.
+    static func status(_ head: ArraySlice<UInt8>) -> Int? {
+        let line = head.prefix { $0 != 13 && $0 != 10 }
+        let text = String(decoding: line, as: UTF8.self)
+        let parts = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count >= 2, parts[0] == "HTTP/1.1" || parts[0] == "HTTP/1.0", parts[1].count == 3,
+            let code = Int(parts[1]), (100..<600).contains(code)
+        else { return nil }
+        return code
+    }
+
+    private func fail(_ context: ChannelHandlerContext, _ failure: ProbeFailure) {
+        guard !done else { return }
+        done = true
+        promise.fail(Refusal(failure: failure))
+        context.close(promise: nil)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard !done else { return }
+        done = true
+        promise.fail(error)
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if !done {
+            done = true
+            promise.fail(
+                Refusal(failure: .connectionFailed("the proxy closed the connection before answering CONNECT")))
         }
         context.fireChannelInactive()
     }

@@ -19,6 +19,7 @@ if CommandLine.arguments.contains("--connectivity") {
     case .captivePortal(let loginURL): print("log in at", loginURL)
     case .noInternet(let reason): print("no Internet:", reason)
     case .limited(let reason): print("limited:", reason)
+    case .proxyFailed(let failure): print("the proxy:", failure)
     case .notConnected: print("no usable path")
     }
     if CommandLine.arguments.contains("--once") { exit(result.verdict == .online ? 0 : 1) }

@@ -53,10 +53,21 @@ struct ProbeOptions: ParsableArguments {
     @Option(help: "With --fallback-url: how many fallbacks each check adds (default 1).")
     var fallbacksPerCheck: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "Send the checks through this HTTP proxy: [http://][user:password@]host[:port] (port 1080 by default).",
+            discussion: "Without it, http_proxy, https_proxy, all_proxy and no_proxy say, as curl reads them.",
+            valueName: "url"))
+    var proxy: String?
+
+    @Flag(help: "Send the checks directly, whatever http_proxy, https_proxy and all_proxy say.")
+    var noProxy = false
+
     func validate() throws {
         if expectStatus != nil && expectBody != nil {
             throw ValidationError("--expect-status and --expect-body exclude each other")
         }
+        if proxy != nil && noProxy { throw ValidationError("--proxy and --no-proxy exclude each other") }
         if (expectStatus != nil || expectBody != nil || !header.isEmpty) && urls.isEmpty {
             throw ValidationError("--expect-status, --expect-body and --header apply to --url endpoints")
         }
@@ -73,6 +84,9 @@ struct ProbeOptions: ParsableArguments {
         }
         if !connectivity && (noAPIDiscovery || discoveryRoot != nil) {
             throw ValidationError("--no-api-discovery and --discovery-root apply with --connectivity")
+        }
+        if !connectivity && (proxy != nil || noProxy) {
+            throw ValidationError("--proxy and --no-proxy apply with --connectivity")
         }
         if !connectivity && (!fallbackURLs.isEmpty || fallbacksPerCheck != nil) {
             throw ValidationError("--fallback-url and --fallbacks-per-check apply with --connectivity")
@@ -125,6 +139,15 @@ struct ProbeOptions: ParsableArguments {
         configuration.trustedRootCertificatesPath = caFile
         configuration.discoversCaptivePortalAPI = !noAPIDiscovery
         if let discoveryRoot { configuration.captivePortalDiscovery.root = discoveryRoot }
+        if noProxy { configuration.proxy = .direct }
+        if let proxy {
+            // curl takes host:port alone; the value is never repeated (credentials).
+            let text = proxy.contains("://") ? proxy : "http://" + proxy
+            guard let url = URL(string: text) else {
+                throw ValidationError("--proxy is not a proxy URL ([http://][user:password@]host[:port])")
+            }
+            configuration.proxy = .server(url)
+        }
         do throws(ConnectivityError) {
             try configuration.validate()
         } catch {
@@ -141,8 +164,10 @@ struct Check: AsyncParsableCommand {
             Fetches the check endpoints concurrently (by default several vendors' public \
             ones: Google, Apple, Microsoft, GNOME, over HTTP and HTTPS), without following \
             redirects, and prints the verdict: online, captivePortal (with the login URL), \
-            noInternet, limited (e.g. HTTPS blocked) or notConnected (no usable path; no \
-            probe is sent). Exits 0 only when online, 1 otherwise, 2 for bad options.
+            noInternet, limited (e.g. HTTPS blocked), notConnected (no usable path; no \
+            probe is sent) or proxyFailed (the proxy of http_proxy, https_proxy or \
+            all_proxy wants credentials, refused, or can't be reached). Exits 0 only when \
+            online, 1 otherwise, 2 for bad options.
 
             Per interface and family (NetworkManager's per-device checks): --interface \
             IF (repeatable) probes over that interface only (the socket bound to it, \
@@ -267,8 +292,9 @@ struct Check: AsyncParsableCommand {
         case .online: 0
         case .limited: 1
         case .captivePortal: 2
-        case .noInternet: 3
-        case .notConnected: 4
+        case .proxyFailed: 3
+        case .noInternet: 4
+        case .notConnected: 5
         }
     }
 

@@ -297,7 +297,7 @@ private struct PathSeries: @unchecked Sendable {
 }
 
 private struct ConnectivitySeries: @unchecked Sendable {
-    static let verdictNames = ["online", "captivePortal", "noInternet", "limited", "notConnected"]
+    static let verdictNames = ["online", "captivePortal", "noInternet", "limited", "notConnected", "proxyFailed"]
     let verdicts: [(String, Meter)]
     var checks: [String: Counter] = [:]
     var durations: [String: CoreMetrics.Timer] = [:]

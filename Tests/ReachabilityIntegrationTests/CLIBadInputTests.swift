@@ -139,6 +139,8 @@ struct CLIBadInputTests {
             "watch --fallbacks-per-check without --connectivity", ["watch", "--fallbacks-per-check", "1"],
             says: "--fallbacks-per-check"),
         BadCommand("watch --connectivity=1", ["watch", "--connectivity=1"], says: "connectivity"),
+        BadCommand("watch --proxy without --connectivity", ["watch", "--proxy", "proxy:3128"], says: "--proxy"),
+        BadCommand("watch --no-proxy without --connectivity", ["watch", "--no-proxy"], says: "--no-proxy"),
         BadCommand("watch --url without --connectivity", ["watch", "--url", url], says: "url"),
         BadCommand("watch --captive-api without --connectivity", ["watch", "--captive-api", url], says: "captive-api"),
         BadCommand("watch --https-only without --connectivity", ["watch", "--https-only"], says: "https-only"),
@@ -191,6 +193,11 @@ struct CLIBadInputTests {
                 "wait --fallbacks-per-check without --connectivity",
                 ["wait", "--timeout", "1", "--fallbacks-per-check", "1"], says: "--fallbacks-per-check"),
             BadCommand("wait --ignore a slash", ["wait", "--timeout", "1", "--ignore", "a/b"], says: "ignore"),
+            BadCommand(
+                "wait --proxy without --connectivity", ["wait", "--timeout", "1", "--proxy", "proxy:3128"],
+                says: "--proxy"),
+            BadCommand(
+                "wait --no-proxy without --connectivity", ["wait", "--timeout", "1", "--no-proxy"], says: "--no-proxy"),
             BadCommand(
                 "wait --ignore with --interface", ["wait", "--timeout", "1", "--ignore", "lo", "-i", "lo"],
                 says: "--ignore"),
@@ -268,6 +275,9 @@ struct CLIBadInputTests {
             BadCommand(
                 "exporter --fallbacks-per-check without --connectivity", ["exporter", "--fallbacks-per-check", "1"],
                 says: "--fallbacks-per-check"),
+            BadCommand(
+                "exporter --proxy without --connectivity", ["exporter", "--proxy", "proxy:3128"], says: "--proxy"),
+            BadCommand("exporter --no-proxy without --connectivity", ["exporter", "--no-proxy"], says: "--no-proxy"),
             BadCommand(
                 "exporter --captive-api without --connectivity", ["exporter", "--captive-api", url], says: "captive-api"
             ),
@@ -402,6 +412,12 @@ struct CLIBadInputTests {
         BadCommand(
             "check --fallbacks-per-check without --fallback-url", ["check", "--fallbacks-per-check", "1"],
             says: "--fallbacks-per-check applies with --fallback-url"),
+        BadCommand(
+            "check --proxy with --no-proxy", ["check", "--proxy", "proxy:3128", "--no-proxy"],
+            says: "--proxy and --no-proxy exclude each other"),
+        BadCommand(
+            "check --proxy socks5 (credentials never shown)", ["check", "--proxy", "socks5://u:hidden@proxy:1080"],
+            says: "proxy"),
         BadCommand(
             "check --fallbacks-per-check over the fallbacks",
             ["check", "--fallback-url", url, "--fallbacks-per-check", "2"], says: "fallbacksPerCheck"),
