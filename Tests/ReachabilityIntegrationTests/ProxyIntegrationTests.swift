@@ -5,6 +5,8 @@ import Foundation
 import Reachability
 import Testing
 
+@_spi(Testing) @testable import ReachabilityCore
+
 /// client (192.0.2.1, default route via 192.0.2.2) → proxy namespace (192.0.2.2:8888,
 /// tinyproxy; forwards nothing itself) → server namespace (198.51.100.2: an HTTP and
 /// an HTTPS test server). A probe reaches the servers through tinyproxy or not at all.
@@ -142,6 +144,29 @@ struct ProxyIntegrationTests {
         bypassed.probeTimeout = .seconds(1)
         bypassed.checkDeadline = .seconds(2)
         #expect(try await Connectivity(validating: bypassed).checkConnectivity().verdict != .online)
+    }
+
+    @Test("a per-interface check and the notifier go through the proxy too")
+    func scopedAndNotifier() async throws {
+        let topology = try await offPool { try ProxyTopology(routes: Self.routes) }
+        let proxyURL = URL(string: "http://\(ProxyTopology.proxyAddress):\(ProxyTopology.proxyPort)")!
+        let connectivity = try Connectivity(
+            validating: topology.configuration(Self.endpoints(topology), proxy: .server(proxyURL)))
+        let scoped = try await connectivity.checkConnectivity(over: ProbeScope(interface: "veth0", family: .ipv4))
+        #expect(scoped.verdict == .online, "\(scoped.endpoints)")
+        #expect(scoped.scope == ProbeScope(interface: "veth0", family: .ipv4))
+        let before = topology.https.count("/generate_204")
+
+        let results = LockedValue<[Verdict]>([])
+        connectivity.whenConnected = { connectivity in
+            if let verdict = connectivity.latestResult?.verdict { results.withLock { $0.append(verdict) } }
+        }
+        try connectivity.start()
+        defer { connectivity.stopNotifier() }
+        try await eventually("the notifier's first check, online through the proxy") {
+            results.withLock { $0.contains(.online) }
+        }
+        #expect(topology.https.count("/generate_204") > before)
     }
 
     @Test("a proxy that asks for credentials: sent from the proxy URL, never shown")
@@ -345,6 +370,19 @@ struct ProxyIntegrationTests {
                 !(output.stdout + output.stderr).contains("s3cret")
                     && !(output.stdout + output.stderr).contains("guess"))
         }
+
+        // wait --connectivity takes the environment's proxy and --proxy, as check does.
+        let waited = try await run(
+            ["https_proxy=\(proxy)", "http_proxy=http://\(proxy)"],
+            ["wait", "--connectivity", "--timeout", "20", "--ca-file", topology.certificate, "--no-api-discovery"]
+                + endpoints)
+        #expect(waited.status == 0, "\(waited.stdout) \(waited.stderr)")
+        let waitedExplicit = try await run(
+            [],
+            ["wait", "--connectivity", "--timeout", "20", "--ca-file", topology.certificate, "--no-api-discovery"]
+                + endpoints + ["--proxy", proxy])
+        #expect(waitedExplicit.status == 0, "\(waitedExplicit.stdout) \(waitedExplicit.stderr)")
+        #expect(!(waited.stdout + waited.stderr + waitedExplicit.stdout + waitedExplicit.stderr).contains("s3cret"))
 
         let both = try await run([], ["check", "--proxy", proxy, "--no-proxy"])
         #expect(both.status == 2 && both.stderr.contains("--proxy and --no-proxy exclude each other"), "\(both.stderr)")
