@@ -22,7 +22,7 @@ public import Reachability
 /// | `reachability_path_status{status}` | gauge | 1 for the path's status (satisfied, unsatisfied, requiresConnection) |
 /// | `reachability_path_expensive` | gauge | 1 when the path is expensive |
 /// | `reachability_path_changes_total` | counter | path deliveries after the first |
-/// | `reachability_connectivity_verdict{verdict}` | gauge | 1 for the last verdict (online, captivePortal, noInternet, limited, notConnected) |
+/// | `reachability_connectivity_verdict{verdict}` | gauge | 1 for the last verdict (online, captivePortal, noInternet, limited, notConnected, proxyFailed) |
 /// | `reachability_connectivity_checks_total{verdict}` | counter | checks by verdict |
 /// | `reachability_connectivity_probe_duration_seconds{endpoint}` | histogram | each endpoint's probe time in a check, retries included |
 /// | `reachability_monitor_events_total` … | counter | the monitor's `MonitorCounters`: `events`, `overruns`, `resyncs`, `failed_resyncs`, `malformed_messages`, `evaluation_passes`, `failed_passes` |
@@ -177,7 +177,7 @@ public final class ReachabilityMetrics: Sendable {
             "reachability_path_expensive": "1 when the path is expensive, else 0.",
             "reachability_path_changes_total": "Path deliveries after the first.",
             "reachability_connectivity_verdict":
-                "1 for the last connectivity verdict (online, captivePortal, noInternet, limited, notConnected), 0 for the others.",
+                "1 for the last connectivity verdict (online, captivePortal, noInternet, limited, notConnected, proxyFailed), 0 for the others.",
             "reachability_connectivity_checks_total": "Connectivity checks, by verdict.",
             "reachability_connectivity_probe_duration_seconds":
                 "Each endpoint's probe time in a connectivity check, retries included.",
