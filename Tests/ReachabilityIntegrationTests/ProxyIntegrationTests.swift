@@ -323,7 +323,9 @@ struct ProxyIntegrationTests {
         let result = try await connectivity.checkConnectivity()
         let elapsed = ContinuousClock.now - started
         #expect(result.verdict != .online)
-        #expect(elapsed < .seconds(15), "bounded by the check's deadline: \(elapsed)")
+        // The check's deadline is 3 s; this only tells an unbounded wait from a slow
+        // machine (the whole suite in parallel under ThreadSanitizer).
+        #expect(elapsed < .seconds(60), "bounded by the check's deadline: \(elapsed)")
         let error = result.endpoints.first?.error ?? ""
         switch mode {
         case "flood": #expect(error.contains("over 16384 bytes"), "\(error)")
