@@ -401,8 +401,8 @@ struct ProbeRunner: Sendable {
             }
         case let error as NIOConnectionError:
             if let first = error.connectionErrors.first { return classify(first.error) }
-            let resolution = [error.dnsAError, error.dnsAAAAError].compactMap { $0 }.first
-            return .nameResolutionFailed(resolution.map { String(describing: $0) } ?? "no address for \(error.host)")
+            // One wording with the scoped probes': the name, not SwiftNIO's error text.
+            return .nameResolutionFailed("\(error.host) does not resolve")
         case let error as IOError:
             switch error.errnoCode {
             case ECONNREFUSED: return .connectionRefused
@@ -415,6 +415,7 @@ struct ProbeRunner: Sendable {
             if case .connectTimeout = error { return .timedOut }
             return .connectionFailed(String(describing: error))
         case let error as SocketAddressError:
+            if case .unknown(let host, _) = error { return .nameResolutionFailed("\(host) does not resolve") }
             return .nameResolutionFailed(String(describing: error))
         case is NIOSSLError, is BoringSSLError, is NIOSSLExtraError:
             return .tlsFailed(tlsSummary(String(describing: error)))

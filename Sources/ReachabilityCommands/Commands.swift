@@ -168,9 +168,12 @@ extension WaitOptions {
         return parts.joined(separator: " and ")
     }
 
-    /// Exit status 1 (after telling systemd) for a deadline that has passed.
-    package func timedOut(_ what: String) -> ExitStatus {
+    /// Exit status 1 for a deadline that has passed, after telling systemd and
+    /// saying on stderr what was waited for and, when known, what was still missing.
+    package func timedOut(_ what: String, missing: [String] = []) -> ExitStatus {
         SystemdNotify.status("Timed out after \(Self.seconds(timeout)) waiting for \(what)")
+        let detail = missing.isEmpty ? "" : ": " + missing.joined(separator: "; ")
+        CLIProcess.writeError("reachability: timed out after \(Self.seconds(timeout)) waiting for \(what)\(detail)\n")
         return ExitStatus(1)
     }
 
@@ -216,13 +219,21 @@ extension WaitOptions {
         let updates = monitor.updates
         try monitor.start()
         defer { monitor.stop() }
+        // A named interface that isn't there may come later (a USB modem, a VPN):
+        // say so at once, and keep waiting.
+        if let list = try? NetworkInterfaces.list(environment: environment) {
+            for name in rule.absentNames(in: list) {
+                CLIProcess.writeError("reachability: warning: there is no interface \(quotedForMessage(name)) (yet)\n")
+            }
+        }
         let reached = await firstElement(of: updates, within: max(deadline - .now, .zero)) { rule.holds(for: $0) }
         guard reached != nil else {
             if let error = monitor.lastError {
                 CLIProcess.writeError("reachability: \(error)\n")
                 throw ExitStatus(1)
             }
-            throw timedOut(what)
+            let list = (try? NetworkInterfaces.list(environment: environment)) ?? []
+            throw timedOut(what, missing: rule.missing(in: list))
         }
     }
 
@@ -242,10 +253,7 @@ extension WaitOptions {
             let pause = min(deadline, started + .seconds(1)) - .now
             if pause > .zero { try? await Task.sleep(for: pause) }
             guard ContinuousClock.now < deadline else {
-                CLIProcess.writeError(
-                    "reachability: timed out after \(Self.seconds(timeout)) waiting for a nameserver that answers: "
-                        + "\(report)\n")
-                throw timedOut(what)
+                throw timedOut(what, missing: ["no nameserver answered (\(report))"])
             }
         }
     }

@@ -107,4 +107,33 @@ package struct InterfaceRule: Sendable {
         }
         return any ? met.contains(true) : !met.contains(false)
     }
+
+    /// The named interfaces `list` doesn't have, in the order given.
+    package func absentNames(in list: [InterfaceDetails]) -> [String] {
+        conditions.map(\.name).filter { name in !list.contains { $0.interface.name == name } }
+    }
+
+    /// Why the rule doesn't hold over `list`, one phrase per unmet condition:
+    /// `eth9 does not exist`, `eth0 is degraded (routable wanted)`, `eth1 has no
+    /// carrier`; without conditions, that no other interface is routable.
+    package func missing(in list: [InterfaceDetails]) -> [String] {
+        guard !holds(for: list) else { return [] }
+        let over = family.map { $0 == .ipv4 ? " over IPv4" : " over IPv6" } ?? ""
+        if conditions.isEmpty {
+            return [
+                "no interface" + (ignored.isEmpty ? "" : " but \(ignored.sorted().joined(separator: ", "))")
+                    + " is routable\(over)"
+            ]
+        }
+        return conditions.compactMap { condition in
+            guard let details = list.first(where: { $0.interface.name == condition.name }) else {
+                return "\(condition.name) does not exist"
+            }
+            guard let state = InterfaceCondition.state(of: details, family: family) else {
+                return details.isUp ? "\(condition.name) has no carrier" : "\(condition.name) is down"
+            }
+            guard state < condition.state else { return nil }
+            return "\(condition.name) is \(state.rawValue)\(over) (\(condition.state.rawValue) wanted)"
+        }
+    }
 }

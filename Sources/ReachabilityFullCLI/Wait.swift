@@ -105,8 +105,10 @@ struct Wait: AsyncParsableCommand {
             CLIProcess.writeError("reachability: \(error)\n")
             throw ExitStatus(1)
         }
+        // Read before stopping: a stopped checker keeps no result.
+        let last = connectivity.latestResult.map { ["the last check said \($0.verdict)"] } ?? ["no check ended"]
         connectivity.stop()
-        guard connected != nil else { throw options.timedOut(what) }
+        guard connected != nil else { throw options.timedOut(what, missing: last) }
         SystemdNotify.send("READY=1\nSTATUS=Online: \(what)")
         throw ExitStatus(0)
     }

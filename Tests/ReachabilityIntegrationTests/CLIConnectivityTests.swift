@@ -1,4 +1,5 @@
 import Foundation
+import Reachability
 import Testing
 
 extension TestNamespace {
@@ -66,6 +67,28 @@ struct CLIConnectivityTests {
         #expect(none.status == 1)
         #expect(try jsonObject(none.stdout)["verdict"] as? String == "notConnected")
         #expect(silent.requests.isEmpty)
+    }
+
+    @Test("check: a name that does not resolve says so in words, scoped or not, without SwiftNIO's error text")
+    func unresolvableName() async throws {
+        let (ns, _) = try await ConnectivityIntegrationTests.setUp(["/generate_204": .respond(status: 204)])
+        // The host's name servers refused at once inside the namespace: the lookup
+        // fails now rather than timing out.
+        let resolvConf = (try? String(contentsOfFile: "/etc/resolv.conf", encoding: .utf8)) ?? ""
+        for line in resolvConf.split(separator: "\n") {
+            let words = line.split(whereSeparator: \.isWhitespace)
+            guard words.count >= 2, words[0] == "nameserver", !words[1].hasPrefix("127."),
+                (try? IPAddress(String(words[1])))?.family == .ipv4
+            else { continue }
+            try await offPool { try ns.ip("route add prohibit \(words[1])/32") }
+        }
+        let url = "http://no-such-name.invalid/generate_204"
+        for extra in [[], ["--interface", "veth0"]] {
+            let output = try await ns.cliOffPool(["check", "--url", url, "--deadline", "5"] + extra)
+            #expect(output.status == 1)
+            #expect(output.stdout.contains("no-such-name.invalid does not resolve"), "\(extra): \(output.stdout)")
+            #expect(!output.stdout.contains("SocketAddressError") && !output.stdout.contains("NIO"), "\(output.stdout)")
+        }
     }
 
     @Test(

@@ -60,10 +60,12 @@ final class NotifySocket: @unchecked Sendable {
 @Suite("reachability wait as a wait-online gate", .enabled(if: IntegrationGate.enabled))
 struct CLIWaitOnlineTests {
     /// Runs `wait ARGS` in `ns` and returns the exit status and the seconds it took.
-    static func wait(_ ns: TestNamespace, _ arguments: [String]) throws -> (status: Int32, seconds: Double) {
+    static func wait(_ ns: TestNamespace, _ arguments: [String]) throws -> (
+        status: Int32, seconds: Double, stderr: String
+    ) {
         let started = Date()
         let output = try ns.cli(["wait"] + arguments)
-        return (output.status, Date().timeIntervalSince(started))
+        return (output.status, Date().timeIntervalSince(started), output.stderr)
     }
 
     /// Starts `wait ARGS` in `ns` (after `prefix`, e.g. `env NOTIFY_SOCKET=…`), waits
@@ -87,21 +89,29 @@ struct CLIWaitOnlineTests {
         try ns.ip("link add veth0 type veth peer name veth1")
         try ns.ip("link set veth0 up")  // Up, but no carrier while veth1 is down.
 
-        #expect(try Self.wait(ns, ["-i", "veth0:carrier", "--timeout", "1"]).status == 1)
+        let noCarrier = try Self.wait(ns, ["-i", "veth0:carrier", "--timeout", "1"])
+        #expect(noCarrier.status == 1)
+        #expect(
+            noCarrier.stderr == "reachability: timed out after 1 s waiting for veth0:carrier: veth0 has no carrier\n",
+            "says what was still missing: \(noCarrier.stderr)")
         let carrier = try Self.waitAcross(ns, ["-i", "veth0:carrier", "--timeout", "20"]) {
             try ns.ip("link set veth1 up")
         }
         #expect(carrier == .exited(0))
 
         // Carrier, no address: not degraded yet.
-        #expect(try Self.wait(ns, ["--interface", "veth0:degraded", "--timeout", "1"]).status == 1)
+        let noAddress = try Self.wait(ns, ["--interface", "veth0:degraded", "--timeout", "1"])
+        #expect(noAddress.status == 1)
+        #expect(noAddress.stderr.hasSuffix(": veth0 is carrier (degraded wanted)\n"), "\(noAddress.stderr)")
         let degraded = try Self.waitAcross(ns, ["-i", "veth0:degraded", "--timeout", "20"]) {
             try ns.ip("addr add 192.0.2.1/24 dev veth0")
         }
         #expect(degraded == .exited(0))
 
         // An address, no default route: not routable (the default state).
-        #expect(try Self.wait(ns, ["-i", "veth0", "--timeout", "1"]).status == 1)
+        let noRoute = try Self.wait(ns, ["-i", "veth0", "--timeout", "1"])
+        #expect(noRoute.status == 1)
+        #expect(noRoute.stderr.hasSuffix(": veth0 is degraded (routable wanted)\n"), "\(noRoute.stderr)")
         #expect(try Self.wait(ns, ["-i", "veth0:routable", "--timeout", "1"]).status == 1)
         let routable = try Self.waitAcross(ns, ["-i", "veth0", "--timeout", "20"]) {
             try ns.ip("route add default via 192.0.2.2 dev veth0")
@@ -115,8 +125,14 @@ struct CLIWaitOnlineTests {
         // Losing the carrier loses every state: wait waits again.
         try ns.ip("link set veth1 down")
         #expect(try Self.wait(ns, ["-i", "veth0:carrier", "--timeout", "1"]).status == 1)
-        // An interface that doesn't exist is waited for until the timeout, then exit 1.
-        #expect(try Self.wait(ns, ["-i", "veth9:carrier", "--timeout", "1"]).status == 1)
+        // An interface that doesn't exist: a warning at once (it may come later), the
+        // wait goes on until the timeout, then exit 1 saying it never came.
+        let absent = try Self.wait(ns, ["-i", "veth9:carrier", "--timeout", "1"])
+        #expect(absent.status == 1)
+        #expect(
+            absent.stderr == "reachability: warning: there is no interface \"veth9\" (yet)\n"
+                + "reachability: timed out after 1 s waiting for veth9:carrier: veth9 does not exist\n",
+            "\(absent.stderr)")
     }
 
     @Test("IPv6: a tentative address is not usable; degraded once DAD is done")
@@ -207,6 +223,9 @@ struct CLIWaitOnlineTests {
                 "--timeout", "1",
             ])
             #expect(timedOut.status == 1)
+            #expect(
+                timedOut.stderr == "reachability: timed out after 1 s waiting for a route to the Internet\n",
+                "not silent: \(timedOut.stderr)")
             let failed = socket.messages()
             #expect(failed.first == "STATUS=Waiting for a route to the Internet", "\(failed)")
             #expect(failed.last == "STATUS=Timed out after 1 s waiting for a route to the Internet", "\(failed)")
