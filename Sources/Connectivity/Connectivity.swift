@@ -120,6 +120,8 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         var whenConnected: (@Sendable (Connectivity) -> Void)?
         var whenDisconnected: (@Sendable (Connectivity) -> Void)?
         var streams = StreamRegistry<ConnectivityResult>()
+        /// The ``checks`` sequences.
+        var checkStreams = StreamRegistry<ConnectivityResult>()
         /// The status last delivered to the callbacks (nil: nothing delivered yet).
         var deliveredStatus: ConnectivityStatus?
         /// While not running: the result of the last `checkConnectivity(completion:)`
@@ -286,6 +288,24 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         return stream
     }
 
+    /// Every result as it is taken, whether or not it changes anything: each check's
+    /// own verdict as it finishes (a failure while ``ConnectivityConfiguration/failuresToGoOffline``
+    /// holds ``status`` online included, and a check that repeats the last verdict),
+    /// and notConnected when the path goes away. What counts checks (the exporter's
+    /// `reachability_connectivity_checks_total`); ``updates`` has the changes. Keeps
+    /// the 64 newest for a slow consumer; finishes on ``stop()`` (a sequence made
+    /// before ``start(queue:)`` waits for it).
+    public var checks: AsyncStream<ConnectivityResult> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: ConnectivityResult.self, bufferingPolicy: .bufferingNewest(64))
+        let id = state.withLock { $0.checkStreams.add(continuation) }
+        continuation.onTermination = { [weak self] _ in
+            let removed = self?.state.withLock { $0.checkStreams.remove(id) }
+            withExtendedLifetime(removed) {}
+        }
+        return stream
+    }
+
     /// Starts watching the path and checking; deliveries go to `queue` when one is
     /// given (else ``notificationQueue``'s usual choice). The first result arrives
     /// when the first check finishes (at once for no usable path). Does nothing
@@ -409,7 +429,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             state.timer = nil
             let monitor = state.monitor
             state.monitor = nil
-            let streams = state.streams.takeAll()
+            let streams = state.streams.takeAll() + state.checkStreams.takeAll()
             releaseWaiting(&state)
             ProbeClients.shared.release(state.environment)  // The start's lease.
             return (monitor, tasks, streams)
@@ -566,7 +586,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     }
 
     /// The scopes ``checkEachInterface()`` checks, from an interface list (as
-    /// ``InterfaceMonitor/currentInterfaces`` gives it): one per usable interface
+    /// `InterfaceMonitor.currentInterfaces` gives it): one per usable interface
     /// and default-route family (IPv4 first), in the list's order.
     public static func scopes(of interfaces: [InterfaceDetails], family: IPAddress.Family? = nil) -> [ProbeScope] {
         interfaces.flatMap { details -> [ProbeScope] in
@@ -730,6 +750,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         }
         if state.machine.results != state.resultsSeen {
             state.resultsSeen = state.machine.results
+            if let taken = state.machine.taken { state.checkStreams.yield(taken) }
             releaseWaiting(&state)
         }
     }

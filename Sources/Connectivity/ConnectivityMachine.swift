@@ -56,6 +56,11 @@ struct ConnectivityMachine: Sendable {
     private(set) var checkInFlight = false
     /// The last published result; nil until the first.
     private(set) var published: ConnectivityResult?
+    /// The result last taken (what bumped ``results``), published or not: a check's
+    /// own verdict, validated only when online (a failure held online by
+    /// `failuresToGoOffline` reads as that failure), or notConnected for the path
+    /// going away.
+    private(set) var taken: ConnectivityResult?
 
     init(settings: Settings) {
         self.settings = settings
@@ -88,6 +93,7 @@ struct ConnectivityMachine: Sendable {
             let result = ConnectivityResult(
                 verdict: .notConnected, status: .notConnected, interface: newPath.availableInterfaces.first,
                 endpoints: [], captivePortalAPI: nil, date: date, scope: settings.scope)
+            taken = result
             return [.cancelCheck, .cancelTimer] + publish(result)
         }
         let sameInterface =
@@ -122,6 +128,7 @@ struct ConnectivityMachine: Sendable {
                 interface: interface, endpoints: endpoints, captivePortalAPI: api, captivePortalAPISource: apiSource,
                 date: date, scope: settings.scope)
         }
+        taken = result(validated: verdict == .online)
         if verdict == .online {
             isOnline = true
             consecutiveFailures = 0

@@ -83,12 +83,17 @@ struct Exporter: ParsableCommand {
             var configuration = try probes.configuration()
             configuration.environment = environment
             let checker = try Connectivity(validating: configuration)
+            // The verdict as published (hysteresis applied); every check counted.
             let updates = checker.updates
+            let checks = checker.checks
             Task {
                 for await result in updates {
-                    metrics.record(result)
+                    metrics.recordVerdict(result)
                     board.setConnectivity(Check.json(result))
                 }
+            }
+            Task {
+                for await check in checks { metrics.recordCheck(check) }
             }
             try checker.start()
             kept.append(checker)
@@ -299,6 +304,11 @@ final class MetricsServer: Sendable {
         let channel: any Channel
         do {
             channel = try bootstrap.bind(host: address.host, port: address.port).wait()
+        } catch let error as IOError {
+            // SwiftNIO's description carries the call and a stray parenthesis.
+            let reason = String(cString: strerror(error.errnoCode))
+            throw ExporterError(
+                "cannot listen on \(address.host):\(address.port): \(reason) (errno \(error.errnoCode))")
         } catch {
             throw ExporterError("cannot listen on \(address.host):\(address.port): \(error)")
         }

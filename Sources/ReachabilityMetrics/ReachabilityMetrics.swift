@@ -23,7 +23,7 @@ public import Reachability
 /// | `reachability_path_expensive` | gauge | 1 when the path is expensive |
 /// | `reachability_path_changes_total` | counter | path deliveries after the first |
 /// | `reachability_connectivity_verdict{verdict}` | gauge | 1 for the last verdict (online, captivePortal, noInternet, limited, notConnected, proxyFailed) |
-/// | `reachability_connectivity_checks_total{verdict}` | counter | checks by verdict |
+/// | `reachability_connectivity_checks_total{verdict}` | counter | every check, by its own verdict (``recordCheck(_:)``) |
 /// | `reachability_connectivity_probe_duration_seconds{endpoint}` | histogram | each endpoint's probe time in a check, retries included |
 /// | `reachability_monitor_events_total` … | counter | the monitor's `MonitorCounters`: `events`, `overruns`, `resyncs`, `failed_resyncs`, `malformed_messages`, `evaluation_passes`, `failed_passes` |
 public final class ReachabilityMetrics: Sendable {
@@ -75,11 +75,31 @@ public final class ReachabilityMetrics: Sendable {
         }
     }
 
-    /// Records a connectivity verdict and its probes' durations.
+    /// Records a connectivity result: its verdict as the current one
+    /// (``recordVerdict(_:)``) and it as a check (``recordCheck(_:)``). For a
+    /// stream of published results (`Connectivity/updates`), which has only the
+    /// changes: to count every check, feed `Connectivity/checks` to
+    /// ``recordCheck(_:)`` and the updates to ``recordVerdict(_:)``, as
+    /// ``observe(_:)-(Connectivity)`` does.
     public func record(_ result: ConnectivityResult) {
+        recordVerdict(result)
+        recordCheck(result)
+    }
+
+    /// Sets `reachability_connectivity_verdict` to `result`'s verdict.
+    public func recordVerdict(_ result: ConnectivityResult) {
+        state.withLock { state in
+            let series = state.connectivity ?? ConnectivitySeries(factory: factory)
+            for (name, meter) in series.verdicts { meter.set(name == result.verdict.name ? 1 : 0) }
+            state.connectivity = series
+        }
+    }
+
+    /// Counts `result` as one check (`reachability_connectivity_checks_total` by its
+    /// verdict) and records its endpoints' probe durations.
+    public func recordCheck(_ result: ConnectivityResult) {
         state.withLock { state in
             var series = state.connectivity ?? ConnectivitySeries(factory: factory)
-            for (name, meter) in series.verdicts { meter.set(name == result.verdict.name ? 1 : 0) }
             let checks =
                 series.checks[result.verdict.name]
                 ?? Counter(
@@ -129,13 +149,17 @@ public final class ReachabilityMetrics: Sendable {
         reachability.addObserver { [self] state in record(state, target: target) }
     }
 
-    /// Records every verdict `connectivity` publishes while its notifier runs; the
-    /// task ends when its `updates` sequence finishes (`Connectivity/stop()`).
+    /// Records every verdict `connectivity` publishes and counts every check it
+    /// makes while its notifier runs (its `updates` and `checks` sequences); the
+    /// task ends when both finish (`Connectivity/stop()`).
     @discardableResult
     public func observe(_ connectivity: Connectivity) -> Task<Void, Never> {
         let updates = connectivity.updates
+        let checks = connectivity.checks
         return Task { [self] in
-            for await result in updates { record(result) }
+            async let verdicts: Void = { for await result in updates { recordVerdict(result) } }()
+            for await check in checks { recordCheck(check) }
+            await verdicts
         }
     }
 

@@ -95,6 +95,36 @@ import Testing
         #expect(Self.published(finish(&machine, generation, .online)).map(\.status) == [.connectedViaEthernet])
     }
 
+    @Test func everyResultTakenIsKeptEvenWhenNothingIsPublished() throws {
+        var machine = ConnectivityMachine(settings: .init(failuresToGoOffline: 2))
+        var generation = try #require(Self.started(machine.pathChanged(Self.path(Self.ethernet), at: date)))
+        #expect(machine.taken == nil)
+        _ = finish(&machine, generation, .online)
+        #expect(machine.taken?.verdict == .online)
+        #expect(machine.taken?.status == .connectedViaEthernet)
+        // Held online: nothing published, but the check's own verdict is the one taken.
+        let held = finish(&machine, generation, .noInternet(.timedOut))
+        #expect(Self.published(held).isEmpty)
+        #expect(machine.taken?.verdict == .noInternet(.timedOut))
+        #expect(machine.taken?.status == .connectedViaEthernetWithoutInternet)
+        #expect(machine.published?.verdict == .online)
+        // The same verdict again after going offline: published once, taken each time.
+        let (_, heldTimer) = try #require(Self.scheduled(held))
+        generation = try #require(Self.started(machine.timerFired(generation: heldTimer)))
+        let before = machine.results
+        let left = finish(&machine, generation, .noInternet(.timedOut))
+        #expect(Self.published(left).count == 1)
+        let (_, leftTimer) = try #require(Self.scheduled(left))
+        generation = try #require(Self.started(machine.timerFired(generation: leftTimer)))
+        let again = finish(&machine, generation, .noInternet(.timedOut))
+        #expect(Self.published(again).isEmpty)
+        #expect(machine.results == before + 2)
+        #expect(machine.taken?.verdict == .noInternet(.timedOut))
+        // The path going away: notConnected taken.
+        _ = machine.pathChanged(.unsatisfied, at: date)
+        #expect(machine.taken?.verdict == .notConnected)
+    }
+
     @Test func aSuccessBetweenFailuresResetsTheCount() throws {
         var machine = ConnectivityMachine(settings: .init(failuresToGoOffline: 2))
         let generation = try #require(Self.started(machine.pathChanged(Self.path(Self.ethernet), at: date)))

@@ -182,6 +182,10 @@ struct CLIExporterTests {
         let second = try ns.cli(["exporter", "--listen", "127.0.0.1:\(port)"])
         #expect(second.status == 2)
         #expect(second.stderr.contains("cannot listen"), "\(second.stderr)")
+        let line = second.stderr.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(
+            line.hasSuffix("cannot listen on 127.0.0.1:\(port): Address already in use (errno 98)"),
+            "one sentence, the system's words, no SwiftNIO call text: \(line)")
     }
 
     @Test("--connectivity: the verdict gauge, checks by verdict, probe durations per endpoint, and /status")
@@ -209,6 +213,30 @@ struct CLIExporterTests {
                 (try? exporter.metric("reachability_connectivity_verdict{verdict=\"notConnected\"}")) == 1
             }
             #expect(try exporter.metric("reachability_connectivity_verdict{verdict=\"online\"}") == 0)
+        }
+    }
+
+    @Test("--connectivity counts every check, not only those that changed the verdict")
+    func everyCheckCounted() async throws {
+        // An endpoint answering 500: noInternet, retried while offline (1 s, 2 s, 4 s…),
+        // the same verdict each time. Each check sends one probe, and each is counted.
+        let (ns, server) = try await ConnectivityIntegrationTests.setUp(["/generate_204": .respond(status: 500)])
+        let url = server.url("/generate_204").absoluteString
+        try await offPool {
+            let exporter = try RunningExporter(ns, ["--connectivity", "--url", url])
+            let series = "reachability_connectivity_checks_total{verdict=\"noInternet\"}"
+            try eventuallyBlocking("three checks counted", timeout: 60) {
+                ((try? exporter.metric(series)).flatMap { $0 } ?? 0) >= 3
+            }
+            let text = try exporter.request("/metrics").body
+            let counted = RunningExporter.value(text, series) ?? 0
+            let probed = server.requests.filter { $0.path == "/generate_204" }.count
+            // Counted once the probe was answered: never more checks than probes.
+            #expect(counted <= Double(probed), "\(counted) counted, \(probed) probes")
+            let durations = RunningExporter.value(
+                text, "reachability_connectivity_probe_duration_seconds_count{endpoint=\"\(url)\"}")
+            #expect(durations == counted, "a duration per counted check's probe")
+            #expect(RunningExporter.value(text, "reachability_connectivity_verdict{verdict=\"noInternet\"}") == 1)
         }
     }
 
