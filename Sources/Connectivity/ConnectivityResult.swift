@@ -263,7 +263,7 @@ public struct ConnectivityResult: Sendable, Hashable {
     /// When the check finished.
     public var date: Date
     /// Where the probes left (``ConnectivityConfiguration/scope``, or the scope
-    /// given to ``Connectivity/checkConnectivity(over:)``): ``ProbeScope/any`` for
+    /// given to `Connectivity.checkConnectivity(over:)`): ``ProbeScope/any`` for
     /// an ordinary check.
     public var scope: ProbeScope = .any
 

@@ -31,7 +31,7 @@ extension ConnectivityConfiguration {
     }
 
     /// rwbutler's default requests (6.1 and later): `GET` requests of Apple's two
-    /// success pages over HTTPS (``defaultConnectivityURLs``).
+    /// success pages over HTTPS (`defaultConnectivityURLs`).
     public static let defaultConnectivityURLRequests: [URLRequest] = defaultConnectivityURLs.map {
         URLRequest(url: $0)
     }
@@ -103,12 +103,12 @@ extension ConnectivityConfiguration {
 
     /// Applies what a session configuration means for the probes:
     ///
-    /// - `timeoutIntervalForRequest` becomes ``probeTimeout``, and
-    ///   `timeoutIntervalForResource` ``checkDeadline`` (the whole check, retries
+    /// - `timeoutIntervalForRequest` becomes `probeTimeout`, and
+    ///   `timeoutIntervalForResource` `checkDeadline` (the whole check, retries
     ///   included). A value that is not finite or not positive is ignored (the
     ///   setting keeps its value); one over a week, the limit of both, counts as a week.
     /// - `httpAdditionalHeaders` (`String` keys; values as text) are sent to the URLs
-    ///   set through rwbutler's API (``configureConnectivity(urls:)``,
+    ///   set through rwbutler's API (`configureConnectivity(urls:)`,
     ///   ``configureConnectivity(urlRequests:)``, `connectivityURLs`,
     ///   `connectivityURLRequests`), replacing those of an earlier session
     ///   configuration; a request's own header and the Authorization header of a
@@ -144,10 +144,10 @@ extension ConnectivityConfiguration {
 
     /// Checks `urlRequests` (rwbutler 6.1): each request's URL, with its HTTP method
     /// and headers, judged by the configured validation as a URL of
-    /// ``configureConnectivity(urls:)`` (a plain `GET` of a URL already checked
+    /// `configureConnectivity(urls:)` (a plain `GET` of a URL already checked
     /// keeps that endpoint). A request without a URL is left out; for a URL given
     /// twice the last request counts. The rest of a `URLRequest` is ignored: its
-    /// body, `timeoutInterval` (``probeTimeout`` applies), cache policy, cookie and
+    /// body, `timeoutInterval` (`probeTimeout` applies), cache policy, cookie and
     /// cellular settings.
     public func configureConnectivity(urlRequests: [URLRequest]) -> ConnectivityConfiguration {
         var configuration = self
@@ -182,11 +182,11 @@ extension ConnectivityConfiguration {
 
 extension Connectivity {
     /// The session configuration of this instance's probes, as rwbutler's
-    /// `urlSessionConfiguration`: reading it gives one with ``ConnectivityConfiguration/probeTimeout``
-    /// as `timeoutIntervalForRequest`, ``ConnectivityConfiguration/checkDeadline`` as
+    /// `urlSessionConfiguration`: reading it gives one with `ConnectivityConfiguration.probeTimeout`
+    /// as `timeoutIntervalForRequest`, `ConnectivityConfiguration.checkDeadline` as
     /// `timeoutIntervalForResource` and the session headers as
     /// `httpAdditionalHeaders` (over rwbutler's defaults); setting one applies it as
-    /// ``ConnectivityConfiguration/configureURLSession(_:)`` does, at the next check.
+    /// `ConnectivityConfiguration.configureURLSession(_:)` does, at the next check.
     ///
     /// rwbutler's is a static property, shared by every instance; here the static
     /// one is the default of the instances made afterwards, and this one is the
@@ -199,7 +199,7 @@ extension Connectivity {
 
     /// rwbutler's process-wide session configuration: setting it makes the instances
     /// made afterwards start with it, applied as
-    /// ``ConnectivityConfiguration/configureURLSession(_:)`` does — those of
+    /// `ConnectivityConfiguration.configureURLSession(_:)` does — those of
     /// `Connectivity()`, `Connectivity(shouldUseHTTPS:)` and `Connectivity(configuration:)`
     /// with rwbutler's URLs, unless that configuration was given a session
     /// configuration of its own. Instances made before keep theirs (set theirs with
@@ -221,12 +221,12 @@ extension Connectivity {
 
     /// The requests checked (rwbutler 6.1): reading gives one per endpoint in use,
     /// those set through rwbutler's API with the method and headers they were set
-    /// with (not the Authorization header of ``bearerToken``, added when sent).
-    /// Setting replaces them as ``connectivityURLs`` does: each request's URL, method
-    /// and headers, judged by ``validationMode`` (a plain `GET` of a URL already
+    /// with (not the Authorization header of `bearerToken`, added when sent).
+    /// Setting replaces them as `connectivityURLs` does: each request's URL, method
+    /// and headers, judged by `validationMode` (a plain `GET` of a URL already
     /// checked keeps its expectation); while `Connectivity.isHTTPSOnly` is set,
     /// plain-HTTP requests are dropped, as rwbutler drops them. What else a `URLRequest` carries is ignored (see
-    /// ``ConnectivityConfiguration/configureConnectivity(urlRequests:)``).
+    /// `ConnectivityConfiguration.configureConnectivity(urlRequests:)`).
     public var connectivityURLRequests: [URLRequest] {
         get {
             configuration.rwbutlerRequests.map { request in
@@ -262,7 +262,7 @@ extension Connectivity {
 /// connectivity.validationMode = .custom
 /// ```
 ///
-/// It refines module Connectivity's protocol (``ProbeResponseValidator``), so such a
+/// It refines module Connectivity's protocol (`ProbeResponseValidator`), so such a
 /// validator goes wherever that one does (`responseValidator`,
 /// `configureResponseValidator(_:)`); the probe's answer reaches it as an
 /// `HTTPURLResponse` (status and headers) and a `GET` request of the URL. The
@@ -276,7 +276,7 @@ extension Connectivity {
 ///
 /// A validator implements `isResponseValid(urlRequest:response:data:)`; one that
 /// implements neither that nor `isResponseValid(url:response:data:)` would call
-/// itself forever. Validators are `Sendable` (see ``ProbeResponseValidator``).
+/// itself forever. Validators are `Sendable` (see `ProbeResponseValidator`).
 public protocol ConnectivityResponseValidator: ProbeResponseValidator {
     /// Whether `data`, the body of the answer to `urlRequest`, shows the Internet is there.
     func isResponseValid(urlRequest: URLRequest, response: URLResponse?, data: Data?) -> Bool

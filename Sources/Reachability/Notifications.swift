@@ -7,7 +7,7 @@ public import Foundation
 @_exported public import ReachabilityCore
 
 extension Notification.Name {
-    /// Posted on the instance's ``Reachability/notificationQueue`` with the
+    /// Posted on the instance's `Reachability.notificationQueue` with the
     /// ``Reachability`` instance as `object`: once when the notifier starts, then
     /// whenever its flags or output interface change.
     ///

@@ -22,7 +22,7 @@ public import Reachability
 /// differs from Apple's `NetworkStatus` in one row: reachable + connectionRequired
 /// + isWWAN is ``NetworkReachabilityStatus/notReachable`` here (Alamofire calls a
 /// connection that must first be established unreachable), where Apple's
-/// sample and ``Reachability/currentReachabilityStatus`` say reachable via WWAN.
+/// sample and `Reachability.currentReachabilityStatus` say reachable via WWAN.
 ///
 /// On Linux:
 /// - the listener runs on the library's serial queue unless you pass a queue
@@ -32,7 +32,7 @@ public import Reachability
 ///   (Alamofire on macOS never reports cellular);
 /// - a hostname's ``flags`` and ``status`` never wait on DNS: before the name's
 ///   first resolution they answer from the route the Internet takes (see
-///   ``Reachability/init(hostname:environment:notificationQueue:)``); the
+///   `Reachability.init(hostname:environment:notificationQueue:)`); the
 ///   listener's first status waits for that resolution;
 /// - `flags` is never nil: the kernel always answers a route lookup, so
 ///   ``status`` is never ``NetworkReachabilityStatus/unknown``.

@@ -62,10 +62,10 @@ public final class DTReachabilityInformation: Sendable, CustomStringConvertible 
 ///
 /// The Swift names of the Objective-C API: `+defaultReachability` is
 /// ``default()``, `-initWithHostname:` is ``init(hostname:environment:notificationQueue:)``,
-/// `-addReachabilityObserverWithBlock:` is ``addReachabilityObserver(_:)``,
-/// `-removeReachabilityObserver:` is ``removeReachabilityObserver(_:)``,
+/// `-addReachabilityObserverWithBlock:` is `addReachabilityObserver(_:)`,
+/// `-removeReachabilityObserver:` is `removeReachabilityObserver(_:)`,
 /// `-setHostname:` is ``setHostname(_:)``. The selector spellings
-/// ``defaultReachability()`` and ``addReachabilityObserverWithBlock(_:)`` work too.
+/// ``defaultReachability()`` and `addReachabilityObserverWithBlock(_:)` work too.
 ///
 /// On Linux:
 /// - blocks run on the library's serial queue unless a queue is given
@@ -157,7 +157,7 @@ public final class DTReachability: Sendable {
 
     /// Adds a block that is called once with the current information, then every
     /// time the flags change. The first observer starts watching. Keep the
-    /// returned token to pass to ``removeReachabilityObserver(_:)``.
+    /// returned token to pass to `removeReachabilityObserver(_:)`.
     /// (`-addReachabilityObserverWithBlock:`.)
     @discardableResult
     public func addReachabilityObserver(_ observer: @escaping DTReachabilityObserverBlock)
@@ -172,7 +172,7 @@ public final class DTReachability: Sendable {
         return token
     }
 
-    /// The Objective-C selector's spelling of ``addReachabilityObserver(_:)``.
+    /// The Objective-C selector's spelling of `addReachabilityObserver(_:)`.
     @discardableResult
     public func addReachabilityObserverWithBlock(_ observer: @escaping DTReachabilityObserverBlock)
         -> DTReachabilityObservation
@@ -180,7 +180,7 @@ public final class DTReachability: Sendable {
         addReachabilityObserver(observer)
     }
 
-    /// Removes an observer: `observer` is the token ``addReachabilityObserver(_:)``
+    /// Removes an observer: `observer` is the token `addReachabilityObserver(_:)`
     /// returned; anything else is ignored. Removing the last observer stops
     /// watching. A call of the block that has already begun may still finish.
     public func removeReachabilityObserver(_ observer: Any) {
@@ -263,7 +263,7 @@ public final class DTReachability: Sendable {
     }
 
     /// The Objective-C selector's spelling of the deprecated class method
-    /// ``addReachabilityObserver(_:)``.
+    /// `addReachabilityObserver(_:)`.
     @available(*, deprecated, message: "use addReachabilityObserver on DTReachability.default")
     @discardableResult
     public static func addReachabilityObserverWithBlock(_ observer: @escaping DTReachabilityObserverBlock)
@@ -279,9 +279,9 @@ public final class DTReachability: Sendable {
     }
 }
 
-/// The opaque reference ``DTReachability/addReachabilityObserver(_:)`` returns
+/// The opaque reference `DTReachability.addReachabilityObserver(_:)` returns
 /// (DTFoundation returns the block as `id`, which Swift sees as `Any`): pass it to
-/// ``DTReachability/removeReachabilityObserver(_:)``.
+/// `DTReachability.removeReachabilityObserver(_:)`.
 ///
 /// `Sendable`: it has no state; it is compared by identity.
 public final class DTReachabilityObservation: Sendable, Hashable {

@@ -390,10 +390,10 @@ public struct NWPath: Equatable, Sendable, CustomDebugStringConvertible {
     /// Nameservers are configured and the path is not unsatisfied.
     public let supportsDNS: Bool
     /// The preferred interface is expensive (cellular, unless configured otherwise
-    /// with ``PathMonitorOptions/expensiveInterfaces``).
+    /// with `PathMonitorOptions.expensiveInterfaces`).
     public let isExpensive: Bool
     /// The preferred interface is marked constrained with
-    /// ``PathMonitorOptions/constrainedInterfaces`` (Low Data Mode has no Linux
+    /// `PathMonitorOptions.constrainedInterfaces` (Low Data Mode has no Linux
     /// counterpart).
     public let isConstrained: Bool
 
@@ -402,7 +402,7 @@ public struct NWPath: Equatable, Sendable, CustomDebugStringConvertible {
     /// The remote endpoint of a connection's path: always nil for a monitor's path.
     public var remoteEndpoint: NWEndpoint? { nil }
 
-    /// A path from the core's ``NetworkPath``.
+    /// A path from the core's `NetworkPath`.
     public init(_ path: NetworkPath) {
         switch path.status {
         case .satisfied: status = .satisfied
@@ -478,7 +478,7 @@ public struct NWPath: Equatable, Sendable, CustomDebugStringConvertible {
 
 // MARK: - NWPathMonitor
 
-/// Network's `NWPathMonitor`, over the core ``PathMonitor``: watches the host's
+/// Network's `NWPathMonitor`, over the core `PathMonitor`: watches the host's
 /// network path and calls ``pathUpdateHandler`` on the start queue with the
 /// current path, then with every change.
 ///
@@ -494,8 +494,8 @@ public struct NWPath: Equatable, Sendable, CustomDebugStringConvertible {
 /// the netlink sockets can fail to open (a sandbox, the descriptor limit, a
 /// namespace that can't be entered); then ``start(queue:)`` logs one line to
 /// standard error, keeps the error in ``lastError`` and delivers an unsatisfied
-/// path with reason ``NWPath/UnsatisfiedReason/monitorFailed`` on the queue.
-/// The core ``PathMonitor`` throws instead.
+/// path with reason `NWPath.UnsatisfiedReason.monitorFailed` on the queue.
+/// The core `PathMonitor` throws instead.
 ///
 /// `for await path in monitor` works as in Network: iterating starts the monitor
 /// (on the library's serial queue) if it is not started, and the monitor is
@@ -504,7 +504,7 @@ public struct NWPath: Equatable, Sendable, CustomDebugStringConvertible {
 ///
 /// Differences on Linux: a cancelled monitor can be started again (Network's
 /// can't); ``NWPath/isConstrained`` and ``NWPath/isExpensive`` come from
-/// ``PathMonitorOptions`` and the interface type; `localNetworkDenied` and
+/// `PathMonitorOptions` and the interface type; `localNetworkDenied` and
 /// `vpnInactive` never occur.
 ///
 /// Swift 6 language mode: ``pathUpdateHandler`` is `@Sendable`, as in Network, so
@@ -593,7 +593,7 @@ public final class NWPathMonitor: Sendable, AsyncSequence {
     }
 
     /// The current path: cached while started, else evaluated afresh; the
-    /// ``NWPath/UnsatisfiedReason/monitorFailed`` path after a failed start.
+    /// `NWPath.UnsatisfiedReason.monitorFailed` path after a failed start.
     public var currentPath: NWPath {
         guard let monitor, state.withLock({ $0.startError }) == nil else { return .failed }
         return NWPath(monitor.currentPath)
@@ -602,7 +602,7 @@ public final class NWPathMonitor: Sendable, AsyncSequence {
     /// Starts watching and calls ``pathUpdateHandler`` on `queue` with the current
     /// path, then with every change. Calling it while started does nothing. When
     /// the monitor can't start, the handler gets one unsatisfied path with reason
-    /// ``NWPath/UnsatisfiedReason/monitorFailed``, ``lastError`` says why, and one
+    /// `NWPath.UnsatisfiedReason.monitorFailed`, ``lastError`` says why, and one
     /// line goes to standard error.
     public func start(queue: DispatchQueue) {
         let failure = Self.start(monitor, makeError, on: queue)
@@ -639,9 +639,9 @@ public final class NWPathMonitor: Sendable, AsyncSequence {
     // MARK: AsyncSequence
 
     /// Iterates the paths: the current one first, then every change. The core
-    /// ``PathMonitor``'s iteration: it starts the monitor if it is not started, and
+    /// `PathMonitor`'s iteration: it starts the monitor if it is not started, and
     /// cancels it when the last loop that started it ends. A monitor that can't
-    /// start yields one ``NWPath/UnsatisfiedReason/monitorFailed`` path and ends.
+    /// start yields one `NWPath.UnsatisfiedReason.monitorFailed` path and ends.
     public func makeAsyncIterator() -> Iterator {
         guard let monitor else {
             if let makeError { Self.logStartFailure(makeError) }

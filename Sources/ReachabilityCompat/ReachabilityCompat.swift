@@ -16,7 +16,7 @@ public import Reachability
 
 /// Apple's name for the reachability flags, so that code naming the type
 /// (`let flags: SCNetworkReachabilityFlags = [.reachable]`) compiles unchanged: the
-/// same type as ``ReachabilityFlags``, with Apple's member names and bit values.
+/// same type as `ReachabilityFlags`, with Apple's member names and bit values.
 public typealias SCNetworkReachabilityFlags = ReachabilityFlags
 
 /// Writes one line to standard error: the compatibility types report failures the

@@ -9,14 +9,14 @@ import Glibc
 
 extension Reachability {
     /// Apple's `+reachabilityForInternetConnection`: the Internet (the 0.0.0.0
-    /// target), with deliveries on ``defaultNotificationQueue``. Nil only when the
+    /// target), with deliveries on `defaultNotificationQueue`. Nil only when the
     /// instance can't be made (never for the process's own namespace).
     public static func reachabilityForInternetConnection() -> Reachability! {
         try? Reachability()
     }
 
     /// Apple's `+reachabilityWithHostName:`: watches a hostname (see
-    /// ``init(hostname:environment:notificationQueue:)``). Nil for an invalid name.
+    /// `init(hostname:environment:notificationQueue:)`). Nil for an invalid name.
     public static func reachabilityWithHostName(_ hostName: String) -> Reachability! {
         try? Reachability(hostname: hostName)
     }
@@ -30,7 +30,7 @@ extension Reachability {
     }
 
     /// Apple's `+reachabilityForLocalWiFi` (dropped from later versions of the
-    /// sample): ``forLinkLocal(environment:notificationQueue:)``.
+    /// sample): `forLinkLocal(environment:notificationQueue:)`.
     public static func reachabilityForLocalWiFi() -> Reachability! {
         try? Reachability.forLinkLocal()
     }
@@ -83,13 +83,13 @@ extension Reachability {
 
 /// The sample's `kReachabilityChangedNotification`, as Swift imports it (a
 /// string): `Notification.Name(rawValue: kReachabilityChangedNotification)` is
-/// ``Foundation/Notification/Name/reachabilityChanged``, posted with the instance as
+/// `Notification.Name.reachabilityChanged`, posted with the instance as
 /// `object`.
 public let kReachabilityChangedNotification: String = Notification.Name.reachabilityChanged.rawValue
 
-/// The sample's `NotReachable` status constant: ``NetworkStatus/notReachable``.
+/// The sample's `NotReachable` status constant: `NetworkStatus.notReachable`.
 public let NotReachable = NetworkStatus.notReachable
-/// The sample's `ReachableViaWiFi` status constant: ``NetworkStatus/reachableViaWiFi``.
+/// The sample's `ReachableViaWiFi` status constant: `NetworkStatus.reachableViaWiFi`.
 public let ReachableViaWiFi = NetworkStatus.reachableViaWiFi
-/// The sample's `ReachableViaWWAN` status constant: ``NetworkStatus/reachableViaWWAN``.
+/// The sample's `ReachableViaWWAN` status constant: `NetworkStatus.reachableViaWWAN`.
 public let ReachableViaWWAN = NetworkStatus.reachableViaWWAN

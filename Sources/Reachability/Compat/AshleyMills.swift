@@ -11,10 +11,10 @@ extension Reachability {
     /// ashleymills' answer: how the target is reached now.
     ///
     /// Computed from the flags exactly as Apple's `networkStatusForFlags:` does
-    /// (``NetworkStatus``): `.wifi` means "reachable, not cellular" — wired Ethernet,
+    /// (`NetworkStatus`): `.wifi` means "reachable, not cellular" — wired Ethernet,
     /// Wi-Fi, a VPN and loopback included — and `.cellular` is shown as
     /// `.unavailable` while ``allowsCellularConnection`` is false. The real medium is
-    /// ``interfaceType``.
+    /// `interfaceType`.
     ///
     /// `Sendable`: a plain enum.
     public enum Connection: Sendable, Hashable, CustomStringConvertible {
@@ -40,20 +40,20 @@ extension Reachability {
         }
     }
 
-    /// The type of ``whenUnreachable`` under ashleymills' name: the same closure
-    /// type as ``NetworkReachable``.
+    /// The type of `whenUnreachable` under ashleymills' name: the same closure
+    /// type as `NetworkReachable`.
     public typealias NetworkUnreachable = NetworkReachable
 
-    /// ashleymills' (and Apple's sample's) name of ``start()``: starts watching and
-    /// delivers the current state once, then every change. Throws what ``start()``
-    /// throws; it matches ``unableToSetCallback(_:)`` in a `catch`. (The core's
+    /// ashleymills' (and Apple's sample's) name of `start()`: starts watching and
+    /// delivers the current state once, then every change. Throws what `start()`
+    /// throws; it matches `unableToSetCallback(_:)` in a `catch`. (The core's
     /// `startNotifier()` is deprecated; this one, in the `Reachability` module,
     /// takes its place for code that imports it.)
     public func startNotifier() throws(ReachabilityError) {
         try start()
     }
 
-    /// ashleymills' (and Apple's sample's) name of ``stop()``.
+    /// ashleymills' (and Apple's sample's) name of `stop()`.
     public func stopNotifier() {
         stop()
     }
@@ -66,11 +66,11 @@ extension Reachability {
     /// `notificationQueue` defaults to nil, not `.main` as in ashleymills': a Linux
     /// program may never drain the main queue, and callbacks that never arrive are
     /// worse than callbacks on another queue. With nil and no QoS or target queue,
-    /// deliveries run on ``defaultNotificationQueue``. Pass `.main` if your program
+    /// deliveries run on `defaultNotificationQueue`. Pass `.main` if your program
     /// runs a main loop (`dispatchMain()`, `RunLoop.main.run()`).
     ///
-    /// Throws what ``init(environment:notificationQueue:)`` throws; it matches
-    /// ``failedToCreateWithAddress(_:_:)`` in a `catch`.
+    /// Throws what `init(environment:notificationQueue:)` throws; it matches
+    /// `failedToCreateWithAddress(_:_:)` in a `catch`.
     public convenience init(
         queueQoS: DispatchQoS = .default, targetQueue: DispatchQueue? = nil, notificationQueue: DispatchQueue? = nil
     ) throws(ReachabilityError) {
@@ -79,9 +79,9 @@ extension Reachability {
             notificationQueue: Self.deliveryQueue(notificationQueue, qos: queueQoS, target: targetQueue))
     }
 
-    /// Watches a hostname, ashleymills' way: ``init(hostname:environment:notificationQueue:)``
+    /// Watches a hostname, ashleymills' way: `init(hostname:environment:notificationQueue:)`
     /// with the queue rules of ``init(queueQoS:targetQueue:notificationQueue:)``.
-    /// Throws for an invalid name; it matches ``failedToCreateWithHostname(_:_:)``
+    /// Throws for an invalid name; it matches `failedToCreateWithHostname(_:_:)`
     /// in a `catch`.
     public convenience init(
         hostname: String, queueQoS: DispatchQoS = .default, targetQueue: DispatchQueue? = nil,
@@ -113,9 +113,9 @@ extension Reachability {
     }
 
     /// When false, a target reached over cellular counts as unreachable: ``connection``
-    /// is `.unavailable` and ``whenUnreachable`` is called instead of
-    /// ``whenReachable``. Default true. (``flags``, ``currentReachabilityStatus``,
-    /// observers and ``updates`` still report the cellular route as it is.)
+    /// is `.unavailable` and `whenUnreachable` is called instead of
+    /// `whenReachable`. Default true. (`flags`, `currentReachabilityStatus`,
+    /// observers and `updates` still report the cellular route as it is.)
     public var allowsCellularConnection: Bool {
         get { allowsCellular }
         set { allowsCellular = newValue }
@@ -155,16 +155,16 @@ extension Reachability {
 // MARK: - ashleymills' error cases
 
 /// ashleymills' `ReachabilityError` is an enum; this package's is a struct with a
-/// ``ReachabilityError/code``. Its five case names are static functions here, so
+/// `ReachabilityError.code`. Its five case names are static functions here, so
 /// that `throw ReachabilityError.unableToSetCallback(0)` compiles and
 /// `catch ReachabilityError.unableToSetCallback { … }` matches: an error thrown by an
 /// address or Internet initializer matches ``ReachabilityError/failedToCreateWithAddress(_:_:)``,
 /// one thrown by a hostname initializer ``ReachabilityError/failedToCreateWithHostname(_:_:)``,
-/// one thrown by ``Reachability/start()`` ``ReachabilityError/unableToSetCallback(_:)``.
+/// one thrown by `Reachability.start()` ``ReachabilityError/unableToSetCallback(_:)``.
 /// Patterns that bind the associated values (`catch ReachabilityError.unableToGetFlags(let code)`)
-/// can't match a struct: read ``ReachabilityError/errno`` and ``ReachabilityError/message`` instead.
+/// can't match a struct: read `ReachabilityError.errno` and `ReachabilityError.message` instead.
 extension ReachabilityError {
-    /// An error of the address initializers (ashleymills' case); `code` becomes ``errno``.
+    /// An error of the address initializers (ashleymills' case); `code` becomes `errno`.
     public static func failedToCreateWithAddress(_ address: sockaddr, _ code: Int32) -> ReachabilityError {
         ReachabilityError(
             .invalidAddress, "failed to create a reachability for an address of family \(address.sa_family)",
@@ -172,14 +172,14 @@ extension ReachabilityError {
         ).during(.creatingWithAddress)
     }
 
-    /// An error of the hostname initializers (ashleymills' case); `code` becomes ``errno``.
+    /// An error of the hostname initializers (ashleymills' case); `code` becomes `errno`.
     public static func failedToCreateWithHostname(_ hostname: String, _ code: Int32) -> ReachabilityError {
         ReachabilityError(
             .invalidHostname, "failed to create a reachability for \(quotedForMessage(hostname))", errno: code
         ).during(.creatingWithHostname)
     }
 
-    /// An error of ``Reachability/start()`` (ashleymills' case); `code` becomes ``errno``.
+    /// An error of `Reachability.start()` (ashleymills' case); `code` becomes `errno`.
     public static func unableToSetCallback(_ code: Int32) -> ReachabilityError {
         ReachabilityError(.systemCall, "unable to start the notifier", errno: code).during(.startingNotifier)
     }
@@ -209,7 +209,7 @@ extension ReachabilityError {
 }
 
 /// Matches `catch ReachabilityError.unableToSetCallback` (and the other one-value
-/// cases) against a thrown error: see ``ReachabilityError``'s ashleymills cases.
+/// cases) against a thrown error: see `ReachabilityError`'s ashleymills cases.
 public func ~= (pattern: (Int32) -> ReachabilityError, value: any Error) -> Bool {
     (value as? ReachabilityError)?.matchedOperation == pattern(0).matchedOperation
 }
