@@ -4,6 +4,7 @@
 #   make                       # release build, Swift runtime linked in statically
 #   sudo make install          # into /usr/local (PREFIX=/usr, DESTDIR=… for packaging)
 #   sudo make uninstall
+#   make deb                   # .build/deb/reachability_VERSION_ARCH.deb (dpkg -i it)
 #
 # Two executables (docs/DESIGN.md §4.5): bin/reachability runs status, watch, wait and
 # interfaces itself, on the core library alone; for anything else it runs
@@ -22,10 +23,16 @@ BASHDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSHDIR = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 FISHDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 UNITDIR = $(DESTDIR)$(PREFIX)/lib/systemd/system
+RULESDIR = $(DESTDIR)$(PREFIX)/share/reachability/prometheus
 RELEASE = .build/release
 MANPAGES = .build/man
+# The release (CHANGELOG.md's newest section; `reachability --version` says the same).
+VERSION = 0.1.0
+DEB_ARCH = $(shell dpkg --print-architecture 2>/dev/null)
+DEB_ROOT = .build/deb/root
+DEB = .build/deb/reachability_$(VERSION)_$(DEB_ARCH).deb
 
-.PHONY: all build man install uninstall
+.PHONY: all build man install uninstall deb
 
 all: build
 
@@ -41,22 +48,33 @@ man: build
 	swift build -c release --product generate-manual --static-swift-stdlib
 	rm -rf $(MANPAGES) && mkdir -p $(MANPAGES)
 	$(RELEASE)/generate-manual $(RELEASE)/reachability-full --multi-page --output-directory $(MANPAGES)
+	python3 Scripts/finish-man-pages.py $(MANPAGES)
 
 install: build man
-	install -d $(BINDIR) $(LIBEXECDIR) $(MANDIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR) $(UNITDIR)
+	install -d $(BINDIR) $(LIBEXECDIR) $(MANDIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR) $(UNITDIR) $(RULESDIR)
 	$(INSTALL_PROGRAM) $(RELEASE)/reachability $(BINDIR)/reachability
 	$(INSTALL_PROGRAM) $(RELEASE)/reachability-full $(LIBEXECDIR)/reachability-full
 	install -m 644 $(MANPAGES)/*.1 $(MANDIR)/
-	$(RELEASE)/reachability --generate-completion-script bash > $(BASHDIR)/reachability
+	$(RELEASE)/reachability --generate-completion-script bash | sed '1{/^#!/d}' > $(BASHDIR)/reachability
 	$(RELEASE)/reachability --generate-completion-script zsh > $(ZSHDIR)/_reachability
 	$(RELEASE)/reachability --generate-completion-script fish > $(FISHDIR)/reachability.fish
 	sed 's|/usr/local/bin/reachability|$(PREFIX)/bin/reachability|' \
 		Packaging/systemd/reachability-wait-online.service > $(UNITDIR)/reachability-wait-online.service
 	chmod 644 $(UNITDIR)/reachability-wait-online.service
+	install -m 644 Packaging/prometheus/reachability.rules.yml $(RULESDIR)/
 
 uninstall:
 	rm -f $(BINDIR)/reachability $(LIBEXECDIR)/reachability-full \
 		$(MANDIR)/reachability.1 $(MANDIR)/reachability.*.1 \
 		$(BASHDIR)/reachability $(ZSHDIR)/_reachability $(FISHDIR)/reachability.fish \
-		$(UNITDIR)/reachability-wait-online.service
-	-rmdir $(LIBEXECDIR) 2>/dev/null
+		$(UNITDIR)/reachability-wait-online.service $(RULESDIR)/reachability.rules.yml
+	-rmdir $(LIBEXECDIR) $(RULESDIR) $(DESTDIR)$(PREFIX)/share/reachability 2>/dev/null
+
+# A Debian package of what `make install PREFIX=/usr` installs, with the copyright and
+# changelog Debian asks for and the shared libraries the executables load as
+# dependencies (libmnl0 among them). The unit is installed, not enabled (README,
+# "Wait for the network at boot"). Needs dpkg-deb (dpkg); check it with lintian.
+deb:
+	rm -rf .build/deb && mkdir -p $(DEB_ROOT)/DEBIAN
+	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(DEB_ROOT) PREFIX=/usr
+	Packaging/debian/make-deb.sh $(DEB_ROOT) $(VERSION) $(DEB_ARCH) $(DEB)
