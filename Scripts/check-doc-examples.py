@@ -6,19 +6,26 @@ modules, as a user of the package sees them (public API only):
   Sources/Connectivity and Sources/ReachabilityCompat, and of their DocC articles, each as the body of an async
   throwing function (names an example takes from its surroundings, such as
   `connectivity`, are declared first: CONTEXT);
-- README.md's ```swift blocks, in order, as one script (main.swift);
+- README.md's ```swift blocks, each a program of its own as a user pastes it (what it
+  uses, it imports and declares);
 - README.md's manifest excerpt, inside a manifest that `swift package dump-package`
   evaluates;
 - docs/MIGRATING.md's "After" examples (a ```swift block whose paragraph above
   starts with "After"), each as a program of its own (main.swift). The "Before"
   ones are written for Apple platforms and are not compiled.
 
-Run it after `swift build` (debug): it reads the module search flags SwiftPM used
-for ReachabilityExample, a client of both modules, from .build/debug.yaml.
+Each is compiled to an object file, through SIL and code generation (a type-check
+alone missed a compiler crash); README's and MIGRATING's programs are also linked
+against the library's debug objects and run, each in a network namespace of its own
+(`unshare -rn`, loopback only): see run_all.
+
+Run it after `swift build --build-tests` (debug): it reads the module search flags
+SwiftPM used for ReachabilityExample and the test bundle's object list from
+.build/debug.yaml.
 
 Usage: python3 Scripts/check-doc-examples.py   (exit 1 when an example does not compile)
 """
-import json, os, re, subprocess, sys, tempfile
+import concurrent.futures, json, os, re, subprocess, sys, tempfile
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 SOURCES = [
@@ -98,13 +105,12 @@ def doc_examples():
 
 
 def readme_examples():
-    """main.swift (README's Swift blocks as one script, imports first) and the manifest excerpt."""
-    blocks = [code for _, code in markdown_blocks(os.path.join(ROOT, "README.md"))]
-    manifest = [code for code in blocks if ".package(url:" in code]
-    script = [code for code in blocks if ".package(url:" not in code]
-    imports = sorted({line for code in script for line in code.split("\n") if line.startswith("import ")})
-    lines = [line for code in script for line in code.split("\n") if not line.startswith("import ")]
-    return "\n".join(imports + ["import Dispatch", ""] + lines) + "\n", len(script), manifest
+    """README.md's Swift blocks, each a program of its own (line, code) as a user
+    pastes it, and its manifest excerpt(s)."""
+    blocks = markdown_blocks(os.path.join(ROOT, "README.md"))
+    manifest = [code for _, code in blocks if ".package(url:" in code]
+    programs = [(line, code) for line, code in blocks if ".package(url:" not in code]
+    return programs, manifest
 
 
 def migration_examples():
@@ -125,17 +131,25 @@ def migration_examples():
     return programs
 
 
-def module_flags():
-    """The -I and -Xcc flags SwiftPM passed when it compiled ReachabilityExample."""
+def build_plan():
+    """.build/debug.yaml, the plan of the debug build (`swift build --build-tests`)."""
     plan = os.path.join(ROOT, ".build", "debug.yaml")
     if not os.path.exists(plan):
-        sys.exit("check-doc-examples: no .build/debug.yaml: run `swift build` first")
-    text = open(plan, encoding="utf-8").read()
-    command = re.search(r'"C\.ReachabilityExample-[^"]*-debug\.module":', text)
-    match = re.search(r"args: (\[.*\])", text[command.end():]) if command else None
+        sys.exit("check-doc-examples: no .build/debug.yaml: run `swift build --build-tests` first")
+    return open(plan, encoding="utf-8").read()
+
+
+def command_args(plan, pattern):
+    command = re.search(r'"(' + pattern + r')":', plan)
+    match = re.search(r"args: (\[.*\])", plan[command.end():]) if command else None
     if not match:
-        sys.exit("check-doc-examples: ReachabilityExample's compile command is not in .build/debug.yaml")
-    args = json.loads(match.group(1))
+        sys.exit(f"check-doc-examples: no command matching {pattern} in .build/debug.yaml")
+    return json.loads(match.group(1))
+
+
+def module_flags(plan):
+    """The -I and -Xcc flags SwiftPM passed when it compiled ReachabilityExample."""
+    args = command_args(plan, r"C\.ReachabilityExample-[^\"]*-debug\.module")
     flags, index = [], 0
     while index < len(args) - 1:
         if args[index] in ("-Xcc", "-I"):
@@ -144,6 +158,40 @@ def module_flags():
         else:
             index += 1
     return flags
+
+
+# Modules of this package that are no library: their objects stay out of an example's link.
+NOT_LIBRARIES = {
+    "ReachabilityTests", "ConnectivityTests", "ReachabilityIntegrationTests", "TestSupport",
+    "ReachabilityPackageTests", "ReachabilityPackageDiscoveredTests", "ReachabilityCLI", "ReachabilityFullCLI",
+}
+
+
+def link_inputs(plan):
+    """What links an example program: every library module's objects (the test bundle's
+    link list, which has them all, without the tests' and executables' own) and the
+    libraries SwiftPM's link commands name (-L, -l)."""
+    args = command_args(plan, r"C\.ReachabilityPackageTests-[^\"]*-debug\.test")
+    listing = next(arg[1:] for arg in args if arg.startswith("@") and arg.endswith("Objects.LinkFileList"))
+    objects = []
+    for line in open(listing, encoding="utf-8").read().splitlines():
+        path = line.strip().strip("'")
+        module = re.search(r"/([^/]+)\.build/", path)
+        if module and module.group(1) not in NOT_LIBRARIES:
+            objects.append(path)
+    flags = []
+    for pattern in (r"C\.ReachabilityExample-[^\"]*-debug\.exe", r"C\.reachability-full-[^\"]*-debug\.exe"):
+        args = command_args(plan, pattern)
+        index = 0
+        while index < len(args):
+            if args[index] == "-L":
+                flags += args[index:index + 2]
+                index += 2
+                continue
+            if re.match(r"-[lL].", args[index]) and args[index] not in flags:
+                flags.append(args[index])
+            index += 1
+    return objects, flags
 
 
 def manifest_check(excerpts, scratch):
@@ -168,31 +216,104 @@ def manifest_check(excerpts, scratch):
     return failures
 
 
+def build(name, text, scratch, flags, link):
+    """Compiles a program to an object file (through SIL and code generation, which a
+    type-check never reaches) and, with `link`, links it; returns the executable's path,
+    or None after printing why it failed."""
+    folder = os.path.join(scratch, re.sub(r"[^\w.-]", "_", name))
+    os.makedirs(folder, exist_ok=True)
+    source = os.path.join(folder, "main.swift")
+    open(source, "w").write(text)
+    cache = os.path.join(scratch, "ModuleCache")
+    obj = os.path.join(folder, "main.o")
+    command = ["swiftc", "-c", "-g", "-Onone", "-swift-version", "6", "-module-name", "Example",
+               "-module-cache-path", cache] + flags + [source, "-o", obj]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        numbered = "\n".join(f"{n:4} {line}" for n, line in enumerate(text.split("\n"), 1))
+        print(f"check-doc-examples: {name} does not compile:\n{result.stderr}\n{numbered}")
+        return None
+    if not link:
+        return obj
+    objects, libraries = link
+    listing = os.path.join(folder, "objects")
+    open(listing, "w").write("\n".join(f"'{path}'" for path in objects + [obj]) + "\n")
+    executable = os.path.join(folder, "example")
+    result = subprocess.run(["swiftc", "-emit-executable", "-g", "-o", executable, "@" + listing] + libraries,
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        print(f"check-doc-examples: {name} does not link:\n{result.stderr[-4000:]}")
+        return None
+    return executable
+
+
+# How long a program may run: one that ends (most) must end by then; one that runs until
+# stopped (a notifier, a monitor loop, dispatchMain(), a service group) is stopped with
+# SIGTERM, which must not be a crash.
+RUN_SECONDS = 5
+
+
+def run_all(programs):
+    """Runs each built program in a network namespace of its own with only loopback up
+    (nothing leaves the machine; no route, so each sees an offline host), all at once;
+    returns the number that failed. One that ends must exit 0; one still running after
+    RUN_SECONDS gets SIGTERM and must not crash; one that calls dispatchMain() must have
+    printed something by then (its callbacks ran)."""
+    # Line-buffered output (stdbuf): what a program printed before its SIGTERM is kept.
+    script = 'ip link set lo up && exec timeout -s TERM -k 5 "$0" stdbuf -oL "$1"'
+    running = []
+    for name, executable, code in programs:
+        process = subprocess.Popen(
+            ["unshare", "-rn", "sh", "-c", script, str(RUN_SECONDS), executable],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=os.path.dirname(executable))
+        running.append((name, code, process))
+    failures = 0
+    for name, code, process in running:
+        out, err = process.communicate(timeout=RUN_SECONDS + 30)
+        status = process.returncode
+        problem = None
+        if status not in (0, 124):
+            problem = f"exited with status {status}"
+        elif "dispatchMain()" in code and not out.strip():
+            problem = "printed nothing (its callbacks never ran)"
+        if problem:
+            failures += 1
+            print(f"check-doc-examples: {name} {problem}:\n{out[-2000:]}{err[-2000:]}")
+    return failures
+
+
 def main():
-    flags = module_flags()
+    plan = build_plan()
+    flags = module_flags(plan)
+    link = link_inputs(plan)
     docs, doc_count = doc_examples()
-    script, readme_count, manifests = readme_examples()
+    readme, manifests = readme_examples()
+    migrations = migration_examples()
     failures = 0
     with tempfile.TemporaryDirectory(prefix="check-doc-examples-") as scratch:
-        cache = os.path.join(scratch, "ModuleCache")
-        migrations = migration_examples()
-        programs = docs + [("main.swift", script)]
-        programs += [(f"migrating-{line}/main.swift", code) for line, code in migrations]
-        for name, text in programs:
-            path = os.path.join(scratch, name)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            open(path, "w").write(text)
-            command = ["swiftc", "-typecheck", "-swift-version", "6", "-module-cache-path", cache] + flags + [path]
-            result = subprocess.run(command, capture_output=True, text=True)
-            if result.returncode != 0:
+        # The /// and DocC examples are fragments: compiled, not linked.
+        for name, text in docs:
+            if not build(name, text, scratch, flags, None):
                 failures += 1
-                numbered = "\n".join(f"{n:4} {line}" for n, line in enumerate(text.split("\n"), 1))
-                print(f"check-doc-examples: {name} does not compile:\n{result.stderr}\n{numbered}")
+        # README's and MIGRATING's programs, each as a user pastes it: built and run.
+        programs = [(f"README.md:{line}", code) for line, code in readme]
+        programs += [(f"docs/MIGRATING.md:{line}", code) for line, code in migrations]
+        built = []
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+            for (name, code), executable in zip(
+                programs, pool.map(lambda program: build(program[0], program[1], scratch, flags, link), programs)
+            ):
+                if executable:
+                    built.append((name, executable, code))
+                else:
+                    failures += 1
+        failures += run_all(built)
         failures += manifest_check(manifests, scratch)
     if failures:
         sys.exit(1)
-    print(f"check-doc-examples: {doc_count} doc examples, {readme_count} README blocks, "
-          f"{len(migrations)} migration examples and {len(manifests)} manifest excerpt(s) compile")
+    print(f"check-doc-examples: {doc_count} doc examples compile; {len(readme)} README blocks and "
+          f"{len(migrations)} migration examples build and run, each on its own; "
+          f"{len(manifests)} manifest excerpt(s) evaluate")
 
 
 if __name__ == "__main__":
