@@ -3,8 +3,9 @@
 
 Clones the repository (its committed HEAD) into a scratch folder named
 `reachability-linux`, as a user's clone or SwiftPM's checkout is named, tags the
-clone with the version the README's dependency line asks for (when no such tag
-exists), and makes consumer packages whose Package.swift carries the README's
+clone's HEAD with the version the README's dependency line asks for (the release tag
+is moved there in the scratch clone when it names an older commit: what is checked
+is HEAD), and makes consumer packages whose Package.swift carries the README's
 dependency lines exactly, with the placeholder URL replaced by the clone's file URL.
 For each it resolves the graph and counts the pins of Package.resolved and the size
 of `.build/checkouts`:
@@ -40,8 +41,10 @@ PROGRAMS = {
 }
 
 
-def run(command, cwd, quiet=True):
+def run(command, cwd, quiet=True, check=True):
     result = subprocess.run(command, cwd=cwd, capture_output=quiet, text=True)
+    if result.returncode != 0 and not check:
+        return ""
     if result.returncode != 0:
         if quiet:
             sys.stderr.write(result.stdout + result.stderr)
@@ -79,8 +82,12 @@ def main():
     rows = []
     for name, traits, products, limited, build in CASES:
         line, version = readme_line(readme, traits)
-        if not run(["git", "tag", "-l", version], clone).strip():
-            run(["git", "-c", "user.name=ci", "-c", "user.email=ci@localhost", "tag", version], clone)
+        # The clone's HEAD (what is being checked) carries the version: a tag made for it,
+        # or, when the release tag names an older commit, moved here in this scratch clone.
+        head = run(["git", "rev-parse", "HEAD"], clone).strip()
+        tagged = run(["git", "rev-list", "-n", "1", version, "--"], clone, check=False).strip()
+        if tagged != head:
+            run(["git", "-c", "user.name=ci", "-c", "user.email=ci@localhost", "tag", "-f", version], clone)
         consumer = os.path.join(scratch, "consumer-" + name)
         targets = []
         for product in products:

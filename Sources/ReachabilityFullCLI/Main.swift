@@ -26,7 +26,7 @@ struct ReachabilityCommand: ParsableCommand {
 
             Exit status: 0 reachable (or done), 1 not reachable (or timed out), 2 usage or input error.
             """,
-        version: "0.1.0-dev",
+        version: "0.1.0",
         subcommands: [Status.self, Watch.self, Wait.self, Check.self, Interfaces.self, Exporter.self],
         defaultSubcommand: Status.self)
 
