@@ -6,6 +6,13 @@
 #   sudo make uninstall
 #   make deb                   # .build/deb/reachability_VERSION_ARCH.deb (dpkg -i it)
 #
+# `install` and `deb` install what `make` built (they build only what is missing, so
+# `sudo make install` compiles nothing as root): run `make` again after a change.
+# SCRATCH=DIR builds in DIR instead of .build (CI keeps its release build apart from
+# the debug one, so that the two can run at once). SwiftPM rebuilds the modules two
+# products share whenever the product it builds changes (reachability after
+# reachability-full: 64 s), so nothing here builds a product again once it exists.
+#
 # Two executables (docs/DESIGN.md §4.5): bin/reachability runs status, watch, wait and
 # interfaces itself, on the core library alone; for anything else it runs
 # libexec/reachability/reachability-full, the whole command (Connectivity, SwiftNIO,
@@ -24,33 +31,40 @@ ZSHDIR = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 FISHDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 UNITDIR = $(DESTDIR)$(PREFIX)/lib/systemd/system
 RULESDIR = $(DESTDIR)$(PREFIX)/share/reachability/prometheus
-RELEASE = .build/release
-MANPAGES = .build/man
+SCRATCH ?= .build
+RELEASE = $(SCRATCH)/release
+MANPAGES = $(SCRATCH)/man
 # The release (CHANGELOG.md's newest section; `reachability --version` says the same).
 VERSION = 0.1.0
 DEB_ARCH = $(shell dpkg --print-architecture 2>/dev/null)
-DEB_ROOT = .build/deb/root
-DEB = .build/deb/reachability_$(VERSION)_$(DEB_ARCH).deb
+DEB_ROOT = $(SCRATCH)/deb/root
+DEB = $(SCRATCH)/deb/reachability_$(VERSION)_$(DEB_ARCH).deb
 
 .PHONY: all build man install uninstall deb
 
 all: build
 
 build:
-	swift build -c release --product reachability --static-swift-stdlib
-	swift build -c release --product reachability-full --static-swift-stdlib
+	swift build -c release --scratch-path $(SCRATCH) --product reachability --static-swift-stdlib
+	swift build -c release --scratch-path $(SCRATCH) --product reachability-full --static-swift-stdlib
+
+$(RELEASE)/reachability $(RELEASE)/reachability-full:
+	$(MAKE) --no-print-directory build
 
 # swift-argument-parser's generate-manual tool (what its plugin runs): a page per
 # subcommand, from the release build of the full command. Run directly rather than
 # through `swift package generate-manual`, whose plugin first builds every product of
 # the package again in debug.
-man: build
-	swift build -c release --product generate-manual --static-swift-stdlib
+man: | $(RELEASE)/reachability-full
+	swift build -c release --scratch-path $(SCRATCH) --product generate-manual --static-swift-stdlib
 	rm -rf $(MANPAGES) && mkdir -p $(MANPAGES)
 	$(RELEASE)/generate-manual $(RELEASE)/reachability-full --multi-page --output-directory $(MANPAGES)
 	python3 Scripts/finish-man-pages.py $(MANPAGES)
 
-install: build man
+$(MANPAGES)/reachability.1: | $(RELEASE)/reachability-full
+	$(MAKE) --no-print-directory man
+
+install: | $(RELEASE)/reachability $(RELEASE)/reachability-full $(MANPAGES)/reachability.1
 	install -d $(BINDIR) $(LIBEXECDIR) $(MANDIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR) $(UNITDIR) $(RULESDIR)
 	$(INSTALL_PROGRAM) $(RELEASE)/reachability $(BINDIR)/reachability
 	$(INSTALL_PROGRAM) $(RELEASE)/reachability-full $(LIBEXECDIR)/reachability-full
@@ -75,6 +89,6 @@ uninstall:
 # dependencies (libmnl0 among them). The unit is installed, not enabled (README,
 # "Wait for the network at boot"). Needs dpkg-deb (dpkg); check it with lintian.
 deb:
-	rm -rf .build/deb && mkdir -p $(DEB_ROOT)/DEBIAN
-	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(DEB_ROOT) PREFIX=/usr
+	rm -rf $(SCRATCH)/deb && mkdir -p $(DEB_ROOT)/DEBIAN
+	$(MAKE) --no-print-directory install DESTDIR=$(abspath $(DEB_ROOT)) PREFIX=/usr
 	Packaging/debian/make-deb.sh $(DEB_ROOT) $(VERSION) $(DEB_ARCH) $(DEB)

@@ -12,7 +12,8 @@ of `.build/checkouts`:
 
 - the core line (`traits: []`): `Reachability`, `ReachabilityCore` and
   `ReachabilityCompat`, which must resolve at most 2 packages besides this one and
-  fetch under 20 MB of checkouts (issue 26); this consumer is also built and run;
+  fetch under 20 MB of checkouts (issue 26); this consumer is also built and run,
+  and its ReachabilityCore-only program must load no Foundation library (ldd);
 - the Connectivity line (`traits: ["Connectivity"]`) and the plain line (every trait):
   resolved and reported.
 
@@ -129,7 +130,17 @@ def main():
             run(["swift", "build"], consumer)
             for target in targets:
                 executable = re.search(r'name: "(\w+)"', target).group(1)
-                print(run([os.path.join(consumer, ".build", "debug", executable)], consumer).strip())
+                path = os.path.join(consumer, ".build", "debug", executable)
+                print(run([path], consumer).strip())
+                # A program that imports only ReachabilityCore loads no Foundation
+                # (DESIGN §4.1): the dynamically linked build's libraries say so.
+                if executable == "UseReachabilityCore":
+                    loaded = [line.split()[0] for line in run(["ldd", path], consumer).splitlines() if line.strip()]
+                    foundation = [library for library in loaded if "foundation" in library.lower()]
+                    if foundation:
+                        failures.append(f"{name}: a ReachabilityCore-only program loads {', '.join(foundation)}")
+                    else:
+                        print(f"check-consumer: UseReachabilityCore loads no Foundation ({len(loaded)} libraries)")
     print("check-consumer: what a dependent resolves (README's lines, a clone by file URL and tag)")
     print(f"  {'line':<13} {'traits':<27} {'pins':>4} {'checkouts':>10}  packages")
     for name, traits, count, size, names in rows:
