@@ -20,6 +20,10 @@
 #   make install INSTALL_PROGRAM='install -m 755'
 # Nothing here needs root but writing into PREFIX.
 
+# SwiftPM orders the package traits' -D flags by a randomly seeded Set: without this,
+# a second swift build may see new command lines and rebuild this package's modules.
+export SWIFT_DETERMINISTIC_HASHING = 1
+
 PREFIX ?= /usr/local
 DESTDIR ?=
 INSTALL_PROGRAM ?= install -m 755 -s

@@ -25,7 +25,7 @@ SwiftPM used for ReachabilityExample and the test bundle's object list from
 
 Usage: python3 Scripts/check-doc-examples.py   (exit 1 when an example does not compile)
 """
-import concurrent.futures, json, os, re, subprocess, sys, tempfile
+import concurrent.futures, json, os, re, shutil, subprocess, sys, tempfile
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 SOURCES = [
@@ -239,7 +239,9 @@ def build(name, text, scratch, flags, link):
     listing = os.path.join(folder, "objects")
     open(listing, "w").write("\n".join(f"'{path}'" for path in objects + [obj]) + "\n")
     executable = os.path.join(folder, "example")
-    result = subprocess.run(["swiftc", "-emit-executable", "-g", "-o", executable, "@" + listing] + libraries,
+    # lld when there is one: a fraction of gold's time for these large debug links.
+    linker = ["-use-ld=lld"] if shutil.which("ld.lld") else []
+    result = subprocess.run(["swiftc", "-emit-executable", "-g", "-o", executable, "@" + listing] + linker + libraries,
                             capture_output=True, text=True)
     if result.returncode != 0:
         print(f"check-doc-examples: {name} does not link:\n{result.stderr[-4000:]}")
