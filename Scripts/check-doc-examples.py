@@ -147,9 +147,11 @@ def command_args(plan, pattern):
     return json.loads(match.group(1))
 
 
-def module_flags(plan):
-    """The -I and -Xcc flags SwiftPM passed when it compiled ReachabilityExample."""
-    args = command_args(plan, r"C\.ReachabilityExample-[^\"]*-debug\.module")
+def module_flags(plan, client="ReachabilityExample"):
+    """The -I and -Xcc flags SwiftPM passed when it compiled `client` (a module that
+    imports what the examples may import; Scripts/check-docc.py asks for the test
+    target, which imports every library module)."""
+    args = command_args(plan, r"C\." + client + r"-[^\"]*-debug\.module")
     flags, index = [], 0
     while index < len(args) - 1:
         if args[index] in ("-Xcc", "-I"):

@@ -10,7 +10,7 @@ rebuilds the package for its symbol graphs (minutes).
 
 Run it after `swift build --build-tests`. Usage: python3 Scripts/check-docc.py [--keep]
 """
-import json, os, re, subprocess, sys, tempfile
+import importlib.util, os, re, subprocess, sys, tempfile
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 MODULES = [
@@ -21,19 +21,15 @@ MODULES = [
 
 def module_flags():
     """-I and -Xcc flags from the compile command of ReachabilityIntegrationTests, a
-    client of every library module (from .build/debug.yaml)."""
-    plan = open(os.path.join(ROOT, ".build", "debug.yaml"), encoding="utf-8").read()
-    command = re.search(r'"C\.ReachabilityIntegrationTests-[^"]*-debug\.module":', plan)
-    args = json.loads(re.search(r"args: (\[.*\])", plan[command.end():]).group(1))
-    flags, index = [], 0
-    while index < len(args) - 1:
-        if args[index] in ("-Xcc", "-I"):
-            flags += args[index:index + 2]
-            index += 2
-        else:
-            index += 1
-    target = args[args.index("-target") + 1]
-    return flags, target
+    client of every library module (read from .build/debug.yaml by check-doc-examples.py's
+    functions), and the target triple."""
+    spec = importlib.util.spec_from_file_location(
+        "check_doc_examples", os.path.join(ROOT, "Scripts", "check-doc-examples.py"))
+    examples = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(examples)
+    plan = examples.build_plan()
+    args = examples.command_args(plan, r"C\.ReachabilityIntegrationTests-[^\"]*-debug\.module")
+    return examples.module_flags(plan, "ReachabilityIntegrationTests"), args[args.index("-target") + 1]
 
 
 def main():
