@@ -220,11 +220,9 @@ extension WaitOptions {
         try monitor.start()
         defer { monitor.stop() }
         // A named interface that isn't there may come later (a USB modem, a VPN):
-        // say so at once, and keep waiting.
-        if let list = try? NetworkInterfaces.list(environment: environment) {
-            for name in rule.absentNames(in: list) {
-                CLIProcess.writeError("reachability: warning: there is no interface \(quotedForMessage(name)) (yet)\n")
-            }
+        // say so at once, and keep waiting. The monitor's list: no second dump.
+        for name in rule.absentNames(in: monitor.currentInterfaces) {
+            CLIProcess.writeError("reachability: warning: there is no interface \(quotedForMessage(name)) (yet)\n")
         }
         let reached = await firstElement(of: updates, within: max(deadline - .now, .zero)) { rule.holds(for: $0) }
         guard reached != nil else {
@@ -232,8 +230,7 @@ extension WaitOptions {
                 CLIProcess.writeError("reachability: \(error)\n")
                 throw ExitStatus(1)
             }
-            let list = (try? NetworkInterfaces.list(environment: environment)) ?? []
-            throw timedOut(what, missing: rule.missing(in: list))
+            throw timedOut(what, missing: rule.missing(in: monitor.currentInterfaces))
         }
     }
 
