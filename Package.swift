@@ -39,7 +39,7 @@ let package = Package(
     traits: [
         .trait(
             name: "Connectivity",
-            description: "The Connectivity and ConnectivityURLSession products (AsyncHTTPClient, SwiftNIO, NIO-SSL)."),
+            description: "The Connectivity and ConnectivityURLSession products (SwiftNIO, NIO-SSL)."),
         .trait(
             name: "Metrics", description: "The ReachabilityMetrics product (swift-metrics).",
             enabledTraits: ["Connectivity"]),
@@ -55,7 +55,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.24.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
@@ -85,7 +84,6 @@ let package = Package(
                 "Reachability",
                 "CNetlink",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: connectivity)),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: connectivity)),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: connectivity)),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: connectivity)),

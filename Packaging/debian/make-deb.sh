@@ -4,7 +4,7 @@
 # Adds what Debian asks of a binary package: compressed man pages and changelogs, the
 # copyright file, md5sums, and a control file whose Depends are the packages that own
 # the shared libraries the executables load (found with ldd and dpkg -S: libmnl0,
-# libc6, libstdc++6, libgcc-s1, zlib1g on Debian 12).
+# libc6, libstdc++6, libgcc-s1 on Debian 12).
 set -euo pipefail
 root="$1" version="$2" arch="$3" output="$4"
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -24,13 +24,6 @@ gzip -9nc "$top/CHANGELOG.md" >"$doc/changelog.gz"
         "$(date -R -u -d "@${SOURCE_DATE_EPOCH:-$(git -C "$top" log -1 --format=%ct 2>/dev/null || date +%s)}")"
 } | gzip -9n >"$doc/changelog.Debian.gz"
 chmod 644 "$doc"/*
-# AsyncHTTPClient's swift-nio-extras compiles its own zlib (CNIOExtrasZlib) into
-# reachability-full; the package can't link Debian's instead.
-mkdir -p "$root/usr/share/lintian/overrides"
-printf '%s\n' '# swift-nio-extras (an AsyncHTTPClient dependency) builds its own copy of zlib in.' \
-    'reachability: embedded-library zlib [usr/libexec/reachability/reachability-full]' \
-    >"$root/usr/share/lintian/overrides/reachability"
-chmod 644 "$root/usr/share/lintian/overrides/reachability"
 
 # Depends: the packages owning the libraries the executables load.
 depends="$(

@@ -34,9 +34,8 @@ extension Notification.Name {
 /// check that finishes after a newer one started is dropped.
 ///
 /// Probes never follow redirects, read at most 64 KiB of a body, bypass caches,
-/// and leave from the configured namespace. In another namespace, host names in
-/// endpoint URLs are still resolved by the process's resolver (AsyncHTTPClient
-/// has no resolver hook): use IP-literal URLs there.
+/// and leave from the configured namespace, where endpoint names are resolved
+/// too (with its `/etc/netns/NAME` files, as `ip netns exec` reads them).
 ///
 /// Callbacks, notifications and the completion handler of
 /// ``checkConnectivity(completion:)`` run on ``notificationQueue``: the queue given
@@ -690,27 +689,21 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         _ client: ProbeClient, _ configuration: ConnectivityConfiguration, _ resolved: Resolved,
         endpoints: [ConnectivityEndpoint], scope: ProbeScope
     ) -> ProbeRunner {
-        var scoped: ScopedProbe?
-        let proxied =
-            endpoints.contains { resolved.proxy.route($0.url) != .direct }
-            || configuration.captivePortalAPI.map { resolved.proxy.route($0) != .direct } == true
-        if !scope.isAny || proxied {
-            let needsTLS = endpoints.contains(where: \.isHTTPS) || configuration.captivePortalAPI?.scheme == "https"
-            scoped = .make(
-                scope: scope, client: client, environment: configuration.environment,
-                tlsConfiguration: resolved.tlsConfiguration, needsTLS: needsTLS)
-        }
+        let needsTLS = endpoints.contains(where: \.isHTTPS) || configuration.captivePortalAPI?.scheme == "https"
+        let transport = ProbeTransport.make(
+            scope: scope, client: client, environment: configuration.environment,
+            tlsConfiguration: resolved.tlsConfiguration, needsTLS: needsTLS)
         return ProbeRunner(
             client: client,
             endpoints: endpoints,
             successThreshold: configuration.successThreshold,
             captivePortalAPI: configuration.captivePortalAPI, probeTimeout: configuration.probeTimeout,
             checkDeadline: configuration.checkDeadline, maximumBodySize: configuration.maximumBodySize,
-            userAgent: configuration.userAgent, tlsConfiguration: resolved.tlsConfiguration,
+            userAgent: configuration.userAgent,
             logger: configuration.environment.logger, environment: configuration.environment,
             detectsDNSHijacking: configuration.detectsDNSHijacking,
             requiresTwoVendors: configuration.requiresTwoVendors,
-            scoped: scoped, proxy: resolved.proxy)
+            transport: transport, proxy: resolved.proxy)
     }
 
     /// Feeds one input to the machine (if `run` is still current) and runs the

@@ -1,18 +1,18 @@
-import AsyncHTTPClient
 import CNetlink
 import Glibc
 import NIOCore
 import NIOPosix
 import Reachability
 
-/// One long-lived AsyncHTTPClient per watched namespace, shared by every
+/// The event loops probes run on, one entry per watched namespace, shared by every
 /// ``Connectivity`` and one-off check there: made by the first user, shut down
 /// after the last one leaves, so a stopped notifier holds no sockets or threads.
 ///
-/// For the process's own namespace the client runs on NIO's shared event loops.
-/// For another namespace it gets an event loop thread of its own that enters that
+/// For the process's own namespace probes run on NIO's shared event loops. For
+/// another namespace the entry has an event loop thread of its own that enters that
 /// namespace before anything else runs on it: every probe socket is made on that
-/// thread, so probes leave from inside the namespace, and no other thread moves.
+/// thread (``ProbeTransport``), so probes leave from inside the namespace, and no
+/// other thread moves.
 final class ProbeClients: Sendable {
     static let shared = ProbeClients()
 
@@ -26,19 +26,6 @@ final class ProbeClients: Sendable {
 
     /// The name of the event loop thread of a client for another namespace.
     static let namespaceThreadName = "connectivity-ns"
-
-    /// The client configuration: redirects are answers, bodies arrive as sent,
-    /// every probe is a fresh HTTP/1.1 connection, a refused connection fails at once.
-    static var configuration: HTTPClient.Configuration {
-        var configuration = HTTPClient.Configuration()
-        configuration.redirectConfiguration = .disallow
-        configuration.decompression = .disabled
-        configuration.httpVersion = .http1Only
-        var pool = HTTPClient.Configuration.ConnectionPool(idleTimeout: .seconds(1))
-        pool.retryConnectionEstablishment = false
-        configuration.connectionPool = pool
-        return configuration
-    }
 
     private static func key(_ environment: NetworkEnvironment) -> String {
         environment.networkNamespacePath ?? ""
@@ -66,8 +53,7 @@ final class ProbeClients: Sendable {
                 _ = cnl_set_thread_name(Self.namespaceThreadName)
             }
             group = own
-            client = ProbeClient(
-                http: HTTPClient(eventLoopGroup: own, configuration: Self.configuration), ready: ready)
+            client = ProbeClient(loops: own, ready: ready)
         } else {
             // NIO's shared group is made on its first use anywhere in the process:
             // until this type has used it, count on making all its loops.
@@ -75,9 +61,7 @@ final class ProbeClients: Sendable {
                 eventLoops: Self.singletonUsed.withLock { $0 } ? 0 : Self.singletonLoopCount)
             let shared = MultiThreadedEventLoopGroup.singleton
             Self.singletonUsed.withLock { $0 = true }
-            client = ProbeClient(
-                http: HTTPClient(eventLoopGroup: shared, configuration: Self.configuration),
-                ready: shared.next().makeSucceededVoidFuture())
+            client = ProbeClient(loops: shared, ready: shared.next().makeSucceededVoidFuture())
         }
         // Another user may have made one meanwhile: keep theirs, drop ours.
         let (chosen, spare) = entries.withLock { entries -> (ProbeClient, Entry?) in
@@ -162,22 +146,20 @@ final class ProbeClients: Sendable {
         if let finished { Self.shutDown(finished) }
     }
 
+    /// Stops an entry's own event loop thread (NIO's shared loops stay): probes
+    /// still on it have been cancelled by their checks, whose sockets close with it.
     private static func shutDown(_ entry: Entry) {
-        let client = entry.client.http
-        let group = entry.group
-        Task.detached {
-            try? await client.shutdown()
-            try? await group?.shutdownGracefully()
-        }
+        guard let group = entry.group else { return }
+        Task.detached { try? await group.shutdownGracefully() }
     }
 
     /// Clients alive now (tests check that stop released them).
     var count: Int { entries.withLock { $0.count } }
 }
 
-/// A leased HTTP client and the future that completes once its event loop is in
+/// Leased event loops for probes, and the future that completes once they are in
 /// the right namespace (at once for the process's own).
 struct ProbeClient: Sendable {
-    let http: HTTPClient
+    let loops: any EventLoopGroup
     let ready: EventLoopFuture<Void>
 }

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
@@ -20,7 +19,6 @@ struct ProbeRunner: Sendable {
     let checkDeadline: Duration
     let maximumBodySize: Int
     let userAgent: String
-    let tlsConfiguration: TLSConfiguration?
     /// Where failed probes are logged (debug), if anywhere.
     var logger: Logger? = nil
     /// Where the endpoints' names are resolved for the DNS-hijack check, and whether
@@ -28,10 +26,9 @@ struct ProbeRunner: Sendable {
     var environment: NetworkEnvironment = .default
     var detectsDNSHijacking = false
     var requiresTwoVendors = false
-    /// The hand-made transport: for a check within a ``ProbeScope`` other than
-    /// ``ProbeScope/any``, every probe of it (and the API fetch) goes through it;
-    /// otherwise the probes that go through a proxy do.
-    var scoped: ScopedProbe? = nil
+    /// What every probe of the check (and the API fetch) goes through: within the
+    /// check's ``ProbeScope``, directly or through a proxy.
+    let transport: ProbeTransport
     /// Which probes go through which proxy (``ConnectivityConfiguration/proxy``).
     var proxy = ProxyRules.direct
     /// The pause before a fast failure's second attempt.
@@ -243,12 +240,8 @@ struct ProbeRunner: Sendable {
         }
     }
 
-    /// One attempt, bounded by `timeout` (the request, and the body read).
-    ///
-    /// The request is handed to the client on its own event loop thread: that is
-    /// where AsyncHTTPClient makes the connection's socket, so for a client of
-    /// another namespace the probe leaves from inside it (the async `execute` would
-    /// make it on whichever thread calls it).
+    /// One attempt, bounded by `timeout` (the connection, the request, and the body
+    /// read), through ``transport``.
     func probe(_ endpoint: ConnectivityEndpoint, timeout: Duration) async -> AttemptOutcome {
         var headers = HTTPHeaders()
         headers.add(name: "User-Agent", value: userAgent)
@@ -258,25 +251,11 @@ struct ProbeRunner: Sendable {
         headers.add(name: "Pragma", value: "no-cache")
         headers.add(name: "Connection", value: "close")
         for (name, value) in endpoint.headers { headers.replaceOrAdd(name: name, value: value) }
-        let request: HTTPClient.Request
-        do {
-            request = try HTTPClient.Request(
-                url: endpoint.url.absoluteString, method: HTTPMethod(rawValue: endpoint.method), headers: headers,
-                body: nil, tlsConfiguration: endpoint.isHTTPS ? tlsConfiguration : nil)
-        } catch {
-            return .failed(.connectionFailed(String(describing: error)))
-        }
-        let delegate = ProbeDelegate(url: endpoint.url, cap: maximumBodySize)
         let requestHeaders = headers
         let cap = maximumBodySize
         let route = proxy.route(endpoint.url)
-        // Through a proxy, the hand-made transport (AsyncHTTPClient tunnels plain
-        // HTTP through CONNECT too, which proxies refuse for port 80 and which hides
-        // a portal's redirect).
-        let transport = scoped.flatMap { scoped in scoped.scope.isAny && route == .direct ? nil : scoped }
-        let client = client.http
-        let ready = self.client.ready
-        let loop = client.eventLoopGroup.next()
+        let transport = self.transport
+        let ready = client.ready
         let deadline = NIODeadline.now() + TimeAmount(timeout)
         let outcome = await firstResult(within: timeout) { () async -> AttemptOutcome? in
             do {
@@ -284,47 +263,15 @@ struct ProbeRunner: Sendable {
             } catch {
                 return .failed(.connectionFailed("cannot enter the network namespace: \(error)"))
             }
-            if let transport {
-                switch await transport.fetch(
-                    endpoint, headers: requestHeaders, cap: cap, timeout: timeout, route: route)
-                {
-                case .success(let response):
-                    if let failure = Self.proxyRefusal(response, route: route, isHTTPS: endpoint.isHTTPS) {
-                        return .failed(.proxyFailed(failure))
-                    }
-                    return await Self.judge(response, endpoint.expectation, within: deadline - .now())
-                case .failure(let failure):
-                    return .failed(failure)
+            switch await transport.fetch(endpoint, headers: requestHeaders, cap: cap, timeout: timeout, route: route) {
+            case .success(let response):
+                if let failure = Self.proxyRefusal(response, route: route, isHTTPS: endpoint.isHTTPS) {
+                    return .failed(.proxyFailed(failure))
                 }
+                return await Self.judge(response, endpoint.expectation, within: deadline - .now())
+            case .failure(let failure):
+                return .failed(failure)
             }
-            let task: HTTPClient.Task<ProbeResponse>
-            do {
-                task = try await loop.submit {
-                    client.execute(
-                        request: request, delegate: delegate, eventLoop: .delegateAndChannel(on: loop),
-                        deadline: deadline)
-                }.get()
-            } catch {
-                return .failed(Self.classify(error))
-            }
-            let response: ProbeResponse
-            do {
-                response = try await withTaskCancellationHandler {
-                    try await task.futureResult.get()
-                } onCancel: {
-                    task.cancel()
-                }
-            } catch {
-                // The body cap ends the request on purpose: the answer stands.
-                guard let truncated = delegate.truncatedResponse else {
-                    return .failed(Self.classify(error))
-                }
-                response = truncated
-            }
-            if let failure = Self.proxyRefusal(response, route: route, isHTTPS: endpoint.isHTTPS) {
-                return .failed(.proxyFailed(failure))
-            }
-            return await Self.judge(response, endpoint.expectation, within: deadline - .now())
         }
         return outcome ?? .failed(Task.isCancelled ? .cancelled : .timedOut)
     }
@@ -386,19 +333,9 @@ struct ProbeRunner: Sendable {
         return nil
     }
 
-    /// Maps AsyncHTTPClient's and NIO's errors to a ``ProbeFailure``.
+    /// Maps SwiftNIO's and NIOSSL's errors to a ``ProbeFailure``.
     static func classify(_ error: any Error) -> ProbeFailure {
         switch error {
-        case let error as HTTPClientError:
-            switch error {
-            case .deadlineExceeded, .connectTimeout, .readTimeout, .writeTimeout, .tlsHandshakeTimeout,
-                .getConnectionFromPoolTimeout:
-                return .timedOut
-            case .cancelled:
-                return .cancelled
-            default:
-                return .connectionFailed(String(describing: error))
-            }
         case let error as NIOConnectionError:
             if let first = error.connectionErrors.first { return classify(first.error) }
             // One wording with the scoped probes': the name, not SwiftNIO's error text.
@@ -424,67 +361,6 @@ struct ProbeRunner: Sendable {
         default:
             return .connectionFailed(String(describing: error))
         }
-    }
-}
-
-/// Collects one answer: the head, and the body up to the cap. Past the cap it
-/// fails the request (closing the connection) and keeps what it has.
-private final class ProbeDelegate: HTTPClientResponseDelegate {
-    typealias Response = ProbeResponse
-
-    private struct Collected {
-        var status = 0
-        var headers: [ProbeResponse.HTTPHeader] = []
-        var body: [UInt8] = []
-        var truncated = false
-    }
-
-    struct BodyCapReached: Error {}
-
-    private let url: URL
-    private let cap: Int
-    private let collected = LockedValue(Collected())
-
-    init(url: URL, cap: Int) {
-        self.url = url
-        self.cap = cap
-    }
-
-    private func response(_ collected: Collected) -> ProbeResponse {
-        ProbeResponse(
-            url: url, status: collected.status, headers: collected.headers, body: collected.body,
-            isBodyTruncated: collected.truncated)
-    }
-
-    /// The answer, when the request ended because the body reached the cap.
-    var truncatedResponse: ProbeResponse? {
-        collected.withLock { $0.truncated ? response($0) : nil }
-    }
-
-    func didReceiveHead(task: HTTPClient.Task<ProbeResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        collected.withLock { collected in
-            collected.status = Int(head.status.code)
-            collected.headers = head.headers.map { ProbeResponse.HTTPHeader(name: $0.name, value: $0.value) }
-        }
-        return task.eventLoop.makeSucceededVoidFuture()
-    }
-
-    func didReceiveBodyPart(task: HTTPClient.Task<ProbeResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        let full = collected.withLock { collected -> Bool in
-            let room = cap - collected.body.count
-            if buffer.readableBytes > room {
-                collected.body += buffer.readableBytesView.prefix(room)
-                collected.truncated = true
-                return true
-            }
-            collected.body += buffer.readableBytesView
-            return false
-        }
-        return full ? task.eventLoop.makeFailedFuture(BodyCapReached()) : task.eventLoop.makeSucceededVoidFuture()
-    }
-
-    func didFinishRequest(task: HTTPClient.Task<ProbeResponse>) throws -> ProbeResponse {
-        collected.withLock { response($0) }
     }
 }
 

@@ -19,9 +19,9 @@ public import Reachability
 /// is notConnected unless that interface has a default route of that family; the
 /// notifier's path test asks only whether any interface carries the family.
 ///
-/// A scoped probe is made with SwiftNIO directly (HTTP/1.1, TLS from NIOSSL with
-/// the same trust roots), not through AsyncHTTPClient, which can't bind a socket
-/// to an interface; it sends the same headers and is judged the same way.
+/// A scoped probe goes through the same transport as any (HTTP/1.1 over SwiftNIO,
+/// TLS from NIOSSL with the same trust roots), its socket bound to the interface;
+/// it sends the same headers and is judged the same way.
 ///
 /// `Sendable`: a plain value.
 public struct ProbeScope: Sendable, Hashable, CustomStringConvertible {

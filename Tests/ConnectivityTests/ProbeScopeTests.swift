@@ -60,9 +60,9 @@ import Testing
 
     @Test("the request target keeps the path's escapes and the query; an empty path is /")
     func target() {
-        #expect(ScopedProbe.target(URL(string: "http://h/")!) == "/")
-        #expect(ScopedProbe.target(URL(string: "http://h")!) == "/")
-        #expect(ScopedProbe.target(URL(string: "http://h/a%20b/c?x=1&y=%2F")!) == "/a%20b/c?x=1&y=%2F")
-        #expect(ScopedProbe.target(URL(string: "https://h:8443/generate_204")!) == "/generate_204")
+        #expect(ProbeTransport.target(URL(string: "http://h/")!) == "/")
+        #expect(ProbeTransport.target(URL(string: "http://h")!) == "/")
+        #expect(ProbeTransport.target(URL(string: "http://h/a%20b/c?x=1&y=%2F")!) == "/a%20b/c?x=1&y=%2F")
+        #expect(ProbeTransport.target(URL(string: "https://h:8443/generate_204")!) == "/generate_204")
     }
 }

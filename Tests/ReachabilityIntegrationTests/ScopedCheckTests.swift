@@ -219,6 +219,45 @@ struct ScopedCheckTests {
         #expect(each.map(\.verdict.name) == ["online", "captivePortal"])
     }
 
+    @Test(
+        "Happy Eyeballs: a name whose IPv6 address drops every packet and whose IPv4 one answers is online, scoped or not"
+    )
+    func blackHoledIPv6() async throws {
+        let (host, far, server) = try await offPool {
+            let host = try TestNamespace(named: "rtest-eyeballs")
+            let far = try TestNamespace()
+            try host.addVeth("veth0", peerIn: far, peer: "eth0", address: "10.1.0.2/24")
+            try host.ip("-6 addr add fd00:1::2/64 dev veth0 nodad")
+            try far.ip("addr add 10.1.0.1/24 dev eth0")
+            try far.ip("-6 addr add fd00:1::1/64 dev eth0 nodad")
+            try far.ip("addr add \(Self.serverAddress)/32 dev lo")
+            try far.ip("route add default via 10.1.0.2")
+            try host.ip("route add default via 10.1.0.1 dev veth0")
+            try host.ip("-6 route add default via fd00:1::1 dev veth0")
+            // 2001:db8:80::80 is routed to `far`, which neither has it nor forwards: a SYN
+            // to it is dropped without a word, as on a network whose IPv6 is broken.
+            try host.writeEtc(
+                "hosts", "127.0.0.1 localhost\n\(Self.serverAddress) probe.rtest\n2001:db8:80::80 probe.rtest\n")
+            let server = try TestHTTPServer(
+                in: far, host: Self.serverAddress, port: 80, routes: ["/generate_204": .respond(status: 204)])
+            return (host, far, server)
+        }
+        defer { withExtendedLifetime((far, server)) {} }
+        let paths = try PathMonitor(environment: host.environment)
+        try await eventually("IPv6 usable") { paths.currentPath.supportsIPv6 }
+        var configuration = ConnectivityConfiguration(
+            endpoints: [
+                ConnectivityEndpoint(url: URL(string: "http://probe.rtest/generate_204")!, expectation: .status(204))
+            ], environment: host.environment)
+        // One attempt's time: trying IPv6 until it gave up would leave none for IPv4.
+        configuration.probeTimeout = .seconds(3)
+        configuration.checkDeadline = .seconds(3)
+        let connectivity = try Connectivity(validating: configuration)
+        let results = try await connectivity.checkConnectivity(over: [.any, ProbeScope(interface: "veth0")])
+        #expect(results.map(\.verdict) == [.online, .online], "\(results.map(\.endpoints))")
+        #expect(server.count("/generate_204") == 2, "one probe each, over IPv4")
+    }
+
     @Test("hostile answers over an interface: an endless body is capped, silence times out, garbage fails")
     func hostileOverInterface() async throws {
         let uplinks = try await offPool {

@@ -6,15 +6,21 @@ import NIOPosix
 import NIOSSL
 import Reachability
 
-/// One probe within a ``ProbeScope``: the endpoint's name resolved for the scope's
-/// family, the socket bound to the scope's interface (`SO_BINDTOIFINDEX`), an
-/// HTTP/1.1 exchange over SwiftNIO (and NIOSSL for HTTPS) on the namespace's probe
-/// event loop, so that the socket is made inside the namespace.
+/// The probes' one transport: an HTTP/1.1 exchange over SwiftNIO (and NIOSSL for
+/// HTTPS) on the namespace's probe event loop, so that every socket is made inside
+/// the namespace; the endpoint's name resolved there too (``ProbeRunner/lookUp(_:environment:)``),
+/// for the ``ProbeScope``'s family; within an interface scope, the socket bound to
+/// it (`SO_BINDTOIFINDEX`); through an HTTP proxy as curl does. A name with
+/// addresses of both families is connected to as RFC 8305 says (SwiftNIO's Happy
+/// Eyeballs: IPv6 first, IPv4 250 ms later if that has not connected), so a
+/// black-holed family costs a quarter second, not the probe.
 ///
-/// AsyncHTTPClient has no way to set a socket option on its connections, hence a
-/// bootstrap of our own for scoped probes; the request carries the same headers,
-/// the answer is capped the same way and judged by the same code.
-struct ScopedProbe: Sendable {
+/// Every probe, scoped or not, and the RFC 8908 API fetch go through it: the
+/// request carries the same headers, the answer is capped the same way and judged
+/// by the same code. (An HTTP client library would bring what probes never use —
+/// HTTP/2, connection pools, redirects, decompression — and can set no socket
+/// option on its connections.)
+struct ProbeTransport: Sendable {
     let scope: ProbeScope
     let client: ProbeClient
     let environment: NetworkEnvironment
@@ -27,7 +33,7 @@ struct ScopedProbe: Sendable {
     static func make(
         scope: ProbeScope, client: ProbeClient, environment: NetworkEnvironment,
         tlsConfiguration: TLSConfiguration?, needsTLS: Bool
-    ) -> ScopedProbe {
+    ) -> ProbeTransport {
         var context: Result<NIOSSLContext, ProbeFailure> = .failure(.tlsFailed("no TLS context was made"))
         if needsTLS {
             do {
@@ -36,7 +42,7 @@ struct ScopedProbe: Sendable {
                 context = .failure(.tlsFailed(ProbeRunner.tlsSummary(String(describing: error))))
             }
         }
-        return ScopedProbe(scope: scope, client: client, environment: environment, sslContext: context)
+        return ProbeTransport(scope: scope, client: client, environment: environment, sslContext: context)
     }
 
     /// `SO_BINDTOIFINDEX` (Linux 5.0): `SO_BINDTODEVICE` by interface index.
@@ -70,7 +76,7 @@ struct ScopedProbe: Sendable {
             guard proxy != nil else { return .failure(failure) }
             return .failure(.proxyFailed(.unreachable("\(failure)")))
         }
-        let loop = client.http.eventLoopGroup.next()
+        let loop = client.loops.next()
         var index: UInt32 = 0
         if let name = scope.interface {
             // Asked on the probe loop: that thread is in the namespace.
@@ -101,34 +107,19 @@ struct ScopedProbe: Sendable {
             case .failure(let failure): return .failure(failure)
             }
         }
-        var last: ProbeFailure = .connectionFailed("no address")
-        for (position, address) in addresses.enumerated() {
-            var outcome = await exchange(
-                address: address, port: proxy?.port ?? port, interfaceIndex: index, head: head, url: url, cap: cap,
-                on: loop, tls: tls.map { ($0, literal ? nil : host) }, tunnel: tunnel,
-                connectTimeout: TimeAmount(timeout))
-            if proxy != nil, case .failure(let failure) = outcome {
-                // The connection is to the proxy: failing to make it is the proxy's.
-                switch failure {
-                case .connectionRefused: outcome = .failure(.proxyFailed(.unreachable("connection refused")))
-                case .networkUnreachable(let detail): outcome = .failure(.proxyFailed(.unreachable(detail)))
-                default: break
-                }
-            }
-            switch outcome {
-            case .success: return outcome
-            case .failure(let failure):
-                last = failure
-                // Another address only when this one could not be connected to.
-                let connectFailure: Bool
-                switch failure {
-                case .connectionRefused, .networkUnreachable, .proxyFailed(.unreachable): connectFailure = true
-                default: connectFailure = false
-                }
-                guard connectFailure, position < addresses.count - 1, !Task.isCancelled else { return outcome }
+        var outcome = await exchange(
+            host: proxy?.host ?? host, addresses: addresses, port: proxy?.port ?? port, interfaceIndex: index,
+            head: head, url: url, cap: cap, on: loop, tls: tls.map { ($0, literal ? nil : host) }, tunnel: tunnel,
+            connectTimeout: TimeAmount(timeout))
+        if proxy != nil, case .failure(let failure) = outcome {
+            // The connection is to the proxy: failing to make it is the proxy's.
+            switch failure {
+            case .connectionRefused: outcome = .failure(.proxyFailed(.unreachable("connection refused")))
+            case .networkUnreachable(let detail): outcome = .failure(.proxyFailed(.unreachable(detail)))
+            default: break
             }
         }
-        return .failure(last)
+        return outcome
     }
 
     /// The addresses to try for `host`: the literal itself, or the name's answers
@@ -172,17 +163,20 @@ struct ScopedProbe: Sendable {
         return components.string ?? url.absoluteString
     }
 
-    /// One connection to `address`: connect (bound to the interface), open the
-    /// proxy's tunnel when there is one, send the request, collect the answer.
+    /// One connection to `host` at one of `addresses` (Happy Eyeballs between the
+    /// families; another address only when one could not be connected to), bound to
+    /// the interface when `interfaceIndex` isn't 0; then the proxy's tunnel when
+    /// there is one, the request, the answer.
     private func exchange(
-        address: IPAddress, port: Int, interfaceIndex: UInt32, head: HTTPRequestHead, url: URL, cap: Int,
-        on loop: any EventLoop, tls: (NIOSSLContext, String?)?, tunnel: ProxyTunnel?, connectTimeout: TimeAmount
+        host: String, addresses: [IPAddress], port: Int, interfaceIndex: UInt32, head: HTTPRequestHead, url: URL,
+        cap: Int, on loop: any EventLoop, tls: (NIOSSLContext, String?)?, tunnel: ProxyTunnel?,
+        connectTimeout: TimeAmount
     ) async -> Result<ProbeResponse, ProbeFailure> {
-        let socketAddress: SocketAddress
+        let answers: ResolvedAnswers
         do {
-            socketAddress = try SocketAddress(ipAddress: address.description, port: port)
+            answers = try ResolvedAnswers(addresses, port: port, loop: loop)
         } catch {
-            return .failure(.connectionFailed("\(address) can't be connected to: \(error)"))
+            return .failure(.connectionFailed("\(host) can't be connected to: \(error)"))
         }
         let promise = loop.makePromise(of: ProbeResponse.self)
         let channel = LockedValue<(any Channel)?>(nil)
@@ -190,7 +184,7 @@ struct ScopedProbe: Sendable {
         // Connected from the probe loop: NIO makes the socket on the thread that
         // calls connect, and only that thread is in the namespace.
         let connect: @Sendable () -> EventLoopFuture<any Channel> = {
-            var bootstrap = ClientBootstrap(group: loop).connectTimeout(connectTimeout)
+            var bootstrap = ClientBootstrap(group: loop).connectTimeout(connectTimeout).resolver(answers)
             if interfaceIndex != 0 {
                 bootstrap = bootstrap.channelOption(
                     ChannelOptions.socketOption(Self.bindToInterfaceIndex), value: SocketOptionValue(interfaceIndex))
@@ -212,7 +206,7 @@ struct ScopedProbe: Sendable {
                         try exchange(pipeline)
                     }
                 }
-            }.connect(to: socketAddress)
+            }.connect(host: host, port: port)
         }
         return await withTaskCancellationHandler {
             loop.flatSubmit(connect).whenComplete { result in
@@ -240,6 +234,36 @@ struct ScopedProbe: Sendable {
             channel.withLock { $0 }?.close(promise: nil)
         }
     }
+}
+
+/// The addresses already resolved (inside the namespace, for the scope's family),
+/// answered to SwiftNIO's Happy Eyeballs connector as its A and AAAA queries.
+private struct ResolvedAnswers: Resolver, Sendable {
+    let ipv4: [SocketAddress]
+    let ipv6: [SocketAddress]
+    let loop: any EventLoop
+
+    init(_ addresses: [IPAddress], port: Int, loop: any EventLoop) throws {
+        var ipv4: [SocketAddress] = []
+        var ipv6: [SocketAddress] = []
+        for address in addresses {
+            let socketAddress = try SocketAddress(ipAddress: address.description, port: port)
+            if address.family == .ipv6 { ipv6.append(socketAddress) } else { ipv4.append(socketAddress) }
+        }
+        self.ipv4 = ipv4
+        self.ipv6 = ipv6
+        self.loop = loop
+    }
+
+    func initiateAQuery(host: String, port: Int) -> EventLoopFuture<[SocketAddress]> {
+        loop.makeSucceededFuture(ipv4)
+    }
+
+    func initiateAAAAQuery(host: String, port: Int) -> EventLoopFuture<[SocketAddress]> {
+        loop.makeSucceededFuture(ipv6)
+    }
+
+    func cancelQueries() {}
 }
 
 /// Sends the request once the connection is up, then collects the answer: the
@@ -313,7 +337,7 @@ private final class ResponseCollector: ChannelDuplexHandler {
             promise.succeed(
                 ProbeResponse(url: url, status: status, headers: headers, body: body, isBodyTruncated: truncated))
         } else {
-            promise.fail(ScopedProbe.ExchangeError.closedEarly)
+            promise.fail(ProbeTransport.ExchangeError.closedEarly)
         }
         context.close(promise: nil)
     }
@@ -328,7 +352,7 @@ private final class ResponseCollector: ChannelDuplexHandler {
     func channelInactive(context: ChannelHandlerContext) {
         if !finished {
             finished = true
-            promise.fail(ScopedProbe.ExchangeError.closedEarly)
+            promise.fail(ProbeTransport.ExchangeError.closedEarly)
         }
         context.fireChannelInactive()
     }
