@@ -83,7 +83,7 @@ def main():
     failures = []
     rows = []
     # The core line always (its limits are the point); the others with --all (they only
-    # report, and each fetches 167 MB of checkouts).
+    # report, and each fetches about 47 MB of checkouts).
     cases = CASES if "--all" in sys.argv else [case for case in CASES if case[3]]
     for name, traits, products, limited, build in cases:
         line, version = readme_line(readme, traits)
