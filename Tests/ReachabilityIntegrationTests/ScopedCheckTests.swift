@@ -174,23 +174,31 @@ struct ScopedCheckTests {
         #expect(uplinks.requests(0) == 0)
     }
 
+    /// `host` reaching `far` over veth0 with both families, each by a default route;
+    /// `probe.rtest` is ``serverAddress`` and 2001:db8:80::80 in host's hosts file, and
+    /// `far` has the IPv6 one only when `ipv6Answers`.
+    static func dualStack(named name: String, ipv6Answers: Bool) throws -> (TestNamespace, TestNamespace) {
+        let host = try TestNamespace(named: name)
+        let far = try TestNamespace()
+        try host.addVeth("veth0", peerIn: far, peer: "eth0", address: "10.1.0.2/24")
+        try host.ip("-6 addr add fd00:1::2/64 dev veth0 nodad")
+        try far.ip("addr add 10.1.0.1/24 dev eth0")
+        try far.ip("-6 addr add fd00:1::1/64 dev eth0 nodad")
+        try far.ip("addr add \(serverAddress)/32 dev lo")
+        if ipv6Answers { try far.ip("-6 addr add 2001:db8:80::80/128 dev lo") }
+        try far.ip("route add default via 10.1.0.2")
+        try far.ip("-6 route add default via fd00:1::2")
+        try host.ip("route add default via 10.1.0.1 dev veth0")
+        try host.ip("-6 route add default via fd00:1::1 dev veth0")
+        try host.writeEtc(
+            "hosts", "127.0.0.1 localhost\n\(serverAddress) probe.rtest\n2001:db8:80::80 probe.rtest\n")
+        return (host, far)
+    }
+
     @Test("per family: a name with an IPv4 and an IPv6 address, healthy over IPv4, a portal over IPv6")
     func perFamily() async throws {
         let (host, far, servers) = try await offPool {
-            let host = try TestNamespace(named: "rtest-family")
-            let far = try TestNamespace()
-            try host.addVeth("veth0", peerIn: far, peer: "eth0", address: "10.1.0.2/24")
-            try host.ip("-6 addr add fd00:1::2/64 dev veth0 nodad")
-            try far.ip("addr add 10.1.0.1/24 dev eth0")
-            try far.ip("-6 addr add fd00:1::1/64 dev eth0 nodad")
-            try far.ip("addr add \(Self.serverAddress)/32 dev lo")
-            try far.ip("-6 addr add 2001:db8:80::80/128 dev lo")
-            try far.ip("route add default via 10.1.0.2")
-            try far.ip("-6 route add default via fd00:1::2")
-            try host.ip("route add default via 10.1.0.1 dev veth0")
-            try host.ip("-6 route add default via fd00:1::1 dev veth0")
-            try host.writeEtc(
-                "hosts", "127.0.0.1 localhost\n\(Self.serverAddress) probe.rtest\n2001:db8:80::80 probe.rtest\n")
+            let (host, far) = try Self.dualStack(named: "rtest-family", ipv6Answers: true)
             let servers = [
                 try TestHTTPServer(
                     in: far, host: Self.serverAddress, port: 80, routes: ["/generate_204": .respond(status: 204)]),
@@ -224,20 +232,9 @@ struct ScopedCheckTests {
     )
     func blackHoledIPv6() async throws {
         let (host, far, server) = try await offPool {
-            let host = try TestNamespace(named: "rtest-eyeballs")
-            let far = try TestNamespace()
-            try host.addVeth("veth0", peerIn: far, peer: "eth0", address: "10.1.0.2/24")
-            try host.ip("-6 addr add fd00:1::2/64 dev veth0 nodad")
-            try far.ip("addr add 10.1.0.1/24 dev eth0")
-            try far.ip("-6 addr add fd00:1::1/64 dev eth0 nodad")
-            try far.ip("addr add \(Self.serverAddress)/32 dev lo")
-            try far.ip("route add default via 10.1.0.2")
-            try host.ip("route add default via 10.1.0.1 dev veth0")
-            try host.ip("-6 route add default via fd00:1::1 dev veth0")
             // 2001:db8:80::80 is routed to `far`, which neither has it nor forwards: a SYN
             // to it is dropped without a word, as on a network whose IPv6 is broken.
-            try host.writeEtc(
-                "hosts", "127.0.0.1 localhost\n\(Self.serverAddress) probe.rtest\n2001:db8:80::80 probe.rtest\n")
+            let (host, far) = try Self.dualStack(named: "rtest-eyeballs", ipv6Answers: false)
             let server = try TestHTTPServer(
                 in: far, host: Self.serverAddress, port: 80, routes: ["/generate_204": .respond(status: 204)])
             return (host, far, server)
