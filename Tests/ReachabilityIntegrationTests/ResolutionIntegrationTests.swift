@@ -332,12 +332,16 @@ struct ResolutionIntegrationTests {
         try reachability.start()
         try await log.wait(forCount: 1, "the first delivery")
         holder.closeInput()
-        holder.wait()
+        // Exited but not reaped until the end: were its pid free, a busy run could give it
+        // to another process, whose namespace the path would then name (start succeeded
+        // once in CI that way).
+        holder.waitForExitUnreaped()
         try await eventually("whenError called") { !errors.entries.isEmpty }
         #expect(errors.entries.first?.code == .namespace)
         #expect(errors.entries.first?.description.contains("process exited") == true)
         #expect(!reachability.isRunning)
         #expect(throws: ReachabilityError.self) { try reachability.start() }
+        holder.wait()
     }
 
     @Test("Defect 6: a name is resolved in the namespace the sockets are in, even after the path names another")

@@ -232,6 +232,15 @@ final class Child: @unchecked Sendable {
     /// Sends a signal.
     func signal(_ signal: Int32) { kill(pid, signal) }
 
+    /// Waits for the child to exit but leaves it a zombie (`waitid` with `WNOWAIT`): its
+    /// pid stays taken, so `/proc/PID/…` can't name another process's files until
+    /// ``wait()`` reaps it (pid_max is 32,768 here, and a busy test run goes round it).
+    func waitForExitUnreaped() {
+        guard reaped.withLock({ $0 }) == nil else { return }
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
+    }
+
     /// Waits for the child to exit and returns its exit status (128 + signal if killed).
     @discardableResult
     func wait() -> Int32 {
