@@ -65,7 +65,8 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         /// ``ConnectivityConfiguration/fallbackEndpoints`` as validated, and how many per check.
         var fallbacks: [ConnectivityEndpoint] = []
         var fallbacksPerCheck = 0
-        var tlsConfiguration: TLSConfiguration?
+        /// The TLS context of the configuration's HTTPS probes (its trust roots).
+        var tls = ProbeTLSContext(nil)
         /// Which probes go through which proxy.
         var proxy = ProxyRules.direct
         var error: ConnectivityError?
@@ -82,7 +83,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
                 if let roots = settings.trustRoots {
                     var tls = TLSConfiguration.makeClientConfiguration()
                     tls.trustRoots = .certificates(roots)
-                    tlsConfiguration = tls
+                    self.tls = ProbeTLSContext(tls)
                 }
                 machineSettings = .init(
                     failuresToGoOffline: configuration.failuresToGoOffline,
@@ -689,12 +690,9 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         _ client: ProbeClient, _ configuration: ConnectivityConfiguration, _ resolved: Resolved,
         endpoints: [ConnectivityEndpoint], scope: ProbeScope
     ) -> ProbeRunner {
-        let needsTLS = endpoints.contains(where: \.isHTTPS) || configuration.captivePortalAPI?.scheme == "https"
-        let transport = ProbeTransport.make(
-            scope: scope, client: client, environment: configuration.environment,
-            tlsConfiguration: resolved.tlsConfiguration, needsTLS: needsTLS)
+        let transport = ProbeTransport(
+            scope: scope, client: client, environment: configuration.environment, tls: resolved.tls)
         return ProbeRunner(
-            client: client,
             endpoints: endpoints,
             successThreshold: configuration.successThreshold,
             captivePortalAPI: configuration.captivePortalAPI, probeTimeout: configuration.probeTimeout,

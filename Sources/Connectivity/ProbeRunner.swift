@@ -11,7 +11,6 @@ import Reachability
 /// ``CheckTally`` is decided or the deadline passes. Cancelling the calling task
 /// cancels every probe in flight.
 struct ProbeRunner: Sendable {
-    let client: ProbeClient
     let endpoints: [ConnectivityEndpoint]
     let successThreshold: Double
     let captivePortalAPI: URL?
@@ -255,7 +254,7 @@ struct ProbeRunner: Sendable {
         let cap = maximumBodySize
         let route = proxy.route(endpoint.url)
         let transport = self.transport
-        let ready = client.ready
+        let ready = transport.client.ready
         let deadline = NIODeadline.now() + TimeAmount(timeout)
         let outcome = await firstResult(within: timeout) { () async -> AttemptOutcome? in
             do {

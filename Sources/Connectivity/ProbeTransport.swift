@@ -24,26 +24,8 @@ struct ProbeTransport: Sendable {
     let scope: ProbeScope
     let client: ProbeClient
     let environment: NetworkEnvironment
-    /// For HTTPS endpoints; nil when the TLS configuration could not be made
-    /// (HTTPS probes then fail with that reason).
-    let sslContext: Result<NIOSSLContext, ProbeFailure>
-
-    /// The transport for one check in `scope`; the TLS context is made here, once,
-    /// when `needsTLS` (an HTTPS endpoint or API URL).
-    static func make(
-        scope: ProbeScope, client: ProbeClient, environment: NetworkEnvironment,
-        tlsConfiguration: TLSConfiguration?, needsTLS: Bool
-    ) -> ProbeTransport {
-        var context: Result<NIOSSLContext, ProbeFailure> = .failure(.tlsFailed("no TLS context was made"))
-        if needsTLS {
-            do {
-                context = .success(try NIOSSLContext(configuration: tlsConfiguration ?? .makeClientConfiguration()))
-            } catch {
-                context = .failure(.tlsFailed(ProbeRunner.tlsSummary(String(describing: error))))
-            }
-        }
-        return ProbeTransport(scope: scope, client: client, environment: environment, sslContext: context)
-    }
+    /// The configuration's TLS context, for HTTPS endpoints.
+    let tls: ProbeTLSContext
 
     /// `SO_BINDTOIFINDEX` (Linux 5.0): `SO_BINDTODEVICE` by interface index.
     static let bindToInterfaceIndex = NIOBSDSocket.Option(rawValue: 62)
@@ -102,7 +84,7 @@ struct ProbeTransport: Sendable {
             proxy != nil && endpoint.isHTTPS ? ProxyTunnel(authority: "\(bracketed):\(port)", proxy: proxy!) : nil
         var tls: NIOSSLContext?
         if endpoint.isHTTPS {
-            switch sslContext {
+            switch self.tls.context {
             case .success(let context): tls = context
             case .failure(let failure): return .failure(failure)
             }
@@ -232,6 +214,34 @@ struct ProbeTransport: Sendable {
             cancelled.withLock { $0 = true }
             promise.fail(CancellationError())
             channel.withLock { $0 }?.close(promise: nil)
+        }
+    }
+}
+
+/// A configuration's TLS context for its probes: made at the first HTTPS probe
+/// that needs it (loading the trust roots is most of the cost) and kept with the
+/// configuration, so that a check makes none and a configuration without HTTPS
+/// endpoints never loads the roots. A failure is not kept: the next probe tries again.
+final class ProbeTLSContext: Sendable {
+    private let configuration: TLSConfiguration?
+    private let made = LockedValue<NIOSSLContext?>(nil)
+
+    /// For `configuration`, or the system's roots when nil.
+    init(_ configuration: TLSConfiguration?) {
+        self.configuration = configuration
+    }
+
+    /// The context, or why it can't be made (HTTPS probes then fail with that reason).
+    var context: Result<NIOSSLContext, ProbeFailure> {
+        made.withLock { made in
+            if let made { return .success(made) }
+            do {
+                let context = try NIOSSLContext(configuration: configuration ?? .makeClientConfiguration())
+                made = context
+                return .success(context)
+            } catch {
+                return .failure(.tlsFailed(ProbeRunner.tlsSummary(String(describing: error))))
+            }
         }
     }
 }
