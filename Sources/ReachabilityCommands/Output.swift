@@ -14,22 +14,66 @@ package enum Output {
     /// `2026-11-22T08:42:21.438Z`: UTC, milliseconds. Formatted by hand from
     /// clock_gettime, because this runs once per printed line on the event path.
     package static func timestamp(_ time: timespec = now()) -> String {
+        var out = ""
+        appendTimestamp(time, to: &out)
+        return out
+    }
+
+    /// Appends ``timestamp(_:)``'s text to `out`, digit by digit (no intermediate strings).
+    package static func appendTimestamp(_ time: timespec, to out: inout String) {
         var whole = time.tv_sec
         let millis = min(999, Int(time.tv_nsec / 1_000_000))
         var parts = tm()
         gmtime_r(&whole, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        func digits(_ value: Int, _ width: Int) {
+            // Years beyond 9999 (or before 0) keep all their digits, as before.
+            let text = String(value)
+            for _ in 0..<max(0, width - text.utf8.count) { out.append("0") }
+            out.append(text)
         }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+        func two(_ value: Int32) {
+            let value = Int(value)
+            guard (0..<100).contains(value) else { return digits(value, 2) }
+            out.unicodeScalars.append(Unicode.Scalar(UInt8(48 + value / 10)))
+            out.unicodeScalars.append(Unicode.Scalar(UInt8(48 + value % 10)))
+        }
+        let year = Int(parts.tm_year) + 1900
+        if (1000..<10000).contains(year) {
+            two(Int32(year / 100))
+            two(Int32(year % 100))
+        } else {
+            digits(year, 4)
+        }
+        out.append("-")
+        two(parts.tm_mon + 1)
+        out.append("-")
+        two(parts.tm_mday)
+        out.append("T")
+        two(parts.tm_hour)
+        out.append(":")
+        two(parts.tm_min)
+        out.append(":")
+        two(parts.tm_sec)
+        out.append(".")
+        out.unicodeScalars.append(Unicode.Scalar(UInt8(48 + millis / 100)))
+        two(Int32(millis % 100))
+        out.append("Z")
     }
 
     /// A JSON string literal (RFC 8259 escaping: quote, backslash, control characters).
     package static func quote(_ text: String) -> String {
-        var out = "\""
-        out.reserveCapacity(text.utf8.count + 2)
+        var out = ""
+        appendQuoted(text, to: &out)
+        return out
+    }
+
+    /// Appends ``quote(_:)``'s literal to `out`; text with nothing to escape (the
+    /// usual case) in one append.
+    package static func appendQuoted(_ text: String, to out: inout String) {
+        out.append("\"")
+        defer { out.append("\"") }
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
+        else { return out.append(text) }
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
@@ -43,25 +87,54 @@ package enum Output {
             default: out.unicodeScalars.append(scalar)
             }
         }
-        return out + "\""
     }
 
     package static func interfaceJSON(_ interface: NetworkInterface?) -> String {
-        guard let interface else { return "null" }
-        return
-            "{\"name\": \(quote(interface.name)), \"index\": \(interface.index), \"type\": \(quote(interface.type.rawValue))}"
+        var out = ""
+        appendInterfaceJSON(interface, to: &out)
+        return out
+    }
+
+    private static func appendInterfaceJSON(_ interface: NetworkInterface?, to out: inout String) {
+        guard let interface else { return out.append("null") }
+        out.append("{\"name\": ")
+        appendQuoted(interface.name, to: &out)
+        out.append(", \"index\": ")
+        out.append(String(interface.index))
+        out.append(", \"type\": ")
+        appendQuoted(interface.type.rawValue, to: &out)
+        out.append("}")
     }
 
     /// `{"time": …, "target": …, "status": …, "reachable": …, "connectionRequired": …,
     /// "flags": […], "rawFlags": …, "interface": {…} | null}`, keys in that order.
+    /// Written into one string reserved up front: this runs once per line on the
+    /// event path, between the kernel's answer and the write.
     package static func json(
         target: String, state: ReachabilityState, time: timespec = now(), extra: String = ""
     ) -> String {
-        let flags = state.flags.names.map(quote).joined(separator: ", ")
-        return "{\"time\": \(quote(timestamp(time))), \"target\": \(quote(target)), "
-            + "\"status\": \(quote(state.status.rawValue)), \"reachable\": \(state.isReachable), "
-            + "\"connectionRequired\": \(state.connectionRequired), \"flags\": [\(flags)], "
-            + "\"rawFlags\": \(state.flags.rawValue), \"interface\": \(interfaceJSON(state.interface))\(extra)}"
+        var out = ""
+        out.reserveCapacity(256 + target.utf8.count + extra.utf8.count)
+        out.append("{\"time\": \"")
+        appendTimestamp(time, to: &out)
+        out.append("\", \"target\": ")
+        appendQuoted(target, to: &out)
+        out.append(", \"status\": ")
+        appendQuoted(state.status.rawValue, to: &out)
+        out.append(state.isReachable ? ", \"reachable\": true" : ", \"reachable\": false")
+        out.append(state.connectionRequired ? ", \"connectionRequired\": true" : ", \"connectionRequired\": false")
+        out.append(", \"flags\": [")
+        for (offset, name) in state.flags.names.enumerated() {
+            if offset > 0 { out.append(", ") }
+            appendQuoted(name, to: &out)
+        }
+        out.append("], \"rawFlags\": ")
+        out.append(String(state.flags.rawValue))
+        out.append(", \"interface\": ")
+        appendInterfaceJSON(state.interface, to: &out)
+        out.append(extra)
+        out.append("}")
+        return out
     }
 
     /// `{"status": …, "interfaces": [{…}], "gateways": […], "supportsIPv4": …,

@@ -200,4 +200,20 @@ struct CLIIntegrationTests {
         #expect(
             positions.allSatisfy { $0 != nil } && positions == positions.sorted { $0! < $1! }, "documented key order")
     }
+
+    @Test("The JSON line, byte for byte: zero-padded milliseconds, an interface, years of five digits kept whole")
+    func jsonExactLine() {
+        let state = ReachabilityState(
+            flags: [.reachable], interface: NetworkInterface(name: "eth0", index: 2, type: .wiredEthernet))
+        #expect(
+            Output.json(target: "@internet", state: state, time: timespec(tv_sec: 1_795_000_000, tv_nsec: 7_999_999))
+                == #"{"time": "2026-11-18T11:06:40.007Z", "target": "@internet", "status": "reachableViaWiFi", "#
+                + #""reachable": true, "connectionRequired": false, "flags": ["reachable"], "rawFlags": 2, "#
+                + #""interface": {"name": "eth0", "index": 2, "type": "wiredEthernet"}}"#)
+        #expect(Output.timestamp(timespec(tv_sec: 0, tv_nsec: 0)) == "1970-01-01T00:00:00.000Z")
+        #expect(Output.timestamp(timespec(tv_sec: 253_402_300_799, tv_nsec: 999_999_999)) == "9999-12-31T23:59:59.999Z")
+        #expect(Output.timestamp(timespec(tv_sec: 253_402_300_800, tv_nsec: 0)) == "10000-01-01T00:00:00.000Z")
+        #expect(Output.quote("plain") == #""plain""#)
+        #expect(Output.quote("q\"b\\\u{7}") == #""q\"b\\\u0007""#)
+    }
 }

@@ -39,9 +39,10 @@ extension NetlinkMonitor.Shared {
     }
 
     /// Keeps a pass's distinct requests unless plans changed since they were made;
-    /// their destinations are worked out when a route event first needs them.
+    /// their destinations are worked out when a route event first needs them, and
+    /// kept while the passes' requests stay the same.
     mutating func keep(_ requests: [LookupRequest], plannedAt version: UInt64) {
-        guard version == planVersion else { return }
+        guard version == planVersion, plannedRequests != requests else { return }
         plannedRequests = requests
         plannedDestinations = nil
     }

@@ -124,16 +124,26 @@ final class NetlinkSocket {
     /// ``replyTimeoutMilliseconds``; nil when the wake-up found nothing after all.
     /// A reply that never comes, or one the socket dropped, is an error: the
     /// request can't be completed (the caller's caller resyncs or retries).
+    ///
+    /// It reads before it waits: rtnetlink answers a request inside the `sendto`
+    /// that carried it, so a lookup's answers are queued by the time it returns,
+    /// and a poll(2) before each would be a system call that never waits.
     private func nextReply(
         timedOut: @autoclosure () -> String, overrun: @autoclosure () -> String
     ) throws(ReachabilityError) -> UnsafeRawBufferPointer? {
-        guard try waitReadable(timeoutMilliseconds: Self.replyTimeoutMilliseconds) else {
-            throw ReachabilityError(.timedOut, timedOut())
-        }
-        switch try receive() {
-        case .datagram(let bytes): return bytes
-        case .empty: return nil
-        case .overrun: throw ReachabilityError(.systemCall, overrun(), errno: Errno.noBufs)
+        var waited = false
+        while true {
+            switch try receive() {
+            case .datagram(let bytes): return bytes
+            case .overrun: throw ReachabilityError(.systemCall, overrun(), errno: Errno.noBufs)
+            case .empty:
+                // Nothing after a wake-up (a datagram dropped as foreign): the caller asks again.
+                if waited { return nil }
+            }
+            guard try waitReadable(timeoutMilliseconds: Self.replyTimeoutMilliseconds) else {
+                throw ReachabilityError(.timedOut, timedOut())
+            }
+            waited = true
         }
     }
 
