@@ -17,6 +17,11 @@ final class NetlinkSocket {
     private var sequence: UInt32
     /// Receive buffer; dumps can send up to 32 KiB per datagram.
     private let buffer: UnsafeMutableRawBufferPointer
+    /// Where a window of requests is written before its one write: allocated once,
+    /// not per pass (each request takes at most ``requestSlot`` bytes).
+    private let requestBuffer: UnsafeMutableRawBufferPointer
+    /// The room one request may take: header, rtmsg, RTA_DST, RTA_SRC, RTA_OIF.
+    static let requestSlot = 96
     /// How long a request may wait for the kernel's answer.
     static let replyTimeoutMilliseconds: Int32 = 5000
     /// Lookups sent per write; each answer is one datagram on the receive queue.
@@ -50,9 +55,11 @@ final class NetlinkSocket {
         self.fd = systemCalls.netlinkDescriptor(handle)
         self.sequence = UInt32(truncatingIfNeeded: time(nil))
         self.buffer = .allocate(byteCount: 64 << 10, alignment: 8)
+        self.requestBuffer = .allocate(byteCount: Self.lookupWindow * Self.requestSlot, alignment: 8)
         if case .failure(let failure) = systemCalls.netlinkBind(handle, subject: label) {
             systemCalls.netlinkClose(handle)
             buffer.deallocate()
+            requestBuffer.deallocate()
             throw failure.reachabilityError
         }
         let size = Int32(clamping: receiveBuffer)
@@ -69,6 +76,7 @@ final class NetlinkSocket {
             {
                 systemCalls.netlinkClose(handle)
                 buffer.deallocate()
+                requestBuffer.deallocate()
                 throw ReachabilityError(.systemCall, "joining rtnetlink group \(group) failed", errno: failure.errno)
             }
         }
@@ -77,6 +85,7 @@ final class NetlinkSocket {
     deinit {
         system.netlinkClose(handle)
         buffer.deallocate()
+        requestBuffer.deallocate()
     }
 
     /// The receive buffer the kernel granted (it reports double the request).
@@ -282,7 +291,7 @@ final class NetlinkSocket {
 
     /// Sends `count` requests in one write, then waits for an answer to each,
     /// matched by sequence number. `put` writes request `index` with sequence
-    /// number `seq` into `raw` (96 zeroed bytes) and returns its length. `answer`
+    /// number `seq` into `raw` (``requestSlot`` zeroed bytes) and returns its length. `answer`
     /// takes each message that carries one of the sequence numbers, until each is
     /// answered; it returns false for a message that is not an answer. `what` names
     /// one request in errors.
@@ -292,16 +301,20 @@ final class NetlinkSocket {
     ) throws(ReachabilityError) {
         guard count > 0 else { return }
         let first = sequence &+ 1
-        var batch = [UInt8]()
-        var one = [UInt64](repeating: 0, count: 12)  // 96 bytes: header, rtmsg, RTA_DST, RTA_SRC, RTA_OIF
+        // The socket's own buffer when the requests fit (every lookup window does);
+        // a larger one for this call when they don't (netconf questions of many links).
+        let needed = count * Self.requestSlot
+        let requests =
+            needed <= requestBuffer.count ? requestBuffer : .allocate(byteCount: needed, alignment: 8)
+        defer { if requests.baseAddress != requestBuffer.baseAddress { requests.deallocate() } }
+        var length = 0
         for index in 0..<count {
-            let length = one.withUnsafeMutableBytes { raw in
-                raw.initializeMemory(as: UInt8.self, repeating: 0)
-                return put(index, nextSequence(), raw)
-            }
-            one.withUnsafeBytes { batch.append(contentsOf: $0[0..<length]) }
+            // Each request starts where the last ended: netlink lengths are 4-byte aligned.
+            let slot = UnsafeMutableRawBufferPointer(rebasing: requests[length..<length + Self.requestSlot])
+            slot.initializeMemory(as: UInt8.self, repeating: 0)
+            length += put(index, nextSequence(), slot)
         }
-        try batch.withUnsafeBytes { raw in Result { () throws(ReachabilityError) in try self.send(raw) } }.get()
+        try send(UnsafeRawBufferPointer(rebasing: requests[0..<length]))
         var answered = [Bool](repeating: false, count: count)
         var pending = count
         while pending > 0 {
