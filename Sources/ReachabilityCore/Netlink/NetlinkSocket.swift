@@ -314,7 +314,7 @@ final class NetlinkSocket {
             slot.initializeMemory(as: UInt8.self, repeating: 0)
             length += put(index, nextSequence(), slot)
         }
-        try send(UnsafeRawBufferPointer(rebasing: requests[0..<length]))
+        try self.send(UnsafeRawBufferPointer(rebasing: requests[0..<length]))
         var answered = [Bool](repeating: false, count: count)
         var pending = count
         while pending > 0 {
