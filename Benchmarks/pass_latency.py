@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""The event path of `reachability watch --json`, one change at a time, for A/B runs.
+
+    sudo python3 Benchmarks/pass_latency.py [--cycles 100] [--rounds 3] OLD/reachability NEW/reachability
+
+Each run is in a namespace of its own (`unshare -n`): vA with 192.0.2.1/24 and
+2001:db8:200::1/64, default routes via its veth peer vB in a second namespace (the peers
+harness's setup, ../shared/peers/latency.py). The binary's `watch --json` runs there; one
+long-lived `ip -batch` makes the harness's six changes (link_down, link_up, route_del,
+route_add, addr_del, addr_add) CYCLES times, 3 ms apart, and the time from the write of a
+change to the first line after it is taken per kind (p50), with the process's CPU. The
+binaries run in turn, round after round, so drift hits each alike.
+
+The per-phase profile of BENCHMARKS.md ("Issue 30") comes from the same runs of a build with
+Benchmarks/pass-probe.patch applied (`git apply`, then `make build`): it prints, every 200
+passes, the mean microseconds of each phase of the reader's pass (drain, decide, plan,
+lookup, finish; of the passes that wrote a line: state, observe, sink), and every 100 lines
+the mean time of the write(2) itself. Those lines are passed through here.
+Needs root (or `unshare -rn`), iproute2 and util-linux. Traffic: none leaves the namespaces.
+"""
+import argparse
+import os
+import queue
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+KINDS = ["link_down", "link_up", "route_del", "route_add", "addr_del", "addr_add"]
+
+
+def inside(cycles, command):
+    """Runs in the new namespace: set up, start `command`, make the changes, report."""
+    def sh(text):
+        subprocess.run(text, shell=True, check=True)
+    for key in ("all", "default"):
+        with open(f"/proc/sys/net/ipv6/conf/{key}/accept_dad", "w") as f:
+            f.write("0")
+    with open("/proc/sys/net/ipv6/conf/default/keep_addr_on_down", "w") as f:
+        f.write("1")
+    peer = subprocess.Popen(["unshare", "-n", "sleep", "1000"])
+    time.sleep(0.1)
+    sh(f"ip link set lo up; ip link add vA type veth peer name vB; ip link set vB netns {peer.pid}; "
+       "ip link set vA up")
+    sh(f"nsenter -t {peer.pid} -n sh -c 'ip link set vB up; ip addr add 192.0.2.2/24 dev vB; "
+       "ip addr add 2001:db8:200::2/64 dev vB nodad'")
+    sh("ip addr add 192.0.2.1/24 dev vA; ip addr add 2001:db8:200::1/64 dev vA nodad")
+    sh("ip route add default via 192.0.2.2 dev vA; ip route add ::/0 via 2001:db8:200::2 dev vA")
+    time.sleep(0.3)
+    watch = subprocess.Popen(command + ["watch", "--json"], stdout=subprocess.PIPE, bufsize=0)
+    watch.stdout.readline()
+    lines = queue.Queue()
+
+    def read():
+        for line in watch.stdout:
+            lines.put(time.monotonic_ns())
+    threading.Thread(target=read, daemon=True).start()
+    batch = subprocess.Popen(["ip", "-force", "-batch", "-"], stdin=subprocess.PIPE, text=True)
+    add4 = "route add default via 192.0.2.2 dev vA\n"
+    add6 = "route add ::/0 via 2001:db8:200::2 dev vA\n"
+    del4, del6 = add4.replace("add", "del"), add6.replace("add", "del")
+    steps = {
+        "link_down": "link set vA down\n",
+        "link_up": "link set vA up\n" + add4 + add6,
+        "route_del": del4 + del6,
+        "route_add": add4 + add6,
+        "addr_del": "addr del 192.0.2.1/24 dev vA\naddr del 2001:db8:200::1/64 dev vA\n" + del6,
+        "addr_add": "addr add 192.0.2.1/24 dev vA\naddr add 2001:db8:200::1/64 dev vA nodad\n" + add4 + add6,
+    }
+
+    def cpu():
+        fields = open(f"/proc/{watch.pid}/stat").read().rsplit(")", 1)[1].split()
+        tick = os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) * 1000 // tick
+    latency = {kind: [] for kind in KINDS}
+    missed = extra = 0
+    before = cpu()
+    for _ in range(cycles):
+        for kind in KINDS:
+            time.sleep(0.003)
+            while not lines.empty():
+                lines.get()
+                extra += 1
+            start = time.monotonic_ns()
+            batch.stdin.write(steps[kind])
+            batch.stdin.flush()
+            try:
+                latency[kind].append((lines.get(timeout=0.2) - start) / 1000)
+            except queue.Empty:
+                missed += 1
+    spent = cpu() - before
+    batch.stdin.close()
+    batch.wait()
+    watch.terminate()
+    watch.wait()
+    peer.kill()
+    every = sum(latency.values(), [])
+    print("  p50 µs: " + " ".join(f"{k} {statistics.median(v):.0f}" for k, v in latency.items() if v)
+          + f" | all {statistics.median(every):.0f}, p90 {statistics.quantiles(every, n=10)[8]:.0f}"
+          + f" | missed {missed}, lines besides the first {extra} | CPU {spent} ms", flush=True)
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--inside":
+        inside(int(sys.argv[2]), sys.argv[3:])
+        return
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cycles", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("binaries", nargs="+")
+    args = parser.parse_args()
+    unshare = ["unshare", "-n"] if os.geteuid() == 0 else ["unshare", "-rn"]
+    for round in range(args.rounds):
+        for binary in args.binaries:
+            print(f"round {round + 1}: {binary}", flush=True)
+            subprocess.run(unshare + [sys.executable, os.path.abspath(__file__), "--inside", str(args.cycles),
+                                      os.path.abspath(binary)], check=True)
+
+
+if __name__ == "__main__":
+    main()
