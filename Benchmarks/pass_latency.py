@@ -9,16 +9,25 @@ harness's setup, ../shared/peers/latency.py). The binary's `watch --json` runs t
 long-lived `ip -batch` makes the harness's six changes (link_down, link_up, route_del,
 route_add, addr_del, addr_add) CYCLES times, 3 ms apart, and the time from the write of a
 change to the first line after it is taken per kind (p50), with the process's CPU. The
-binaries run in turn, round after round, so drift hits each alike.
+binaries run in turn, round after round, so drift hits each alike. A line is stamped when
+the read(2) that brought it returns (until 2026-11-26's fix the pipe was read a byte per
+system call, which put a 243-byte line about 250 µs later than a 21-byte one). Any program that
+prints a line at start and one per change can stand in for a binary: it is run as
+`PROGRAM watch --json` (Benchmarks/limit_monitor.c ignores its arguments).
 
 The per-phase profile of BENCHMARKS.md ("Issue 30") comes from the same runs of a build with
 Benchmarks/pass-probe.patch applied (`git apply`, then `make build`): it prints, every 200
 passes, the mean microseconds of each phase of the reader's pass (drain, decide, plan,
 lookup, finish; of the passes that wrote a line: state, observe, sink), and every 100 lines
-the mean time of the write(2) itself. Those lines are passed through here.
+the mean time of the write(2) itself. Those lines are passed through here. It also stamps
+each pass (woke, drained, looked up, sink start and end, end: the `W` lines), from which
+the run prints, per kind, when the reader first woke after the change's write, how many
+passes a change took, and when the pass that wrote the change's first line woke and
+reached the sink.
 Needs root (or `unshare -rn`), iproute2 and util-linux. Traffic: none leaves the namespaces.
 """
 import argparse
+import bisect
 import os
 import queue
 import statistics
@@ -48,13 +57,33 @@ def inside(cycles, command):
     sh("ip addr add 192.0.2.1/24 dev vA; ip addr add 2001:db8:200::1/64 dev vA nodad")
     sh("ip route add default via 192.0.2.2 dev vA; ip route add ::/0 via 2001:db8:200::2 dev vA")
     time.sleep(0.3)
-    watch = subprocess.Popen(command + ["watch", "--json"], stdout=subprocess.PIPE, bufsize=0)
+    watch = subprocess.Popen(command + ["watch", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             bufsize=0)
     watch.stdout.readline()
     lines = queue.Queue()
+    passes = []  # the probe's per-pass stamps (W lines), CLOCK_MONOTONIC ns
+
+    def read_errors():
+        for line in watch.stderr:
+            fields = line.split()
+            if fields[:1] == [b"W"]:
+                passes.append([int(field) for field in fields[1:]])
+            else:
+                sys.stdout.write(line.decode(errors="replace"))
+                sys.stdout.flush()
+    threading.Thread(target=read_errors, daemon=True).start()
+    starts = []
 
     def read():
-        for line in watch.stdout:
-            lines.put(time.monotonic_ns())
+        # One read(2) per wake-up, stamped when it returns: iterating the unbuffered pipe
+        # reads a byte per system call, which made a longer line look later.
+        fd, pending = watch.stdout.fileno(), b""
+        while data := os.read(fd, 1 << 16):
+            stamp = time.monotonic_ns()
+            pending += data
+            while b"\n" in pending:
+                pending = pending.split(b"\n", 1)[1]
+                lines.put(stamp)
     threading.Thread(target=read, daemon=True).start()
     batch = subprocess.Popen(["ip", "-force", "-batch", "-"], stdin=subprocess.PIPE, text=True)
     add4 = "route add default via 192.0.2.2 dev vA\n"
@@ -83,6 +112,7 @@ def inside(cycles, command):
                 lines.get()
                 extra += 1
             start = time.monotonic_ns()
+            starts.append((kind, start))
             batch.stdin.write(steps[kind])
             batch.stdin.flush()
             try:
@@ -96,9 +126,48 @@ def inside(cycles, command):
     watch.wait()
     peer.kill()
     every = sum(latency.values(), [])
+    if passes:
+        time.sleep(0.1)
+        timeline(starts, passes)
     print("  p50 µs: " + " ".join(f"{k} {statistics.median(v):.0f}" for k, v in latency.items() if v)
           + f" | all {statistics.median(every):.0f}, p90 {statistics.quantiles(every, n=10)[8]:.0f}"
           + f" | missed {missed}, lines besides the first {extra} | CPU {spent} ms", flush=True)
+
+
+def timeline(starts, passes):
+    """Where a change's time goes, from the probe's stamps: per kind, the medians (µs after
+    the change's write) of the reader's first wake-up, of the wake-up and the sink start of the
+    pass that wrote the change's first line, and the mean number of passes per change; then
+    that pass's phases (µs): the drain, deciding + planning + the lookups, the evaluation and
+    delivery up to the sink, the sink (the line's formatting and write)."""
+    woke = [stamps[0] for stamps in passes]
+    for kind in KINDS:
+        first, line_wake, sink, count, phases = [], [], [], [], []
+        for index, (each, start) in enumerate(starts):
+            if each != kind:
+                continue
+            end = starts[index + 1][1] if index + 1 < len(starts) else start + 10**9
+            mine = [stamps for stamps in passes[bisect.bisect_left(woke, start):] if stamps[0] < end]
+            if not mine:
+                continue
+            first.append((mine[0][0] - start) / 1000)
+            count.append(len(mine))
+            wrote = [stamps for stamps in mine if stamps[3]]
+            if wrote:
+                line_wake.append((wrote[0][0] - start) / 1000)
+                sink.append((wrote[0][3] - start) / 1000)
+                woke_at, drained, looked_up, sink_start, sink_end = wrote[0][:5]
+                phases.append([(b - a) / 1000 for a, b in
+                               ((woke_at, drained), (drained, looked_up), (looked_up, sink_start),
+                                (sink_start, sink_end))])
+        if first:
+            print(f"  {kind}: first wake-up {statistics.median(first):.0f}, passes {statistics.mean(count):.2f}, "
+                  f"the line's pass woke {statistics.median(line_wake):.0f} and reached the sink "
+                  f"{statistics.median(sink):.0f}", flush=True)
+        if phases:
+            drain, lookups, delivery, line = (statistics.median(column) for column in zip(*phases))
+            print(f"    its phases: drain {drain:.0f}, decide + plan + lookups {lookups:.0f}, "
+                  f"to the sink {delivery:.0f}, the sink {line:.0f}", flush=True)
 
 
 def main():
