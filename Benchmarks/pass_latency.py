@@ -71,7 +71,8 @@ def inside(cycles, command):
             else:
                 sys.stdout.write(line.decode(errors="replace"))
                 sys.stdout.flush()
-    threading.Thread(target=read_errors, daemon=True).start()
+    errors = threading.Thread(target=read_errors, daemon=True)
+    errors.start()
     starts = []
 
     def read():
@@ -126,8 +127,8 @@ def inside(cycles, command):
     watch.wait()
     peer.kill()
     every = sum(latency.values(), [])
+    errors.join(timeout=5)  # the probe's last stamps, up to the pipe's end
     if passes:
-        time.sleep(0.1)
         timeline(starts, passes)
     print("  p50 µs: " + " ".join(f"{k} {statistics.median(v):.0f}" for k, v in latency.items() if v)
           + f" | all {statistics.median(every):.0f}, p90 {statistics.quantiles(every, n=10)[8]:.0f}"
@@ -147,16 +148,16 @@ def timeline(starts, passes):
             if each != kind:
                 continue
             end = starts[index + 1][1] if index + 1 < len(starts) else start + 10**9
-            mine = [stamps for stamps in passes[bisect.bisect_left(woke, start):] if stamps[0] < end]
+            mine = passes[bisect.bisect_left(woke, start):bisect.bisect_left(woke, end)]
             if not mine:
                 continue
             first.append((mine[0][0] - start) / 1000)
             count.append(len(mine))
             wrote = [stamps for stamps in mine if stamps[3]]
             if wrote:
-                line_wake.append((wrote[0][0] - start) / 1000)
-                sink.append((wrote[0][3] - start) / 1000)
                 woke_at, drained, looked_up, sink_start, sink_end = wrote[0][:5]
+                line_wake.append((woke_at - start) / 1000)
+                sink.append((sink_start - start) / 1000)
                 phases.append([(b - a) / 1000 for a, b in
                                ((woke_at, drained), (drained, looked_up), (looked_up, sink_start),
                                 (sink_start, sink_end))])
