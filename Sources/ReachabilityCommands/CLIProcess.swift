@@ -86,8 +86,14 @@ package enum CLIProcess {
     /// Writes `text` to stdout; a failure ends the process with status 1 and a
     /// message on stderr (or death by SIGPIPE, as `cat`, when the reader went away).
     package static func writeOut(_ text: String) {
+        var text = text
+        text.withUTF8 { writeOut(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Writes `bytes` to stdout, as ``writeOut(_:)`` writes a string.
+    package static func writeOut(bytes: UnsafeRawBufferPointer) {
         pthread_mutex_lock(lock)
-        let error = writeAll(1, text)
+        let error = writeAll(1, bytes)
         if error != 0 { failOutput(error) }
         pthread_mutex_unlock(lock)
     }
@@ -109,21 +115,24 @@ package enum CLIProcess {
     /// or the errno of the failed write.
     private static func writeAll(_ fd: Int32, _ text: String) -> Int32 {
         var text = text
-        return text.withUTF8 { bytes -> Int32 in
-            guard let base = bytes.baseAddress else { return 0 }
-            var offset = 0
-            while offset < bytes.count {
-                let written = write(fd, base + offset, bytes.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return written < 0 ? errno : EIO
-                }
+        return text.withUTF8 { writeAll(fd, UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Writes all of `bytes` to `fd`, retrying EINTR and partial writes; 0 or the errno.
+    private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
+        guard let base = bytes.baseAddress else { return 0 }
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(fd, base + offset, bytes.count - offset)
+            if written > 0 {
+                offset += written
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else {
+                return written < 0 ? errno : EIO
             }
-            return 0
         }
+        return 0
     }
 
     // MARK: Start-up

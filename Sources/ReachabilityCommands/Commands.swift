@@ -81,10 +81,11 @@ extension WatchOptions {
             // Called with the state (a hostname: once resolved), then on every change,
             // on the monitor's reader thread: the line is written with no hop to a queue.
             reachability.deliverSynchronously { [json] state in
-                Output.emit(
-                    json
-                        ? Output.json(target: name, state: state)
-                        : Output.line(target: name, state: state, width: width))
+                if json {
+                    Output.emitJSON(target: name, state: state)
+                } else {
+                    Output.emit(Output.line(target: name, state: state, width: width))
+                }
             }
             try reachability.start()
         }

@@ -14,124 +14,65 @@ package enum Output {
     /// `2026-11-22T08:42:21.438Z`: UTC, milliseconds. Formatted by hand from
     /// clock_gettime, because this runs once per printed line on the event path.
     package static func timestamp(_ time: timespec = now()) -> String {
-        var out = ""
-        appendTimestamp(time, to: &out)
-        return out
-    }
-
-    /// Appends ``timestamp(_:)``'s text to `out`, digit by digit (no intermediate strings).
-    package static func appendTimestamp(_ time: timespec, to out: inout String) {
-        var whole = time.tv_sec
-        let millis = min(999, Int(time.tv_nsec / 1_000_000))
-        var parts = tm()
-        gmtime_r(&whole, &parts)
-        func digits(_ value: Int, _ width: Int) {
-            // Years beyond 9999 (or before 0) keep all their digits, as before.
-            let text = String(value)
-            for _ in 0..<max(0, width - text.utf8.count) { out.append("0") }
-            out.append(text)
-        }
-        func two(_ value: Int32) {
-            let value = Int(value)
-            guard (0..<100).contains(value) else { return digits(value, 2) }
-            out.unicodeScalars.append(Unicode.Scalar(UInt8(48 + value / 10)))
-            out.unicodeScalars.append(Unicode.Scalar(UInt8(48 + value % 10)))
-        }
-        let year = Int(parts.tm_year) + 1900
-        if (1000..<10000).contains(year) {
-            two(Int32(year / 100))
-            two(Int32(year % 100))
-        } else {
-            digits(year, 4)
-        }
-        out.append("-")
-        two(parts.tm_mon + 1)
-        out.append("-")
-        two(parts.tm_mday)
-        out.append("T")
-        two(parts.tm_hour)
-        out.append(":")
-        two(parts.tm_min)
-        out.append(":")
-        two(parts.tm_sec)
-        out.append(".")
-        out.unicodeScalars.append(Unicode.Scalar(UInt8(48 + millis / 100)))
-        two(Int32(millis % 100))
-        out.append("Z")
+        var out = LineBytes(capacity: 32)
+        out.appendTimestamp(time)
+        return out.string
     }
 
     /// A JSON string literal (RFC 8259 escaping: quote, backslash, control characters).
     package static func quote(_ text: String) -> String {
-        var out = ""
-        appendQuoted(text, to: &out)
-        return out
-    }
-
-    /// Appends ``quote(_:)``'s literal to `out`; text with nothing to escape (the
-    /// usual case) in one append.
-    package static func appendQuoted(_ text: String, to out: inout String) {
-        out.append("\"")
-        defer { out.append("\"") }
-        guard text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
-        else { return out.append(text) }
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
+        var out = LineBytes(capacity: text.utf8.count + 2)
+        out.appendQuoted(text)
+        return out.string
     }
 
     package static func interfaceJSON(_ interface: NetworkInterface?) -> String {
-        var out = ""
-        appendInterfaceJSON(interface, to: &out)
-        return out
-    }
-
-    private static func appendInterfaceJSON(_ interface: NetworkInterface?, to out: inout String) {
-        guard let interface else { return out.append("null") }
-        out.append("{\"name\": ")
-        appendQuoted(interface.name, to: &out)
-        out.append(", \"index\": ")
-        out.append(String(interface.index))
-        out.append(", \"type\": ")
-        appendQuoted(interface.type.rawValue, to: &out)
-        out.append("}")
+        var out = LineBytes(capacity: 64)
+        out.appendInterface(interface)
+        return out.string
     }
 
     /// `{"time": …, "target": …, "status": …, "reachable": …, "connectionRequired": …,
     /// "flags": […], "rawFlags": …, "interface": {…} | null}`, keys in that order.
-    /// Written into one string reserved up front: this runs once per line on the
-    /// event path, between the kernel's answer and the write.
     package static func json(
         target: String, state: ReachabilityState, time: timespec = now(), extra: String = ""
     ) -> String {
-        var out = ""
-        out.reserveCapacity(256 + target.utf8.count + extra.utf8.count)
+        jsonBytes(target: target, state: state, time: time, extra: extra).string
+    }
+
+    /// ``json(target:state:time:extra:)``'s line and a newline, written to stdout
+    /// at once. This runs once per line on the event path, between the kernel's
+    /// answer and the write: the line is written as bytes into one buffer reserved
+    /// up front and handed to write(2) as it is, with no string made on the way.
+    package static func emitJSON(target: String, state: ReachabilityState) {
+        var line = jsonBytes(target: target, state: state, time: now(), extra: "")
+        line.append("\n")
+        line.bytes.withUnsafeBytes { CLIProcess.writeOut(bytes: $0) }
+    }
+
+    private static func jsonBytes(target: String, state: ReachabilityState, time: timespec, extra: String)
+        -> LineBytes
+    {
+        var out = LineBytes(capacity: 320 + target.utf8.count + extra.utf8.count)
         out.append("{\"time\": \"")
-        appendTimestamp(time, to: &out)
+        out.appendTimestamp(time)
         out.append("\", \"target\": ")
-        appendQuoted(target, to: &out)
+        out.appendQuoted(target)
         out.append(", \"status\": ")
-        appendQuoted(state.status.rawValue, to: &out)
+        out.appendQuoted(state.status.rawValue)
         out.append(state.isReachable ? ", \"reachable\": true" : ", \"reachable\": false")
         out.append(state.connectionRequired ? ", \"connectionRequired\": true" : ", \"connectionRequired\": false")
         out.append(", \"flags\": [")
-        for (offset, name) in state.flags.names.enumerated() {
-            if offset > 0 { out.append(", ") }
-            appendQuoted(name, to: &out)
+        var first = true
+        for (flag, name) in ReachabilityFlags.named where state.flags.contains(flag) {
+            if !first { out.append(", ") }
+            first = false
+            out.appendQuoted(name)
         }
         out.append("], \"rawFlags\": ")
-        out.append(String(state.flags.rawValue))
+        out.appendDecimal(Int(state.flags.rawValue))
         out.append(", \"interface\": ")
-        appendInterfaceJSON(state.interface, to: &out)
+        out.appendInterface(state.interface)
         out.append(extra)
         out.append("}")
         return out
@@ -350,5 +291,152 @@ package enum Seconds {
     /// `value` seconds as a `Duration` (checked first).
     package static func duration(_ value: Double) -> Duration {
         .milliseconds(Int64((min(max(value, 0), limit) * 1000).rounded(.up)))
+    }
+}
+
+/// The bytes of one line of output, written in place (UTF-8): the JSON of the
+/// event path is put together here rather than by String appends, each of
+/// which costs a uniqueness check, a capacity check and a count update.
+package struct LineBytes {
+    package var bytes: [UInt8] = []
+
+    init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
+    /// The line as a string.
+    var string: String { String(decoding: bytes, as: UTF8.self) }
+
+    mutating func append(_ text: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    mutating func append(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    /// `value` in decimal, with at least `width` digits (zeros in front).
+    mutating func appendDecimal(_ value: Int, width: Int = 1) {
+        guard value >= 0 else {
+            // Negative values (a year before 0) as Swift prints them, padded as before.
+            let text = String(value)
+            for _ in 0..<max(0, width - text.utf8.count) { bytes.append(UInt8(ascii: "0")) }
+            return append(text)
+        }
+        var divisor = 1
+        var digits = 1
+        while divisor <= value / 10 {
+            divisor *= 10
+            digits += 1
+        }
+        for _ in 0..<max(0, width - digits) { bytes.append(UInt8(ascii: "0")) }
+        var rest = value
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
+    }
+
+    /// `2026-11-22T08:42:21.438Z`: `time` in UTC, to the millisecond.
+    mutating func appendTimestamp(_ time: timespec) {
+        let millis = min(999, max(0, Int(time.tv_nsec / 1_000_000)))
+        let date = CivilTime(secondsSinceEpoch: Int(time.tv_sec))
+        // Years beyond 9999 (or before 0) keep all their digits.
+        appendDecimal(date.year, width: 4)
+        bytes.append(UInt8(ascii: "-"))
+        appendTwoDigits(date.month)
+        bytes.append(UInt8(ascii: "-"))
+        appendTwoDigits(date.day)
+        bytes.append(UInt8(ascii: "T"))
+        appendTwoDigits(date.hour)
+        bytes.append(UInt8(ascii: ":"))
+        appendTwoDigits(date.minute)
+        bytes.append(UInt8(ascii: ":"))
+        appendTwoDigits(date.second)
+        bytes.append(UInt8(ascii: "."))
+        bytes.append(UInt8(ascii: "0") + UInt8(millis / 100))
+        appendTwoDigits(millis % 100)
+        bytes.append(UInt8(ascii: "Z"))
+    }
+
+    /// `value` (0–99) as two digits.
+    private mutating func appendTwoDigits(_ value: Int) {
+        bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value / 10))
+        bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value % 10))
+    }
+
+    /// `text` as a JSON string literal (RFC 8259): quote, backslash and control
+    /// characters escaped, everything else as it is.
+    mutating func appendQuoted(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { utf8 in
+            var clean = 0  // bytes up to here need no escape and are not yet copied
+            for (offset, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[clean..<offset]))
+                clean = offset + 1
+                bytes.append(UInt8(ascii: "\\"))
+                switch byte {
+                case 0x22, 0x5C: bytes.append(byte)
+                case 0x0A: bytes.append(UInt8(ascii: "n"))
+                case 0x0D: bytes.append(UInt8(ascii: "r"))
+                case 0x09: bytes.append(UInt8(ascii: "t"))
+                default:
+                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                    bytes.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 15)]])
+                }
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[clean...]))
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// `{"name": …, "index": …, "type": …}`, or `null`.
+    mutating func appendInterface(_ interface: NetworkInterface?) {
+        guard let interface else { return append("null") }
+        append("{\"name\": ")
+        appendQuoted(interface.name)
+        append(", \"index\": ")
+        appendDecimal(Int(interface.index))
+        append(", \"type\": ")
+        appendQuoted(interface.type.rawValue)
+        append("}")
+    }
+}
+
+/// A moment in UTC as calendar fields (proleptic Gregorian, no leap seconds, as
+/// `gmtime_r` gives them), by arithmetic: no time-zone state, no lock, no libc.
+/// The days-to-date step is Howard Hinnant's `civil_from_days`.
+package struct CivilTime: Equatable {
+    package var year: Int
+    /// 1–12.
+    package var month: Int
+    /// 1–31.
+    package var day: Int
+    package var hour: Int
+    package var minute: Int
+    package var second: Int
+
+    package init(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
+        (self.year, self.month, self.day) = (year, month, day)
+        (self.hour, self.minute, self.second) = (hour, minute, second)
+    }
+
+    package init(secondsSinceEpoch seconds: Int) {
+        // Floor division: a moment before 1970 is in the day before it.
+        let days = seconds >= 0 ? seconds / 86_400 : -((-seconds + 86_399) / 86_400)
+        let inDay = seconds - days * 86_400
+        hour = inDay / 3600
+        minute = inDay % 3600 / 60
+        second = inDay % 60
+        let shifted = days + 719_468  // days from 0000-03-01
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097  // 0...146096
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365  // 0...399
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)  // 0...365, from March 1
+        let shiftedMonth = (5 * dayOfYear + 2) / 153  // 0...11, March first
+        day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
     }
 }

@@ -216,4 +216,23 @@ struct CLIIntegrationTests {
         #expect(Output.quote("plain") == #""plain""#)
         #expect(Output.quote("q\"b\\\u{7}") == #""q\"b\\\u0007""#)
     }
+
+    @Test("The timestamp's calendar arithmetic agrees with gmtime_r, before 1970, on leap days and far out")
+    func civilTimeMatchesGmtime() {
+        var generator = SystemRandomNumberGenerator()
+        let edges: [Int] = [
+            0, -1, 59, 86_399, 86_400, -86_400, -86_401, 951_782_400, 951_868_799, 4_107_542_399, 4_107_542_400,
+            -2_203_891_200, -2_208_988_801, 253_402_300_799, 253_402_300_800, -62_167_219_200, -62_167_219_201,
+        ]
+        let random = (0..<20_000).map { _ in Int.random(in: -80_000_000_000...400_000_000_000, using: &generator) }
+        for seconds in edges + random {
+            var whole = time_t(seconds)
+            var parts = tm()
+            gmtime_r(&whole, &parts)
+            let expected = CivilTime(
+                year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, day: Int(parts.tm_mday),
+                hour: Int(parts.tm_hour), minute: Int(parts.tm_min), second: Int(parts.tm_sec))
+            #expect(CivilTime(secondsSinceEpoch: seconds) == expected, "at \(seconds) s")
+        }
+    }
 }

@@ -6,29 +6,40 @@
 struct KnownAnswers: Sendable {
     /// The table generation the answers hold at.
     private(set) var generation: UInt64
-    /// A full pass's distinct requests (each with its slot in `results`) and answers.
-    private var slots: [LookupRequest: Int]
+    /// A full pass's distinct requests (`index` finds each one's slot) and their answers.
+    private var requests: [LookupRequest]
+    private var index: LookupIndex
     private var results: [LookupResult]
     /// Answers that starts looked up at `generation`.
     private var added: [LookupRequest: LookupResult] = [:]
 
-    /// A full pass's answers: `slots` maps each request to its answer's index.
-    init(slots: [LookupRequest: Int], results: [LookupResult], generation: UInt64) {
-        self.slots = slots
+    /// A full pass's answers: `results[i]` answers `requests[i]`, which `index` follows.
+    init(requests: [LookupRequest], index: LookupIndex, results: [LookupResult], generation: UInt64) {
+        self.requests = requests
+        self.index = index
         self.results = results
         self.generation = generation
     }
 
+    /// A full pass's answers: `slots` maps each request to its answer's index in
+    /// `results` (every index once).
+    init(slots: [LookupRequest: Int], results: [LookupResult], generation: UInt64) {
+        let requests = slots.sorted { $0.value < $1.value }.map(\.key)
+        self.init(requests: requests, index: LookupIndex(following: requests), results: results, generation: generation)
+    }
+
     /// No answers yet, as of `generation`.
     init(generation: UInt64) {
-        self.init(slots: [:], results: [], generation: generation)
+        self.init(requests: [], index: LookupIndex(), results: [], generation: generation)
     }
+
+    private func slot(of request: LookupRequest) -> Int? { index.slot(of: request, in: requests) }
 
     /// Adds answers asked at `generation` (the table's when the lookups began);
     /// ignored when the table has changed since the known ones.
     mutating func add(_ requests: [LookupRequest], _ answers: [LookupResult], askedAt generation: UInt64) {
         guard generation == self.generation, requests.count == answers.count else { return }
-        for (request, answer) in zip(requests, answers) where slots[request] == nil {
+        for (request, answer) in zip(requests, answers) where slot(of: request) == nil {
             added[request] = answer
         }
     }
@@ -38,7 +49,7 @@ struct KnownAnswers: Sendable {
         var found: [LookupResult] = []
         found.reserveCapacity(requests.count)
         for request in requests {
-            if let slot = slots[request] {
+            if let slot = slot(of: request) {
                 found.append(results[slot])
             } else if let answer = added[request] {
                 found.append(answer)

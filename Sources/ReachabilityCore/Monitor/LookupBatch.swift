@@ -9,8 +9,10 @@ struct LookupBatch: Sendable {
     /// The distinct requests, in the order the plans first ask them: what the
     /// kernel is asked, and the order of the answers.
     private(set) var requests: [LookupRequest] = []
-    /// Each distinct request's index in ``requests`` (and in the answers).
-    private(set) var slots: [LookupRequest: Int] = [:]
+    /// Each distinct request's index in ``requests`` (and in the answers), once
+    /// there are more than ``LookupIndex/linearLimit``; below, a search is cheaper
+    /// than hashing (the usual pass asks two lookups).
+    private(set) var index = LookupIndex()
     /// Every plan's requests' slots, plan after plan (one array for all plans).
     private var planSlots: [Int] = []
     /// Where each plan's slots end in `planSlots`.
@@ -18,20 +20,30 @@ struct LookupBatch: Sendable {
 
     /// The batch of `plans`, each given as its requests, in the order the plans
     /// are later answered in.
-    init(_ plans: some Sequence<[LookupRequest]>) {
-        planEnds.reserveCapacity(plans.underestimatedCount)
+    init(_ plans: some Collection<[LookupRequest]>) {
+        // One allocation per array: the usual pass has one plan of two requests.
+        var total = 0
+        for plan in plans { total += plan.count }
+        requests.reserveCapacity(total)
+        planSlots.reserveCapacity(total)
+        planEnds.reserveCapacity(plans.count)
         for plan in plans {
             for request in plan {
-                if let slot = slots[request] {
+                if let slot = index.slot(of: request, in: requests) {
                     planSlots.append(slot)
                 } else {
-                    slots[request] = requests.count
                     planSlots.append(requests.count)
                     requests.append(request)
+                    index.added(requests)
                 }
             }
             planEnds.append(planSlots.count)
         }
+    }
+
+    /// Each distinct request's index in ``requests``.
+    var slots: [LookupRequest: Int] {
+        Dictionary(uniqueKeysWithValues: requests.enumerated().map { ($1, $0) })
     }
 
     /// How many plans the batch holds.
@@ -113,5 +125,37 @@ struct LookupBatch: Sendable {
             }
         }
         return gateways
+    }
+}
+
+/// Where each of a list of distinct requests is: found by a search while the list
+/// is short, by a dictionary built once it grows past ``linearLimit``.
+struct LookupIndex: Sendable {
+    /// Requests up to which a search beats hashing.
+    static let linearLimit = 16
+    private var slots: [LookupRequest: Int] = [:]
+
+    /// An index of no requests yet.
+    init() {}
+
+    /// The index of `requests`, which are distinct.
+    init(following requests: [LookupRequest]) {
+        guard requests.count > Self.linearLimit else { return }
+        for (slot, request) in requests.enumerated() { slots[request] = slot }
+    }
+
+    /// The index of `request` in `requests` (the list this index follows).
+    func slot(of request: LookupRequest, in requests: [LookupRequest]) -> Int? {
+        requests.count <= Self.linearLimit ? requests.firstIndex(of: request) : slots[request]
+    }
+
+    /// `requests`' last element was just appended.
+    mutating func added(_ requests: [LookupRequest]) {
+        if requests.count == Self.linearLimit + 1 {
+            slots.reserveCapacity(Self.linearLimit * 4)
+            for (slot, request) in requests.enumerated() { slots[request] = slot }
+        } else if requests.count > Self.linearLimit {
+            slots[requests[requests.count - 1]] = requests.count - 1
+        }
     }
 }

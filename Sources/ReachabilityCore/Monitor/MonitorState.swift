@@ -8,6 +8,15 @@ extension NetlinkMonitor {
         /// Each client with how many registrations it holds (a start superseded by
         /// stop + start unregisters its own registration, not the newer one).
         var clients: [ObjectIdentifier: (client: any MonitorClient, registrations: Int)] = [:]
+        /// The clients, each once. A loop of concrete types: `values.map(\.client)`
+        /// here ran as an unspecialized generic, looking up type metadata at run
+        /// time on every pass.
+        var clientList: [any MonitorClient] {
+            var list: [any MonitorClient] = []
+            list.reserveCapacity(clients.count)
+            for entry in clients.values { list.append(entry.client) }
+            return list
+        }
         /// The destinations of the clients' latest plans (nil: plan again). What
         /// makes a route event relevant.
         var plannedDestinations: [IPAddress]?
@@ -65,7 +74,8 @@ extension NetlinkMonitor.Shared {
             statistics.reusedAnswerPasses += 1
             gatewayNeighbors = gateways
         case .lookedUp(let answers, let gateways):
-            knownAnswers = KnownAnswers(slots: batch.slots, results: answers, generation: generation)
+            knownAnswers = KnownAnswers(
+                requests: batch.requests, index: batch.index, results: answers, generation: generation)
             gatewayNeighbors = gateways
         case .failed:
             statistics.failedPasses += 1

@@ -367,31 +367,34 @@ final class NetlinkMonitor: Sendable {
         var machine = ReaderMachine(watchesLeases: sysfs.leases != nil)
         let descriptors = [events.fd, wake, watch.files?.fd ?? -1, watch.process ?? -1]
         while true {
-            let readable: [Bool]
-            switch systemCalls.poll(descriptors, timeoutMilliseconds: machine.pollTimeout, subject: "monitor") {
-            case .success(let ready):
-                readable = ready
+            let ready: UInt64
+            let timeout = machine.pollTimeout
+            switch systemCalls.poll(readyAmong: descriptors, timeoutMilliseconds: timeout, subject: "monitor") {
+            case .success(let bits):
+                ready = bits
             case .failure:
                 // Only ENOMEM is plausible: back off, then treat it as lost events.
                 SystemCalls.sleep(microseconds: 100_000)
                 machine.pollFailed()
                 continue
             }
-            if readable[1] {
+            // Bit i: descriptors[i] is readable.
+            func readable(_ index: Int) -> Bool { ready & 1 << UInt64(index) != 0 }
+            if readable(1) {
                 systemCalls.drain(wake)
                 if shared.withLock({ $0.stopRequested }) { return nil }
             }
             var wakeup = ReaderWakeup()
-            if readable[3] || readable[2] {
-                let touched = readable[2] ? watch.files?.drain() ?? [] : []
-                if readable[3] || touched.contains(.namespaceFile),
-                    let loss = namespaceLoss(processExited: readable[3])
+            if readable(3) || readable(2) {
+                let touched = readable(2) ? watch.files?.drain() ?? [] : []
+                if readable(3) || touched.contains(.namespaceFile),
+                    let loss = namespaceLoss(processExited: readable(3))
                 {
                     return loss
                 }
                 wakeup.noteFiles(touched)
             }
-            if readable[0] {
+            if readable(0) {
                 ReaderDrain.drain(
                     events, into: &table, wakeup: &wakeup, destinations: { lookupDestinations($0) },
                     classify: { InterfaceClassifier.classify($0, sysfs: sysfs) },
@@ -436,7 +439,7 @@ final class NetlinkMonitor: Sendable {
     /// says its lookups changed (``lookupsChanged()``), not asked for per event.
     private func lookupDestinations(_ table: InterfaceTable) -> [IPAddress] {
         let (destinations, requests, clients, version) = shared.withLock {
-            ($0.plannedDestinations, $0.plannedRequests, $0.clients.values.map(\.client), $0.planVersion)
+            ($0.plannedDestinations, $0.plannedRequests, $0.plannedRequests == nil ? $0.clientList : [], $0.planVersion)
         }
         if let destinations { return destinations }
         let planned = requests ?? clients.flatMap { $0.plan(for: table).requests }
@@ -493,7 +496,7 @@ final class NetlinkMonitor: Sendable {
     /// decisions are ``LookupBatch``'s; this is the I/O around them.
     private func reevaluateAll(cause: PassCause) -> Bool {
         let (clients, table, generation, version) = shared.withLock {
-            ($0.clients.values.map(\.client), $0.table, $0.generation, $0.planVersion)
+            ($0.clientList, $0.table, $0.generation, $0.planVersion)
         }
         guard !clients.isEmpty else { return true }
         // Each client plans once per pass; the plans also say which route events

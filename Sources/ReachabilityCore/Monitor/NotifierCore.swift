@@ -383,7 +383,7 @@ final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
         // The package's own sinks (the CLI's line writer): at once, no queue hop.
         for sink in storage.synchronousSinks { sink(state) }
         // Observers added after this point get their own immediate call instead.
-        let observers = storage.observers.keys.sorted()
+        let observers = storage.observers.isEmpty ? [] : storage.observers.keys.sorted()
         for id in observers { storage.observers[id]?.awaitingFirstState = false }
         // Nothing to call and nothing to post (the CLI's instances): no queue hop, so
         // no thread wakes up beside the reader.

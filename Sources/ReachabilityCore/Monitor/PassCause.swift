@@ -34,7 +34,10 @@ struct PassCause: Sendable, Equatable {
     mutating func noteRoute(_ prefix: RoutePrefix) {
         guard !manyRoutes else { return }
         if routes.count < Self.routeLimit {
-            if !routes.contains(prefix) { routes.append(prefix) }
+            guard !routes.contains(prefix) else { return }
+            // A link going down brings a handful of route events: room for them at once.
+            if routes.isEmpty { routes.reserveCapacity(8) }
+            routes.append(prefix)
         } else {
             manyRoutes = true
             routes = []

@@ -250,16 +250,15 @@ enum ReaderDrain {
                 wakeup.needsResync = true
                 wakeup.overruns += 1
             case .datagram(let bytes):
-                let parsed = NetlinkParser.parse(bytes)
-                wakeup.messages += parsed.messages.count
-                for item in parsed.messages {
+                let malformed = NetlinkParser.forEach(bytes) { item in
+                    wakeup.messages += 1
                     switch item.message {
                     case .route(let route, _):
                         wakeup.cause.noteRoute(route.prefix)
                         // Once a pass is due, a route matters only to whether it may
                         // reuse the last answers (a carrier change so far alone).
                         guard !wakeup.cause.relevantRoute, !wakeup.changed || wakeup.cause.carrierOnlyLinks != nil
-                        else { continue }
+                        else { return true }
                         let targets = known ?? destinations(table)
                         known = targets
                         if targets.contains(where: route.covers) {
@@ -280,7 +279,7 @@ enum ReaderDrain {
                     case .neighbor(let neighbor, _):
                         // Kept for the network identity; only a gateway's new address
                         // makes a pass (the LAN's other hosts come and go all the time).
-                        guard table.apply(item.message, classify: classify) else { continue }
+                        guard table.apply(item.message, classify: classify) else { return true }
                         wakeup.neighborsChanged = true
                         if isGateway(
                             InterfaceTable.NeighborKey(index: neighbor.index, address: neighbor.address.withoutZone))
@@ -290,7 +289,7 @@ enum ReaderDrain {
                         }
                     case .newLink(let link):
                         let before = table[link.index]
-                        guard table.apply(item.message, classify: classify) else { continue }
+                        guard table.apply(item.message, classify: classify) else { return true }
                         wakeup.changed = true
                         wakeup.tableChanged = true
                         if let before, let after = table[link.index], before.differsOnlyInCarrier(from: after) {
@@ -305,8 +304,9 @@ enum ReaderDrain {
                             wakeup.cause.otherInterfaceChange = true
                         }
                     }
+                    return true
                 }
-                if parsed.malformed != nil {
+                if malformed != nil {
                     wakeup.needsResync = true
                     wakeup.malformedDatagrams += 1
                 }

@@ -208,18 +208,32 @@ enum NetlinkDatagram {
     /// Parses `bytes`, which may start at any alignment (it is copied when needed).
     static func parse(_ bytes: UnsafeRawBufferPointer) -> Result {
         var result = Result()
-        result.malformed = NetlinkDatagram.forEachMessage(bytes) { header in
+        result.malformed = forEach(bytes) { message in
+            result.messages.append(message)
+            return true
+        }
+        return result
+    }
+
+    /// Parses `bytes` one message at a time, handing each to `body` as it is read
+    /// (no array of them is made: the reader's drain and the lookups' answers take
+    /// this path). `body` returns false to stop early. Returns where and why
+    /// parsing stopped on a malformed message, nil otherwise.
+    static func forEach(_ bytes: UnsafeRawBufferPointer, _ body: (ParsedMessage) -> Bool) -> MalformedMessage? {
+        var stopped = false
+        let malformed = NetlinkDatagram.forEachMessage(bytes) { header in
+            if stopped { return nil }
             switch parseOne(header) {
             case .success(let message):
-                result.messages.append(
-                    ParsedMessage(
-                        sequence: header.pointee.nlmsg_seq, flags: header.pointee.nlmsg_flags, message: message))
+                let parsed = ParsedMessage(
+                    sequence: header.pointee.nlmsg_seq, flags: header.pointee.nlmsg_flags, message: message)
+                stopped = !body(parsed)
                 return nil
             case .failure(let reason):
                 return reason
             }
         }
-        return result
+        return stopped ? nil : malformed
     }
 
     /// Parses the contents of one netlink datagram held in `bytes`.
@@ -312,8 +326,8 @@ enum NetlinkDatagram {
     private static func address(_ attribute: UnsafePointer<nlattr>, family: UInt8) -> IPAddress? {
         let length = Int(mnl_attr_get_payload_len(attribute))
         let expected = family == AddressFamily.inet ? 4 : family == AddressFamily.inet6 ? 16 : -1
-        guard length == expected else { return nil }
-        return IPAddress(bytes: UnsafeRawBufferPointer(start: mnl_attr_get_payload(attribute), count: length))
+        guard length == expected, let payload = mnl_attr_get_payload(attribute) else { return nil }
+        return IPAddress(networkOrder: payload, count: length, scopeID: 0)
     }
 
     /// `struct ndmsg { u8 family; u8 pad1; u16 pad2; s32 ifindex; u16 state; u8 flags; u8 type; }`
@@ -543,7 +557,10 @@ enum NetlinkDatagram {
                 let payload = UnsafeRawBufferPointer(start: mnl_attr_get_payload(attribute), count: length)
                 let family = payload.loadUnaligned(as: UInt16.self)
                 route.hasGateway = true
-                route.gateway = IPAddress(bytes: payload[2...])
+                let gateway = length - 2
+                route.gateway =
+                    gateway == 4 || gateway == 16
+                    ? IPAddress(networkOrder: payload.baseAddress! + 2, count: gateway, scopeID: 0) : nil
                 if family != UInt16(AddressFamily.inet) && family != UInt16(AddressFamily.inet6) { route.gateway = nil }
             case RTA.multipath:
                 switch parseMultipath(attribute, family: info.rtm_family) {

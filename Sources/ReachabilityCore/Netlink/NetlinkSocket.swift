@@ -9,6 +9,8 @@ final class NetlinkSocket {
     private let handle: OpaquePointer
     /// The descriptor, for poll(2).
     let fd: Int32
+    /// `[fd]`, made once: what a wait for a reply polls.
+    private let pollSet: [Int32]
     /// Every call on the socket goes through these (the environment's).
     private let system: SystemCalls
     /// The protocol and role ("NETLINK_ROUTE events"): the subject of its calls in
@@ -52,7 +54,9 @@ final class NetlinkSocket {
         self.handle = handle
         self.system = systemCalls
         self.label = label
-        self.fd = systemCalls.netlinkDescriptor(handle)
+        let fd = systemCalls.netlinkDescriptor(handle)
+        self.fd = fd
+        self.pollSet = [fd]
         self.sequence = UInt32(truncatingIfNeeded: time(nil))
         self.buffer = .allocate(byteCount: 64 << 10, alignment: 8)
         self.requestBuffer = .allocate(byteCount: Self.lookupWindow * Self.requestSlot, alignment: 8)
@@ -158,8 +162,8 @@ final class NetlinkSocket {
 
     /// Waits until a datagram is queued; false at the deadline.
     func waitReadable(timeoutMilliseconds: Int32) throws(ReachabilityError) -> Bool {
-        switch system.poll([fd], timeoutMilliseconds: timeoutMilliseconds, subject: label) {
-        case .success(let ready): return ready[0]
+        switch system.poll(readyAmong: pollSet, timeoutMilliseconds: timeoutMilliseconds, subject: label) {
+        case .success(let ready): return ready != 0
         case .failure(let failure): throw failure.reachabilityError
         }
     }
@@ -315,22 +319,34 @@ final class NetlinkSocket {
             length += put(index, nextSequence(), slot)
         }
         try self.send(UnsafeRawBufferPointer(rebasing: requests[0..<length]))
-        var answered = [Bool](repeating: false, count: count)
+        // Which requests are answered: a word's bits for the usual few, an array past 64.
+        var answeredBits: UInt64 = 0
+        var answeredMany = count > 64 ? [Bool](repeating: false, count: count) : []
         var pending = count
+        var failure: ReachabilityError?
         while pending > 0 {
             guard
                 let datagram = try nextReply(
                     timedOut: "the kernel did not answer \(pending) \(what)s",
                     overrun: "\(what) answers overran the socket")
             else { continue }
-            let parsed = NetlinkParser.parse(datagram)
-            for item in parsed.messages {
+            let malformed = NetlinkParser.forEach(datagram) { item in
                 let offset = Int(item.sequence &- first)
-                guard offset >= 0, offset < count, !answered[offset], try answer(offset, item.message) else { continue }
-                answered[offset] = true
+                guard offset >= 0, offset < count else { return true }
+                let bit: UInt64 = count > 64 ? 0 : 1 << UInt64(offset)
+                guard count > 64 ? !answeredMany[offset] : answeredBits & bit == 0 else { return true }
+                do throws(ReachabilityError) {
+                    guard try answer(offset, item.message) else { return true }
+                } catch {
+                    failure = error
+                    return false
+                }
+                if count > 64 { answeredMany[offset] = true } else { answeredBits |= bit }
                 pending -= 1
+                return true
             }
-            if let malformed = parsed.malformed {
+            if let failure { throw failure }
+            if let malformed {
                 throw ReachabilityError(.netlinkProtocol, "\(what) answer: \(malformed)")
             }
         }
@@ -346,10 +362,10 @@ final class NetlinkSocket {
         let destination = request.destination
         route.pointee.rtm_family = destination.family == .ipv4 ? AddressFamily.inet : AddressFamily.inet6
         route.pointee.rtm_dst_len = destination.family == .ipv4 ? 32 : 128
-        destination.bytes.withUnsafeBytes { mnl_attr_put(header, RTA.dst, $0.count, $0.baseAddress) }
+        destination.withNetworkOrderBytes { mnl_attr_put(header, RTA.dst, $0.count, $0.baseAddress) }
         if let source = request.source {
             route.pointee.rtm_src_len = source.family == .ipv4 ? 32 : 128
-            source.bytes.withUnsafeBytes { mnl_attr_put(header, RTA.src, $0.count, $0.baseAddress) }
+            source.withNetworkOrderBytes { mnl_attr_put(header, RTA.src, $0.count, $0.baseAddress) }
         }
         if let index = request.outputInterface {
             mnl_attr_put_u32(header, RTA.oif, UInt32(bitPattern: index))

@@ -12,7 +12,7 @@ extension SystemCalls {
         let (fd, error) = perform(.socket, subject, retryingInterrupts: false) {
             Glibc.socket(family, type | Int32(SOCK_CLOEXEC.rawValue), `protocol`)
         }
-        return fd >= 0 ? .success(fd) : .failure(SystemError(call: "socket(\(subject))", errno: error))
+        return fd >= 0 ? .success(fd) : .failure(SystemError("socket", subject: subject, errno: error))
     }
 
     /// connect(2) to `address` (`length` bytes).
@@ -20,7 +20,7 @@ extension SystemCalls {
         -> Result<Void, SystemError>
     {
         let (rc, error) = perform(.connect, subject, retryingInterrupts: false) { Glibc.connect(fd, address, length) }
-        return rc == 0 ? .success(()) : .failure(SystemError(call: "connect(\(subject))", errno: error))
+        return rc == 0 ? .success(()) : .failure(SystemError("connect", subject: subject, errno: error))
     }
 
     /// send(2) of `bytes`, EINTR retried: how many bytes were sent.
@@ -28,7 +28,7 @@ extension SystemCalls {
         let (count, error) = perform(.send, subject, retryingInterrupts: true) {
             Glibc.send(fd, bytes.baseAddress, bytes.count, 0)
         }
-        return count >= 0 ? .success(count) : .failure(SystemError(call: "send(\(subject))", errno: error))
+        return count >= 0 ? .success(count) : .failure(SystemError("send", subject: subject, errno: error))
     }
 
     /// recv(2) into `buffer`, EINTR retried: how many bytes came.
@@ -36,7 +36,7 @@ extension SystemCalls {
         let (count, error) = perform(.recv, subject, retryingInterrupts: true) {
             Glibc.recv(fd, buffer.baseAddress, buffer.count, 0)
         }
-        return count >= 0 ? .success(count) : .failure(SystemError(call: "recv(\(subject))", errno: error))
+        return count >= 0 ? .success(count) : .failure(SystemError("recv", subject: subject, errno: error))
     }
 
     /// One datagram as recvmsg(2) gave it on a netlink socket.
@@ -71,21 +71,47 @@ extension SystemCalls {
                 }
             }
         }
-        guard count >= 0 else { return .failure(SystemError(call: "recvmsg(\(subject))", errno: error)) }
+        guard count >= 0 else { return .failure(SystemError("recvmsg", subject: subject, errno: error)) }
         return .success(NetlinkReceipt(count: count, senderPort: sender.nl_pid, flags: flags))
     }
 
     /// poll(2) on a few descriptors (negative ones are skipped), EINTR retried:
     /// which are readable (or in error, or hung up).
     func poll(_ fds: [Int32], timeoutMilliseconds: Int32, subject: String) -> Result<[Bool], SystemError> {
+        if fds.count <= 64 {
+            return poll(readyAmong: fds, timeoutMilliseconds: timeoutMilliseconds, subject: subject).map { ready in
+                fds.indices.map { ready & 1 << UInt64($0) != 0 }
+            }
+        }
         var entries = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         let (count, error) = perform(.poll, subject, retryingInterrupts: true) {
             entries.withUnsafeMutableBufferPointer {
                 Glibc.poll($0.baseAddress, nfds_t($0.count), timeoutMilliseconds)
             }
         }
-        guard count >= 0 else { return .failure(SystemError(call: "poll(\(subject))", errno: error)) }
+        guard count >= 0 else { return .failure(SystemError("poll", subject: subject, errno: error)) }
         return .success(entries.map { $0.revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 })
+    }
+
+    /// poll(2) on at most 64 descriptors, as ``poll(_:timeoutMilliseconds:subject:)``,
+    /// without allocating: bit `i` of the answer is set when `fds[i]` is readable
+    /// (or in error, or hung up). The reader's wait on every wake-up.
+    func poll(readyAmong fds: [Int32], timeoutMilliseconds: Int32, subject: String) -> Result<UInt64, SystemError> {
+        precondition(fds.count <= 64, "poll(readyAmong:) takes at most 64 descriptors")
+        return withUnsafeTemporaryAllocation(of: pollfd.self, capacity: fds.count) { entries in
+            for (index, fd) in fds.enumerated() {
+                entries.initializeElement(at: index, to: pollfd(fd: fd, events: Int16(POLLIN), revents: 0))
+            }
+            let (count, error) = perform(.poll, subject, retryingInterrupts: true) {
+                Glibc.poll(entries.baseAddress, nfds_t(fds.count), timeoutMilliseconds)
+            }
+            guard count >= 0 else { return .failure(SystemError("poll", subject: subject, errno: error)) }
+            var ready: UInt64 = 0
+            for index in 0..<fds.count where entries[index].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
+                ready |= 1 << UInt64(index)
+            }
+            return .success(ready)
+        }
     }
 
     /// setsockopt(2) with an Int32 value.
@@ -115,10 +141,10 @@ extension SystemCalls {
     /// A netlink socket of protocol `bus` (libmnl's mnl_socket_open2: socket(2)).
     func netlinkOpen(bus: Int32, flags: Int32, subject: String) -> Result<OpaquePointer, SystemError> {
         if let injected = injected(.socket, subject) {
-            return .failure(SystemError(call: "socket(\(subject))", errno: injected))
+            return .failure(SystemError("socket", subject: subject, errno: injected))
         }
         guard let handle = mnl_socket_open2(bus, flags) else {
-            return .failure(SystemError(call: "socket(\(subject))", errno: Glibc.errno))
+            return .failure(SystemError("socket", subject: subject, errno: Glibc.errno))
         }
         return .success(handle)
     }
@@ -127,7 +153,7 @@ extension SystemCalls {
     /// (mnl_socket_bind: bind(2) and getsockname(2)).
     func netlinkBind(_ handle: OpaquePointer, subject: String) -> Result<Void, SystemError> {
         let (rc, error) = perform(.bind, subject, retryingInterrupts: false) { mnl_socket_bind(handle, 0, 0) }
-        return rc == 0 ? .success(()) : .failure(SystemError(call: "bind(\(subject))", errno: error))
+        return rc == 0 ? .success(()) : .failure(SystemError("bind", subject: subject, errno: error))
     }
 
     /// The descriptor of a libmnl socket (no system call: libmnl keeps it).
@@ -142,7 +168,7 @@ extension SystemCalls {
         let (rc, error) = perform(.sendto, subject, retryingInterrupts: true) {
             mnl_socket_sendto(handle, bytes.baseAddress, bytes.count)
         }
-        return rc >= 0 ? .success(()) : .failure(SystemError(call: "sendto(\(subject))", errno: error))
+        return rc >= 0 ? .success(()) : .failure(SystemError("sendto", subject: subject, errno: error))
     }
 
     /// Closes a libmnl socket (close(2); as with ``close(_:)``, always closed).

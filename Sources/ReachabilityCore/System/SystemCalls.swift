@@ -65,9 +65,35 @@ import Glibc
 }
 
 /// A failed system call: which one (with what it was given), and errno.
+///
+/// The text is put together only when it is read: a drain ends on every wake-up
+/// with a recvmsg(2) that fails with EAGAIN, and that failure must not cost a
+/// string.
 struct SystemError: Error, Sendable, Equatable {
-    var call: String
+    /// The call's name ("recvmsg"), or empty when `subject` says it all.
+    private let function: StaticString
+    /// What it was given ("NETLINK_ROUTE events"), or the whole text.
+    private let subject: String
     var errno: Int32
+
+    /// A call described by `call` as a whole ("setsockopt(fd, 1, 8)").
+    init(call: String, errno: Int32) {
+        self.function = ""
+        self.subject = call
+        self.errno = errno
+    }
+
+    /// `function(subject)`, written out only when ``call`` is read.
+    init(_ function: StaticString, subject: String, errno: Int32) {
+        self.function = function
+        self.subject = subject
+        self.errno = errno
+    }
+
+    /// The call, with what it was given: "recvmsg(NETLINK_ROUTE events)".
+    var call: String { function.utf8CodeUnitCount == 0 ? subject : "\(function)(\(subject))" }
+
+    static func == (lhs: Self, rhs: Self) -> Bool { lhs.call == rhs.call && lhs.errno == rhs.errno }
 }
 
 /// (device, inode) of a file: identifies a namespace behind any of its paths.

@@ -89,9 +89,42 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// `nil` for any other count. The scope applies to IPv6 only: for 4 bytes it
     /// is ignored (``scopeID`` is 0).
     public init?(bytes: some Collection<UInt8>, scopeID: UInt32 = 0) {
+        // Contiguous bytes (a netlink attribute, an array) are read in place.
+        if let address = bytes.withContiguousStorageIfAvailable({ buffer -> IPAddress? in
+            guard let base = buffer.baseAddress, buffer.count == 4 || buffer.count == 16 else { return nil }
+            return IPAddress(networkOrder: UnsafeRawPointer(base), count: buffer.count, scopeID: scopeID)
+        }) {
+            guard let address else { return nil }
+            self = address
+            return
+        }
         let array = Array(bytes)
         guard array.count == 4 || array.count == 16 else { return nil }
         self.init(validBytes: array, scopeID: scopeID)
+    }
+
+    /// `count` (4 or 16) bytes in network order at `bytes`, at any alignment.
+    init(networkOrder bytes: UnsafeRawPointer, count: Int, scopeID: UInt32) {
+        if count == 4 {
+            family = .ipv4
+            high = UInt64(UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self))) << 32
+            low = 0
+            self.scopeID = 0
+        } else {
+            family = .ipv6
+            high = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
+            low = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            self.scopeID = scopeID
+        }
+    }
+
+    /// Calls `body` with the address in network order (4 or 16 bytes), without
+    /// making an array.
+    func withNetworkOrderBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        var words = (high.bigEndian, low.bigEndian)
+        return withUnsafeBytes(of: &words) { raw in
+            body(UnsafeRawBufferPointer(rebasing: raw[0..<(family == .ipv4 ? 4 : 16)]))
+        }
     }
 
     /// `bytes` must hold exactly 4 or 16 bytes.

@@ -41,7 +41,7 @@ public struct ReachabilityFlags: OptionSet, Sendable, Hashable, CustomStringConv
     public static let isWWAN = ReachabilityFlags(rawValue: 1 << 18)
 
     /// Every flag in bit order, with its Apple name.
-    static let named: [(ReachabilityFlags, String)] = [
+    package static let named: [(ReachabilityFlags, String)] = [
         (.transientConnection, "transientConnection"), (.reachable, "reachable"),
         (.connectionRequired, "connectionRequired"), (.connectionOnTraffic, "connectionOnTraffic"),
         (.interventionRequired, "interventionRequired"), (.connectionOnDemand, "connectionOnDemand"),
