@@ -3,8 +3,9 @@
 
     unshare -rn python3 Benchmarks/callgrind_pass.py BINARY [--changes cycles|down] [--cycles 50]
 
-Sets up the namespace of Benchmarks/pass_latency.py (vA with 192.0.2.1/24 and
-2001:db8:200::1/64, default routes via its veth peer vB in a second namespace), runs
+Sets up the namespace of Benchmarks/pass_latency.py (`setup_namespace`: vA with
+192.0.2.1/24 and 2001:db8:200::1/64, default routes via its veth peer vB in a second
+namespace), runs
 `BINARY watch --json` under `valgrind --tool=callgrind`, waits until it has started, zeroes
 the counters, makes the changes, dumps the counters and prints, for the reader thread's
 work over those changes: the instructions executed, the evaluation passes
@@ -31,26 +32,8 @@ import sys
 import tempfile
 import time
 
-
-def sh(text):
-    subprocess.run(text, shell=True, check=True)
-
-
-def setup():
-    for key in ("all", "default"):
-        with open(f"/proc/sys/net/ipv6/conf/{key}/accept_dad", "w") as f:
-            f.write("0")
-    with open("/proc/sys/net/ipv6/conf/default/keep_addr_on_down", "w") as f:
-        f.write("1")
-    peer = subprocess.Popen(["unshare", "-n", "sleep", "1000"])
-    time.sleep(0.1)
-    sh(f"ip link set lo up; ip link add vA type veth peer name vB; ip link set vB netns {peer.pid}; "
-       "ip link set vA up")
-    sh(f"nsenter -t {peer.pid} -n sh -c 'ip link set vB up; ip addr add 192.0.2.2/24 dev vB; "
-       "ip addr add 2001:db8:200::2/64 dev vB nodad'")
-    sh("ip addr add 192.0.2.1/24 dev vA; ip addr add 2001:db8:200::1/64 dev vA nodad")
-    routes()
-    return peer
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pass_latency import setup_namespace, sh  # noqa: E402
 
 
 def routes():
@@ -114,7 +97,7 @@ def main():
     parser.add_argument("--changes", choices=["cycles", "down"], default="cycles")
     parser.add_argument("--cycles", type=int, default=50)
     args = parser.parse_args()
-    peer = setup()
+    peer = setup_namespace()
     time.sleep(0.3)
     work = tempfile.mkdtemp(prefix="callgrind-pass.")
     out = os.path.join(work, "callgrind.out")

@@ -39,10 +39,14 @@ import time
 KINDS = ["link_down", "link_up", "route_del", "route_add", "addr_del", "addr_add"]
 
 
-def inside(cycles, command):
-    """Runs in the new namespace: set up, start `command`, make the changes, report."""
-    def sh(text):
-        subprocess.run(text, shell=True, check=True)
+def sh(text):
+    subprocess.run(text, shell=True, check=True)
+
+
+def setup_namespace():
+    """In the current (new) namespace: vA with 192.0.2.1/24 and 2001:db8:200::1/64 and
+    default routes via its veth peer vB, which lives in a second namespace held by the
+    returned process (kill it to end that namespace). Benchmarks/callgrind_pass.py uses it too."""
     for key in ("all", "default"):
         with open(f"/proc/sys/net/ipv6/conf/{key}/accept_dad", "w") as f:
             f.write("0")
@@ -56,6 +60,12 @@ def inside(cycles, command):
        "ip addr add 2001:db8:200::2/64 dev vB nodad'")
     sh("ip addr add 192.0.2.1/24 dev vA; ip addr add 2001:db8:200::1/64 dev vA nodad")
     sh("ip route add default via 192.0.2.2 dev vA; ip route add ::/0 via 2001:db8:200::2 dev vA")
+    return peer
+
+
+def inside(cycles, command):
+    """Runs in the new namespace: set up, start `command`, make the changes, report."""
+    peer = setup_namespace()
     time.sleep(0.3)
     watch = subprocess.Popen(command + ["watch", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              bufsize=0)
