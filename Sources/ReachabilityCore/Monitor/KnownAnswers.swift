@@ -6,17 +6,15 @@
 struct KnownAnswers: Sendable {
     /// The table generation the answers hold at.
     private(set) var generation: UInt64
-    /// A full pass's distinct requests (`index` finds each one's slot) and their answers.
-    private var requests: [LookupRequest]
-    private var index: LookupIndex
+    /// A full pass's distinct requests and their answers, in the same order.
+    private var asked: DistinctRequests
     private var results: [LookupResult]
     /// Answers that starts looked up at `generation`.
     private var added: [LookupRequest: LookupResult] = [:]
 
-    /// A full pass's answers: `results[i]` answers `requests[i]`, which `index` follows.
-    init(requests: [LookupRequest], index: LookupIndex, results: [LookupResult], generation: UInt64) {
-        self.requests = requests
-        self.index = index
+    /// A full pass's answers: `results[i]` answers `requests.requests[i]`.
+    init(requests: DistinctRequests, results: [LookupResult], generation: UInt64) {
+        self.asked = requests
         self.results = results
         self.generation = generation
     }
@@ -24,22 +22,20 @@ struct KnownAnswers: Sendable {
     /// A full pass's answers: `slots` maps each request to its answer's index in
     /// `results` (every index once).
     init(slots: [LookupRequest: Int], results: [LookupResult], generation: UInt64) {
-        let requests = slots.sorted { $0.value < $1.value }.map(\.key)
-        self.init(requests: requests, index: LookupIndex(following: requests), results: results, generation: generation)
+        let requests = DistinctRequests(slots.sorted { $0.value < $1.value }.map(\.key))
+        self.init(requests: requests, results: results, generation: generation)
     }
 
     /// No answers yet, as of `generation`.
     init(generation: UInt64) {
-        self.init(requests: [], index: LookupIndex(), results: [], generation: generation)
+        self.init(requests: DistinctRequests(), results: [], generation: generation)
     }
-
-    private func slot(of request: LookupRequest) -> Int? { index.slot(of: request, in: requests) }
 
     /// Adds answers asked at `generation` (the table's when the lookups began);
     /// ignored when the table has changed since the known ones.
     mutating func add(_ requests: [LookupRequest], _ answers: [LookupResult], askedAt generation: UInt64) {
         guard generation == self.generation, requests.count == answers.count else { return }
-        for (request, answer) in zip(requests, answers) where slot(of: request) == nil {
+        for (request, answer) in zip(requests, answers) where asked.slot(of: request) == nil {
             added[request] = answer
         }
     }
@@ -49,7 +45,7 @@ struct KnownAnswers: Sendable {
         var found: [LookupResult] = []
         found.reserveCapacity(requests.count)
         for request in requests {
-            if let slot = slot(of: request) {
+            if let slot = asked.slot(of: request) {
                 found.append(results[slot])
             } else if let answer = added[request] {
                 found.append(answer)

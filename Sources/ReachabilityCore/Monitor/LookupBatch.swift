@@ -8,11 +8,7 @@
 struct LookupBatch: Sendable {
     /// The distinct requests, in the order the plans first ask them: what the
     /// kernel is asked, and the order of the answers.
-    private(set) var requests: [LookupRequest] = []
-    /// Each distinct request's index in ``requests`` (and in the answers), once
-    /// there are more than ``LookupIndex/linearLimit``; below, a search is cheaper
-    /// than hashing (the usual pass asks two lookups).
-    private(set) var index = LookupIndex()
+    private(set) var distinct = DistinctRequests()
     /// Every plan's requests' slots, plan after plan (one array for all plans).
     private var planSlots: [Int] = []
     /// Where each plan's slots end in `planSlots`.
@@ -24,22 +20,17 @@ struct LookupBatch: Sendable {
         // One allocation per array: the usual pass has one plan of two requests.
         var total = 0
         for plan in plans { total += plan.count }
-        requests.reserveCapacity(total)
+        distinct = DistinctRequests(reservingCapacity: total)
         planSlots.reserveCapacity(total)
         planEnds.reserveCapacity(plans.count)
         for plan in plans {
-            for request in plan {
-                if let slot = index.slot(of: request, in: requests) {
-                    planSlots.append(slot)
-                } else {
-                    planSlots.append(requests.count)
-                    requests.append(request)
-                    index.added(requests)
-                }
-            }
+            for request in plan { planSlots.append(distinct.insert(request)) }
             planEnds.append(planSlots.count)
         }
     }
+
+    /// The distinct requests, in order: what the kernel is asked.
+    var requests: [LookupRequest] { distinct.requests }
 
     /// Each distinct request's index in ``requests``.
     var slots: [LookupRequest: Int] {
@@ -128,34 +119,41 @@ struct LookupBatch: Sendable {
     }
 }
 
-/// Where each of a list of distinct requests is: found by a search while the list
-/// is short, by a dictionary built once it grows past ``linearLimit``.
-struct LookupIndex: Sendable {
+/// Distinct lookup requests in the order they were first inserted, each found by
+/// a search while there are at most ``linearLimit`` (the usual pass asks two:
+/// cheaper than hashing), by a dictionary built once there are more.
+struct DistinctRequests: Sendable {
     /// Requests up to which a search beats hashing.
     static let linearLimit = 16
+    /// The requests, each once.
+    private(set) var requests: [LookupRequest] = []
+    /// Each request's index in `requests`, once there are more than ``linearLimit``.
     private var slots: [LookupRequest: Int] = [:]
 
-    /// An index of no requests yet.
     init() {}
 
-    /// The index of `requests`, which are distinct.
-    init(following requests: [LookupRequest]) {
-        guard requests.count > Self.linearLimit else { return }
-        for (slot, request) in requests.enumerated() { slots[request] = slot }
+    /// Room for `capacity` requests.
+    init(reservingCapacity capacity: Int) { requests.reserveCapacity(capacity) }
+
+    /// `list`'s requests, each once.
+    init(_ list: [LookupRequest]) {
+        for request in list { _ = insert(request) }
     }
 
-    /// The index of `request` in `requests` (the list this index follows).
-    func slot(of request: LookupRequest, in requests: [LookupRequest]) -> Int? {
+    /// The index of `request`, if it is here.
+    func slot(of request: LookupRequest) -> Int? {
         requests.count <= Self.linearLimit ? requests.firstIndex(of: request) : slots[request]
     }
 
-    /// `requests`' last element was just appended.
-    mutating func added(_ requests: [LookupRequest]) {
+    /// The index of `request`, appended if it is not here yet.
+    mutating func insert(_ request: LookupRequest) -> Int {
+        if let slot = slot(of: request) { return slot }
+        requests.append(request)
         if requests.count == Self.linearLimit + 1 {
-            slots.reserveCapacity(Self.linearLimit * 4)
             for (slot, request) in requests.enumerated() { slots[request] = slot }
         } else if requests.count > Self.linearLimit {
-            slots[requests[requests.count - 1]] = requests.count - 1
+            slots[request] = requests.count - 1
         }
+        return requests.count - 1
     }
 }

@@ -74,8 +74,7 @@ extension NetlinkMonitor.Shared {
             statistics.reusedAnswerPasses += 1
             gatewayNeighbors = gateways
         case .lookedUp(let answers, let gateways):
-            knownAnswers = KnownAnswers(
-                requests: batch.requests, index: batch.index, results: answers, generation: generation)
+            knownAnswers = KnownAnswers(requests: batch.distinct, results: answers, generation: generation)
             gatewayNeighbors = gateways
         case .failed:
             statistics.failedPasses += 1

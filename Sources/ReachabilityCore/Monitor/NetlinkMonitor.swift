@@ -369,7 +369,7 @@ final class NetlinkMonitor: Sendable {
         while true {
             let ready: UInt64
             let timeout = machine.pollTimeout
-            switch systemCalls.poll(readyAmong: descriptors, timeoutMilliseconds: timeout, subject: "monitor") {
+            switch systemCalls.poll(descriptors, timeoutMilliseconds: timeout, subject: "monitor") {
             case .success(let bits):
                 ready = bits
             case .failure:

@@ -192,10 +192,11 @@ package enum ResolverCheck {
                 break
             }
             let subject = waiting.map { "nameserver \(servers[$0.position].text)" }.joined(separator: ", ")
-            let ready: [Bool]
+            let ready: UInt64
+            // At most glibc's MAXNS servers: well within poll's 64 descriptors.
             switch system.poll(waiting.map(\.fd), timeoutMilliseconds: Int32(clamping: left), subject: subject) {
-            case .success(let flags):
-                ready = flags
+            case .success(let bits):
+                ready = bits
             case .failure(let failure):
                 for query in waiting {
                     reasons[query.position] =
@@ -205,8 +206,8 @@ package enum ResolverCheck {
                 continue
             }
             var still: [Query] = []
-            for (query, isReady) in zip(waiting, ready) {
-                guard isReady else {
+            for (position, query) in waiting.enumerated() {
+                guard ready & 1 << UInt64(position) != 0 else {
                     still.append(query)
                     continue
                 }

@@ -162,7 +162,7 @@ final class NetlinkSocket {
 
     /// Waits until a datagram is queued; false at the deadline.
     func waitReadable(timeoutMilliseconds: Int32) throws(ReachabilityError) -> Bool {
-        switch system.poll(readyAmong: pollSet, timeoutMilliseconds: timeoutMilliseconds, subject: label) {
+        switch system.poll(pollSet, timeoutMilliseconds: timeoutMilliseconds, subject: label) {
         case .success(let ready): return ready != 0
         case .failure(let failure): throw failure.reachabilityError
         }
@@ -319,37 +319,43 @@ final class NetlinkSocket {
             length += put(index, nextSequence(), slot)
         }
         try self.send(UnsafeRawBufferPointer(rebasing: requests[0..<length]))
-        // Which requests are answered: a word's bits for the usual few, an array past 64.
-        var answeredBits: UInt64 = 0
-        var answeredMany = count > 64 ? [Bool](repeating: false, count: count) : []
-        var pending = count
-        var failure: ReachabilityError?
-        while pending > 0 {
-            guard
-                let datagram = try nextReply(
-                    timedOut: "the kernel did not answer \(pending) \(what)s",
-                    overrun: "\(what) answers overran the socket")
-            else { continue }
-            let malformed = NetlinkParser.forEach(datagram) { item in
-                let offset = Int(item.sequence &- first)
-                guard offset >= 0, offset < count else { return true }
-                let bit: UInt64 = count > 64 ? 0 : 1 << UInt64(offset)
-                guard count > 64 ? !answeredMany[offset] : answeredBits & bit == 0 else { return true }
+        // Which requests are answered: on the stack for any lookup window.
+        let outcome = withUnsafeTemporaryAllocation(of: Bool.self, capacity: count) {
+            answered -> Result<Void, ReachabilityError> in
+            answered.initialize(repeating: false)
+            var pending = count
+            while pending > 0 {
+                let datagram: UnsafeRawBufferPointer?
                 do throws(ReachabilityError) {
-                    guard try answer(offset, item.message) else { return true }
+                    datagram = try nextReply(
+                        timedOut: "the kernel did not answer \(pending) \(what)s",
+                        overrun: "\(what) answers overran the socket")
                 } catch {
-                    failure = error
-                    return false
+                    return .failure(error)
                 }
-                if count > 64 { answeredMany[offset] = true } else { answeredBits |= bit }
-                pending -= 1
-                return true
+                guard let datagram else { continue }
+                var failure: ReachabilityError?
+                let malformed = NetlinkParser.forEach(datagram) { item in
+                    let offset = Int(item.sequence &- first)
+                    guard offset >= 0, offset < count, !answered[offset] else { return true }
+                    do throws(ReachabilityError) {
+                        guard try answer(offset, item.message) else { return true }
+                    } catch {
+                        failure = error
+                        return false
+                    }
+                    answered[offset] = true
+                    pending -= 1
+                    return true
+                }
+                if let failure { return .failure(failure) }
+                if let malformed {
+                    return .failure(ReachabilityError(.netlinkProtocol, "\(what) answer: \(malformed)"))
+                }
             }
-            if let failure { throw failure }
-            if let malformed {
-                throw ReachabilityError(.netlinkProtocol, "\(what) answer: \(malformed)")
-            }
+            return .success(())
         }
+        try outcome.get()
     }
 
     /// Writes one RTM_GETROUTE request into `raw`; returns its length.

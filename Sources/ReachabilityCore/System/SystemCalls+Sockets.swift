@@ -75,29 +75,11 @@ extension SystemCalls {
         return .success(NetlinkReceipt(count: count, senderPort: sender.nl_pid, flags: flags))
     }
 
-    /// poll(2) on a few descriptors (negative ones are skipped), EINTR retried:
-    /// which are readable (or in error, or hung up).
-    func poll(_ fds: [Int32], timeoutMilliseconds: Int32, subject: String) -> Result<[Bool], SystemError> {
-        if fds.count <= 64 {
-            return poll(readyAmong: fds, timeoutMilliseconds: timeoutMilliseconds, subject: subject).map { ready in
-                fds.indices.map { ready & 1 << UInt64($0) != 0 }
-            }
-        }
-        var entries = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-        let (count, error) = perform(.poll, subject, retryingInterrupts: true) {
-            entries.withUnsafeMutableBufferPointer {
-                Glibc.poll($0.baseAddress, nfds_t($0.count), timeoutMilliseconds)
-            }
-        }
-        guard count >= 0 else { return .failure(SystemError("poll", subject: subject, errno: error)) }
-        return .success(entries.map { $0.revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 })
-    }
-
-    /// poll(2) on at most 64 descriptors, as ``poll(_:timeoutMilliseconds:subject:)``,
-    /// without allocating: bit `i` of the answer is set when `fds[i]` is readable
-    /// (or in error, or hung up). The reader's wait on every wake-up.
-    func poll(readyAmong fds: [Int32], timeoutMilliseconds: Int32, subject: String) -> Result<UInt64, SystemError> {
-        precondition(fds.count <= 64, "poll(readyAmong:) takes at most 64 descriptors")
+    /// poll(2) on at most 64 descriptors (negative ones are skipped), EINTR retried,
+    /// without allocating (the reader's wait on every wake-up): bit `i` of the
+    /// answer is set when `fds[i]` is readable (or in error, or hung up).
+    func poll(_ fds: [Int32], timeoutMilliseconds: Int32, subject: String) -> Result<UInt64, SystemError> {
+        precondition(fds.count <= 64, "poll takes at most 64 descriptors")
         return withUnsafeTemporaryAllocation(of: pollfd.self, capacity: fds.count) { entries in
             for (index, fd) in fds.enumerated() {
                 entries.initializeElement(at: index, to: pollfd(fd: fd, events: Int16(POLLIN), revents: 0))

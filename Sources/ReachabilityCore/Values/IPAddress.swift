@@ -89,15 +89,6 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// `nil` for any other count. The scope applies to IPv6 only: for 4 bytes it
     /// is ignored (``scopeID`` is 0).
     public init?(bytes: some Collection<UInt8>, scopeID: UInt32 = 0) {
-        // Contiguous bytes (a netlink attribute, an array) are read in place.
-        if let address = bytes.withContiguousStorageIfAvailable({ buffer -> IPAddress? in
-            guard let base = buffer.baseAddress, buffer.count == 4 || buffer.count == 16 else { return nil }
-            return IPAddress(networkOrder: UnsafeRawPointer(base), count: buffer.count, scopeID: scopeID)
-        }) {
-            guard let address else { return nil }
-            self = address
-            return
-        }
         let array = Array(bytes)
         guard array.count == 4 || array.count == 16 else { return nil }
         self.init(validBytes: array, scopeID: scopeID)
