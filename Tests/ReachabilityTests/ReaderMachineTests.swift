@@ -371,6 +371,12 @@ final class ScriptedEventSource: NetlinkEventSource {
         let (carrier, _, _) = Self.drain([.datagram(lost)], table: up)
         #expect(carrier.changed && carrier.cause.carrierOnlyLinks == [2])
 
+        // A link first seen is a change of another kind; its state again is no change.
+        let (first, _, _) = Self.drain([.datagram(lost)])
+        #expect(first.changed && first.cause.carrierOnlyLinks == nil)
+        let again = Self.eth0(flags: IFF.up | IFF.lowerUp | IFF.running, operState: IFOper.up)
+        #expect(!Self.drain([.datagram(again)], table: up).0.changed)
+
         let (adminDown, _, _) = Self.drain([.datagram(Self.eth0(flags: 0, operState: IFOper.down))], table: up)
         #expect(adminDown.changed && adminDown.cause.carrierOnlyLinks == nil)
         let renamed = Self.eth0(flags: IFF.up, operState: IFOper.lowerLayerDown, name: "wan0")

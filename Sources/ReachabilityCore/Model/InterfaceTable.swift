@@ -106,26 +106,7 @@ struct InterfaceAddress: Sendable, Hashable {
     public mutating func apply(_ message: NetlinkMessage, classify: (LinkMessage) -> InterfaceClassification) -> Bool {
         switch message {
         case .newLink(let link):
-            let old = interfaces[link.index]
-            let name = link.name ?? old?.name ?? "if\(link.index)"
-            var merged = link
-            merged.name = name
-            let kind = link.kind ?? old?.kind
-            merged.kind = kind
-            let classification: InterfaceClassification
-            if let old, old.name == name, old.kind == kind, old.hardwareType == link.hardwareType {
-                classification = old.classification
-            } else {
-                classification = classify(merged)
-            }
-            let state = InterfaceState(
-                index: link.index, name: name, flags: link.flags, hardwareType: link.hardwareType,
-                operState: link.operState ?? old?.operState ?? IFOper.unknown, kind: kind,
-                classification: classification, isMeteredByLease: old?.name == name ? old?.isMeteredByLease : nil,
-                wireless: old?.name == name ? old?.wireless : nil)
-            guard state != old else { return false }
-            interfaces[link.index] = state
-            return true
+            return applyLink(link, classify: classify) != .none
         case .deletedLink(let link):
             let hadLink = interfaces.removeValue(forKey: link.index) != nil
             let hadAddresses = addresses.removeValue(forKey: link.index) != nil
@@ -175,6 +156,42 @@ struct InterfaceAddress: Sendable, Hashable {
         case .route, .rule, .netconf, .error, .done, .overrun, .ignored:
             return false
         }
+    }
+
+    /// What applying a link message changed: nothing, only the carrier of a link
+    /// that stays up (``InterfaceState/differsOnlyInCarrier(from:)``), or more.
+    enum LinkChange {
+        case none, carrierOnly, other
+    }
+
+    /// Applies an RTM_NEWLINK. Tells the drain, without it copying the link's state
+    /// before and after, whether only its carrier changed.
+    mutating func applyLink(_ link: LinkMessage, classify: (LinkMessage) -> InterfaceClassification) -> LinkChange {
+        let old = interfaces[link.index]
+        let name = link.name ?? old?.name ?? "if\(link.index)"
+        var merged = link
+        merged.name = name
+        let kind = link.kind ?? old?.kind
+        merged.kind = kind
+        let classification: InterfaceClassification
+        if let old, old.name == name, old.kind == kind, old.hardwareType == link.hardwareType {
+            classification = old.classification
+        } else {
+            classification = classify(merged)
+        }
+        let state = InterfaceState(
+            index: link.index, name: name, flags: link.flags, hardwareType: link.hardwareType,
+            operState: link.operState ?? old?.operState ?? IFOper.unknown, kind: kind,
+            classification: classification, isMeteredByLease: old?.name == name ? old?.isMeteredByLease : nil,
+            wireless: old?.name == name ? old?.wireless : nil)
+        guard let old else {
+            interfaces[link.index] = state
+            return .other
+        }
+        guard state != old else { return .none }
+        let change: LinkChange = old.differsOnlyInCarrier(from: state) ? .carrierOnly : .other
+        interfaces[link.index] = state
+        return change
     }
 
     /// Reads whether the links' leases say metered (`metered` gives the indices of

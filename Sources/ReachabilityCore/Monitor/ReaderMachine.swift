@@ -288,11 +288,11 @@ enum ReaderDrain {
                             wakeup.cause.gatewayNeighborChanged = true
                         }
                     case .newLink(let link):
-                        let before = table[link.index]
-                        guard table.apply(item.message, classify: classify) else { return true }
+                        let change = table.applyLink(link, classify: classify)
+                        guard change != .none else { return true }
                         wakeup.changed = true
                         wakeup.tableChanged = true
-                        if let before, let after = table[link.index], before.differsOnlyInCarrier(from: after) {
+                        if change == .carrierOnly {
                             wakeup.cause.carrierChangedLinks.insert(link.index)
                         } else {
                             wakeup.cause.otherInterfaceChange = true
