@@ -49,7 +49,7 @@ DEB = $(SCRATCH)/deb/reachability_$(VERSION)_$(DEB_ARCH).deb
 # Scripts/link-order.txt (the functions a change runs, hottest first), so that a change
 # after an idle wait finds its code on 20 pages instead of 150. lld ships with Swift's
 # toolchain; without it the build links as before, unordered.
-LINK_ORDER = $(if $(shell command -v ld.lld),-Xswiftc -use-ld=lld -Xswiftc -Xfrontend -Xswiftc -function-sections \
+LINK_ORDER := $(if $(shell command -v ld.lld),-Xswiftc -use-ld=lld -Xswiftc -Xfrontend -Xswiftc -function-sections \
 	-Xlinker --symbol-ordering-file=$(CURDIR)/Scripts/link-order.txt -Xlinker --no-warn-symbol-ordering)
 SWIFT_RELEASE = swift build -c release --scratch-path $(SCRATCH) --static-swift-stdlib $(LINK_ORDER)
 

@@ -29,7 +29,8 @@ pass has to bring back into the caches and the TLB).
 
 Instruction counts are the same run after run (a figure for BENCHMARKS.md, not a
 latency); the wall-clock side is pass_latency.py's. Needs valgrind, iproute2 and
-util-linux; a build with symbols (`swift build -c release`, not `make install`'s
+util-linux (and, for --order, objdump and the Swift toolchain on the PATH, whose static
+libraries it reads); a build with symbols (`swift build -c release`, not `make install`'s
 stripped copy) makes the dump readable by `callgrind_annotate` too.
 Traffic: none leaves the namespaces.
 """

@@ -368,8 +368,7 @@ final class NetlinkMonitor: Sendable {
         let descriptors = [events.fd, wake, watch.files?.fd ?? -1, watch.process ?? -1]
         while true {
             let ready: UInt64
-            let timeout = machine.pollTimeout
-            switch systemCalls.poll(descriptors, timeoutMilliseconds: timeout, subject: "monitor") {
+            switch systemCalls.poll(descriptors, timeoutMilliseconds: machine.pollTimeout, subject: "monitor") {
             case .success(let bits):
                 ready = bits
             case .failure:
