@@ -36,7 +36,7 @@ public final class Reachability: Sendable {
     /// The serial queue the library delivers on when none is given.
     public static let defaultNotificationQueue = DeliveryQueue.default
 
-    let core: NotifierCore<Reachability>
+    let core: NotifierCore
 
     /// The namespace and sysfs tree this instance watches.
     public var environment: NetworkEnvironment { core.environment }
@@ -422,10 +422,10 @@ public final class Reachability: Sendable {
 /// `Sendable`: it holds only the identity of the observer and a reference to
 /// the notifier's locked state.
 public final class ReachabilityObservation: Sendable, Hashable {
-    private let core: NotifierCore<Reachability>
+    private let core: NotifierCore
     private let id: UInt64
 
-    init(core: NotifierCore<Reachability>, id: UInt64) {
+    init(core: NotifierCore, id: UInt64) {
         self.core = core
         self.id = id
     }

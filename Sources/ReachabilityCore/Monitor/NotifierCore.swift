@@ -12,7 +12,12 @@ enum NotifierSpec: Sendable, Hashable {
 /// owner (the public instance) weakly, so dropping the instance stops it even
 /// while the monitor is running; it knows the owner only as what its callbacks
 /// are called with.
-final class NotifierCore<Owner: AnyObject & Sendable>: Subscription {
+///
+/// Not generic over its owner: the monitor calls it through `any MonitorClient`
+/// on every pass, and a generic class's witnesses run unspecialized (a witness
+/// table and nested types' metadata looked up in the runtime's caches each time).
+final class NotifierCore: Subscription {
+    typealias Owner = Reachability
     typealias Spec = NotifierSpec
     /// A reachable / unreachable callback, called with the owner.
     typealias Callback = @Sendable (Owner) -> Void
