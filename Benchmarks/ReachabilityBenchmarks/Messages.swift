@@ -62,7 +62,7 @@ enum Messages {
         for message in NetlinkParser.parse(links).messages + NetlinkParser.parse(addresses).messages {
             table.apply(message.message) { InterfaceClassifier.classify($0, sysfs: NoInterfaceFacts()) }
         }
-        let index = table.interfaces.values.filter { !$0.isLoopback }.map(\.index).min() ?? 1
+        let index = table.interfaces.filter { !$0.isLoopback }.map(\.index).min() ?? 1
         let answer = routes(count: 1, outputInterface: UInt32(index), gateway: [10, 0, 0, 1])
         guard case .route(let route, _) = NetlinkParser.parse(answer).messages.first?.message else {
             fatalError("the route message builder made no route")

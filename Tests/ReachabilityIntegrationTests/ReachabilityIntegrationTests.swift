@@ -95,7 +95,7 @@ struct ReachabilityIntegrationTests {
         let log = try DeliveryLog.started(reachability)
         let monitor = try #require(MonitorRegistry.running(for: ns.environment))
         try await eventually("veth0 and veth2 operationally up in the monitor's table") {
-            let up = monitor.snapshot.0.interfaces.values.filter { $0.operState == IFOper.up }.map(\.name)
+            let up = monitor.snapshot.0.interfaces.filter { $0.operState == IFOper.up }.map(\.name)
             return up.contains("veth0") && up.contains("veth2")
         }
         try await log.wait(for: "reachable over veth0 at start") {
@@ -429,7 +429,7 @@ struct ReachabilityIntegrationTests {
         // up: that event causes a pass of its own. Wait until the monitor has it for both
         // links, so that the counters a test reads next see only its own events.
         try await eventually("veth0 and veth2 operationally up in the monitor's table") {
-            let up = monitor.snapshot.0.interfaces.values.filter { $0.operState == IFOper.up }.map(\.name)
+            let up = monitor.snapshot.0.interfaces.filter { $0.operState == IFOper.up }.map(\.name)
             return up.contains("veth0") && up.contains("veth2")
         }
         return (ns, reachability, log, monitor)

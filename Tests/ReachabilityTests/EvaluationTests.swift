@@ -409,7 +409,7 @@ import Testing
             case let other: throw UnexpectedMessage(message: other)
             }
         }
-        let veth0 = try #require(table.interfaces.values.first { $0.name == "veth0" })
+        let veth0 = try #require(table.interfaces.first { $0.name == "veth0" })
         let expectedInterface = NetworkInterface(name: "veth0", index: Int(veth0.index), type: .wiredEthernet)
 
         let internet = Target.internet.evaluate(

@@ -108,6 +108,56 @@ import Testing
         #expect(!changed)
     }
 
+    /// Links and address lists are kept in index order whatever order the kernel
+    /// announces them in, and each is found by its index after inserts and removals
+    /// anywhere in the list (the binary search's edges: first, last, between).
+    @Test func linksAndAddressesStayInIndexOrder() throws {
+        var table = InterfaceTable()
+        let order: [Int32] = [7, 2, 9, 1, 5, 8, 3, 6, 4]
+        for index in order {
+            table.apply(.newLink(Self.link(index, "if\(index)")), classify: { _ in Self.wired })
+            table.apply(
+                .newAddress(try addressMessage(index, "192.0.2.\(index)/24")), classify: { _ in Self.wired })
+        }
+        #expect(table.interfaces.map(\.index) == Array(1...9))
+        #expect(table.addresses.map(\.index) == Array(1...9))
+        for index in order { #expect(table[index]?.name == "if\(index)") }
+        #expect(table[0] == nil && table[10] == nil)
+        for gone: Int32 in [1, 9, 5] {
+            let changed = table.apply(.deletedLink(Self.link(gone)), classify: { _ in Self.wired })
+            #expect(changed)
+        }
+        #expect(table.interfaces.map(\.index) == [2, 3, 4, 6, 7, 8])
+        #expect(table.addresses.map(\.index) == [2, 3, 4, 6, 7, 8])
+        // The last address of a link goes: so does its (empty) list.
+        let removed = table.apply(.deletedAddress(try addressMessage(4, "192.0.2.4/24")), classify: { _ in Self.wired })
+        #expect(removed)
+        #expect(table.addresses.map(\.index) == [2, 3, 6, 7, 8])
+        #expect(table.addresses(of: 4).isEmpty && table[4]?.name == "if4")
+        #expect(try table.owner(of: IPAddress("192.0.2.8"))?.index == 8)
+    }
+
+    /// After a pass publishes the table, `separate()` gives the reader's table lists
+    /// of its own (the next event changes them in place), equal to the published ones.
+    @Test func separateCopiesSharedListsOnce() throws {
+        var table = try TableBuilder().link(2, "eth0").address(2, "192.0.2.10/24").link(3, "eth1").table
+        func base<T>(_ list: [T]) -> UnsafeRawPointer? {
+            list.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
+        }
+        let published = table
+        #expect(base(table.interfaces) == base(published.interfaces))
+        table.separate()
+        #expect(table == published)
+        #expect(base(table.interfaces) != base(published.interfaces))
+        #expect(base(table.addresses) != base(published.addresses))
+        let own = base(table.interfaces)
+        table.separate()
+        #expect(base(table.interfaces) == own)
+        table.apply(.newLink(Self.link(3, "eth1", flags: LinkFlags.noCarrier)), classify: { _ in Self.wired })
+        #expect(base(table.interfaces) == own)
+        #expect(published[3]?.hasCarrier == true && table[3]?.hasCarrier == false)
+    }
+
     /// An address of a link the table doesn't know is stale or forged: ignored, so
     /// such messages can't grow the table.
     @Test func addressOfUnknownLinkIsIgnored() throws {

@@ -113,7 +113,7 @@
     /// neighbour now, i.e. it is up with carrier and has a usable address.
     public static func evaluateLocalLink(in table: InterfaceTable) -> ReachabilityState {
         var best = ReachabilityState.unreachable
-        for interface in table.interfaces.values.sorted(by: { $0.index < $1.index }) where !interface.isLoopback {
+        for interface in table.interfaces where !interface.isLoopback {
             let readiness = readiness(of: interface, requirement: .any, preferredSource: nil, in: table)
             best = better(best, evaluate(interface: interface, hasGateway: false, readiness: readiness))
         }

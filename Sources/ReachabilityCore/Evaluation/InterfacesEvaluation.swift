@@ -4,7 +4,7 @@
 /// ``InterfaceMonitor`` after every kernel event.
 struct InterfacesEvaluation: Evaluation {
     func lookups(for table: InterfaceTable) -> [LookupRequest] {
-        table.interfaces.values.sorted { $0.index < $1.index }.flatMap { interface in
+        table.interfaces.flatMap { interface in
             [IPAddress.internetProbeV4, IPAddress.internetProbeV6].map {
                 LookupRequest(destination: $0, outputInterface: interface.index, fibMatch: true)
             }
@@ -14,8 +14,7 @@ struct InterfacesEvaluation: Evaluation {
     func state(from results: [LookupResult], for requests: [LookupRequest], in table: InterfaceTable)
         -> [InterfaceDetails]
     {
-        let interfaces = table.interfaces.values.sorted { $0.index < $1.index }
-        return interfaces.enumerated().map { offset, interface in
+        return table.interfaces.enumerated().map { offset, interface in
             var families: [IPAddress.Family] = []
             let answers =
                 results.indices.contains(offset * 2 + 1) ? Array(results[(offset * 2)..<(offset * 2 + 2)]) : []

@@ -39,9 +39,7 @@
 
     /// Up interfaces, loopback only when required, in index order.
     private func candidates(in table: InterfaceTable) -> [InterfaceState] {
-        table.interfaces.values
-            .filter { $0.isUp && (!$0.isLoopback || requiredInterfaceType == .loopback) }
-            .sorted { $0.index < $1.index }
+        table.interfaces.filter { $0.isUp && (!$0.isLoopback || requiredInterfaceType == .loopback) }
     }
 
     /// What one interface offers.

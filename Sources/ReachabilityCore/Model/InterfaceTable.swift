@@ -53,14 +53,32 @@ struct InterfaceAddress: Sendable, Hashable {
     var isDADFailed: Bool { flags & IFA.fDADFailed != 0 }
 }
 
+/// What ``InterfaceTable``'s lists are sorted and searched by: a link's index.
+protocol IndexedByLink {
+    var index: Int32 { get }
+}
+
+extension InterfaceState: IndexedByLink {}
+
+/// The addresses of one link.
+struct LinkAddresses: Sendable, Equatable, IndexedByLink {
+    var index: Int32
+    var list: [InterfaceAddress]
+}
+
 /// The link and address state of one network namespace, built from an rtnetlink
 /// dump and kept current by events. A value type: the monitor hands copies to
 /// evaluation, which is pure.
+///
+/// Links and addresses are arrays sorted by interface index, found by binary
+/// search: evaluation reads them in index order without sorting, and an event
+/// that changes one link runs no hashing (DESIGN §8: the event path's code).
 @_spi(Testing) public struct InterfaceTable: Sendable, Equatable {
-    /// The links by interface index.
-    public private(set) var interfaces: [Int32: InterfaceState] = [:]
-    /// Addresses by interface index (only of links in `interfaces`).
-    private(set) var addresses: [Int32: [InterfaceAddress]] = [:]
+    /// The links, by ascending interface index.
+    public private(set) var interfaces: [InterfaceState] = []
+    /// The links that have addresses, by ascending interface index (only links in
+    /// `interfaces`; never an empty list).
+    private(set) var addresses: [LinkAddresses] = []
     /// The resolved link-layer address of each neighbor of links in `interfaces`,
     /// as the kernel's neighbor table has it (for the network identity): set by an
     /// entry in a valid state, kept while it is re-resolved or fails, removed when
@@ -82,9 +100,28 @@ struct InterfaceAddress: Sendable, Hashable {
     /// An empty table: no links, no addresses.
     public init() {}
 
-    subscript(index: Int32) -> InterfaceState? { interfaces[index] }
+    subscript(index: Int32) -> InterfaceState? {
+        let (found, position) = Self.search(interfaces, for: index)
+        return found ? interfaces[position] : nil
+    }
 
-    func addresses(of index: Int32) -> [InterfaceAddress] { addresses[index] ?? [] }
+    func addresses(of index: Int32) -> [InterfaceAddress] {
+        let (found, position) = Self.search(addresses, for: index)
+        return found ? addresses[position].list : []
+    }
+
+    /// Where `index` is in `list` (sorted by index), or where it would go.
+    static func search<Element: IndexedByLink>(_ list: [Element], for index: Int32) -> (found: Bool, position: Int) {
+        var low = 0
+        var high = list.count
+        while low < high {
+            let middle = (low + high) / 2
+            let value = list[middle].index
+            if value == index { return (true, middle) }
+            if value < index { low = middle + 1 } else { high = middle }
+        }
+        return (false, low)
+    }
 
     /// The link-layer address last resolved for `address` on link `index`, if any.
     func linkLayerAddress(of address: IPAddress, on index: Int32) -> [UInt8]? {
@@ -94,8 +131,10 @@ struct InterfaceAddress: Sendable, Hashable {
     /// The interface and address that own `address`, if any interface does. A
     /// zoned address (`fe80::1%3`) is owned only by the interface its zone names.
     func owner(of address: IPAddress) -> (index: Int32, address: InterfaceAddress)? {
-        for (index, list) in addresses where address.scopeID == 0 || UInt32(bitPattern: index) == address.scopeID {
-            if let match = list.first(where: { $0.address.sameAddress(as: address) }) { return (index, match) }
+        for entry in addresses where address.scopeID == 0 || UInt32(bitPattern: entry.index) == address.scopeID {
+            if let match = entry.list.first(where: { $0.address.sameAddress(as: address) }) {
+                return (entry.index, match)
+            }
         }
         return nil
     }
@@ -108,37 +147,46 @@ struct InterfaceAddress: Sendable, Hashable {
         case .newLink(let link):
             return applyLink(link, classify: classify) != .none
         case .deletedLink(let link):
-            let hadLink = interfaces.removeValue(forKey: link.index) != nil
-            let hadAddresses = addresses.removeValue(forKey: link.index) != nil
+            let known = Self.search(interfaces, for: link.index)
+            if known.found { interfaces.remove(at: known.position) }
+            let listed = Self.search(addresses, for: link.index)
+            if listed.found { addresses.remove(at: listed.position) }
             forgetNeighbors(of: link.index)
-            return hadLink || hadAddresses
+            return known.found || listed.found
         case .newAddress(let message):
             // Links are dumped before addresses, and the kernel announces a link before
             // its addresses: an address of an unknown link is stale or forged, and
             // keeping it would let such messages grow the table without bound.
-            guard interfaces[message.index] != nil else { return false }
+            guard Self.search(interfaces, for: message.index).found else { return false }
             let entry = InterfaceAddress(
                 address: message.address, prefixLength: message.prefixLength, flags: message.flags,
                 scope: message.scope)
-            var list = addresses[message.index] ?? []
-            if let position = list.firstIndex(where: {
+            let listed = Self.search(addresses, for: message.index)
+            guard listed.found else {
+                addresses.insert(LinkAddresses(index: message.index, list: [entry]), at: listed.position)
+                return true
+            }
+            if let position = addresses[listed.position].list.firstIndex(where: {
                 $0.address == entry.address && $0.prefixLength == entry.prefixLength
             }) {
-                guard list[position] != entry else { return false }
-                list[position] = entry
+                guard addresses[listed.position].list[position] != entry else { return false }
+                addresses[listed.position].list[position] = entry
             } else {
-                list.append(entry)
+                addresses[listed.position].list.append(entry)
             }
-            addresses[message.index] = list
             return true
         case .deletedAddress(let message):
-            guard var list = addresses[message.index],
-                let position = list.firstIndex(where: {
+            let listed = Self.search(addresses, for: message.index)
+            guard listed.found,
+                let position = addresses[listed.position].list.firstIndex(where: {
                     $0.address == message.address && $0.prefixLength == message.prefixLength
                 })
             else { return false }
-            list.remove(at: position)
-            addresses[message.index] = list.isEmpty ? nil : list
+            if addresses[listed.position].list.count == 1 {
+                addresses.remove(at: listed.position)
+            } else {
+                addresses[listed.position].list.remove(at: position)
+            }
             return true
         case .neighbor(let message, let deleted):
             let key = NeighborKey(index: message.index, address: message.address.withoutZone)
@@ -146,7 +194,9 @@ struct InterfaceAddress: Sendable, Hashable {
             // INCOMPLETE, FAILED and the like: being resolved again, or a router that
             // missed a few probes; the network is the same until another address
             // answers or the kernel deletes the entry (it does at carrier loss).
-            guard let linkLayer = message.resolvedLinkLayerAddress, interfaces[message.index] != nil else {
+            guard let linkLayer = message.resolvedLinkLayerAddress,
+                Self.search(interfaces, for: message.index).found
+            else {
                 return false
             }
             guard neighbors[key] != linkLayer else { return false }
@@ -167,7 +217,8 @@ struct InterfaceAddress: Sendable, Hashable {
     /// Applies an RTM_NEWLINK. Tells the drain, without it copying the link's state
     /// before and after, whether only its carrier changed.
     mutating func applyLink(_ link: LinkMessage, classify: (LinkMessage) -> InterfaceClassification) -> LinkChange {
-        let old = interfaces[link.index]
+        let (found, position) = Self.search(interfaces, for: link.index)
+        let old = found ? interfaces[position] : nil
         let name = link.name ?? old?.name ?? "if\(link.index)"
         var merged = link
         merged.name = name
@@ -185,13 +236,24 @@ struct InterfaceAddress: Sendable, Hashable {
             classification: classification, isMeteredByLease: old?.name == name ? old?.isMeteredByLease : nil,
             wireless: old?.name == name ? old?.wireless : nil)
         guard let old else {
-            interfaces[link.index] = state
+            interfaces.insert(state, at: position)
             return .other
         }
         guard state != old else { return .none }
         let change: LinkChange = old.differsOnlyInCarrier(from: state) ? .carrierOnly : .other
-        interfaces[link.index] = state
+        interfaces[position] = state
         return change
+    }
+
+    /// Gives the table storage of its own: a copy of the lists (not of their
+    /// elements' strings) when another copy of the table shares them. The reader
+    /// calls it after a pass published the table, so that the next event's change
+    /// doesn't copy them on the way to its line.
+    mutating func separate() {
+        // reserveCapacity moves a shared buffer to one of its own, and is nothing otherwise.
+        interfaces.reserveCapacity(interfaces.count)
+        addresses.reserveCapacity(addresses.count)
+        neighbors.reserveCapacity(neighbors.count)
     }
 
     /// Reads whether the links' leases say metered (`metered` gives the indices of
@@ -200,16 +262,16 @@ struct InterfaceAddress: Sendable, Hashable {
     mutating func updateMeteredByLease(
         all: Bool, _ metered: ([(name: String, index: Int32)]) -> Set<Int32>
     ) -> Bool {
-        let asked = interfaces.filter { all || $0.value.isMeteredByLease == nil }.map { ($0.value.name, $0.key) }
+        let asked = interfaces.filter { all || $0.isMeteredByLease == nil }.map { ($0.name, $0.index) }
         guard !asked.isEmpty else { return false }
         let answer = metered(asked)
         var changed = false
-        for (_, index) in asked {
-            guard let state = interfaces[index] else { continue }
-            let metered = answer.contains(index)
-            if state.isMeteredByLease != metered {
-                if state.isMeteredByLease != nil { changed = true }
-                interfaces[index]?.isMeteredByLease = metered
+        for position in interfaces.indices where all || interfaces[position].isMeteredByLease == nil {
+            let before = interfaces[position].isMeteredByLease
+            let metered = answer.contains(interfaces[position].index)
+            if before != metered {
+                if before != nil { changed = true }
+                interfaces[position].isMeteredByLease = metered
                 changed = changed || metered
             }
         }
@@ -218,8 +280,9 @@ struct InterfaceAddress: Sendable, Hashable {
 
     /// Sets what nl80211 said of link `index`. Returns whether it changed.
     mutating func setWireless(_ status: WirelessStatus?, of index: Int32) -> Bool {
-        guard let state = interfaces[index], state.wireless != status else { return false }
-        interfaces[index]?.wireless = status
+        let (found, position) = Self.search(interfaces, for: index)
+        guard found, interfaces[position].wireless != status else { return false }
+        interfaces[position].wireless = status
         return true
     }
 

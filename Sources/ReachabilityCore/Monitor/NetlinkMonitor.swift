@@ -167,7 +167,8 @@ final class NetlinkMonitor: Sendable {
     /// status stays nil.
     static func refreshWireless(_ table: inout InterfaceTable, environment: NetworkEnvironment) -> Bool {
         var changed = false
-        for (index, state) in table.interfaces where state.classification.type == .wifi && state.isUp {
+        for state in table.interfaces where state.classification.type == .wifi && state.isUp {
+            let index = state.index
             switch WirelessInfo.read(interfaceIndex: index, environment: environment, timeout: wirelessTimeout) {
             case .success(let status): changed = table.setWireless(status, of: index) || changed
             case .failure(.noNL80211), .failure(.notWireless): changed = table.setWireless(nil, of: index) || changed
@@ -421,9 +422,13 @@ final class NetlinkMonitor: Sendable {
                 // Wi-Fi links: their SSID and signal as of this pass (nl80211 sends no
                 // event for a signal change; a pass reads them afresh).
                 let wirelessChanged = Self.refreshWireless(&table, environment: environment)
-                let published = machine.passBegins(decision, wirelessChanged: wirelessChanged) ? table : nil
+                let publishes = machine.passBegins(decision, wirelessChanged: wirelessChanged)
+                let published = publishes ? table : nil
                 shared.withLock { $0.beginPass(publishing: published, generation: Generation.next()) }
                 machine.evaluationFinished(succeeded: reevaluateAll(cause: decision.cause))
+                // The published copy shares the table's storage: copy it now, after the
+                // pass's lines are out, not in the next event's drain.
+                if publishes { table.separate() }
             }
             if shared.withLock({ $0.stopRequested }) { return nil }
         }

@@ -165,6 +165,16 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         return scopeID == 0 ? text : "\(text)%\(scopeID)"
     }
 
+    /// Hashes the address's bits, zone and family. Written out: the synthesized
+    /// hash would hash ``Family`` by its `String` raw value (`RawRepresentable`'s
+    /// hash), a string hash for every dictionary or set operation on an address.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(high)
+        hasher.combine(low)
+        hasher.combine(scopeID)
+        hasher.combine(family == .ipv4)
+    }
+
     /// This address with no zone.
     var withoutZone: IPAddress { scopeID == 0 ? self : IPAddress(validBytes: bytes, scopeID: 0) }
 
