@@ -37,6 +37,38 @@ import Testing
         return .route(route)
     }
 
+    @Test("A batch whose plans ask what the last batch's asked is that batch; any difference makes a new one")
+    func reuseOfTheLastBatch() throws {
+        let (a, b, c) = (try Self.request("192.0.2.1"), try Self.request("192.0.2.2"), try Self.request("2001:db8::1"))
+        let plans = [[a, b], [b, c, a], [], [c]]
+        let last = LookupBatch(plans)
+        let same = LookupBatch(plans, unlessSameAs: last)
+        #expect(same.requests == last.requests && same.planCount == 4)
+        #expect(
+            same.requests.withUnsafeBufferPointer { $0.baseAddress }
+                == last.requests.withUnsafeBufferPointer {
+                    $0.baseAddress
+                }, "reused, not rebuilt")
+        for changed in [
+            [[a, b], [b, c, a], [], [a]], [[a, b], [b, c, a], [c]], [[a, b], [b, c], [], [c]],
+            [[a, b], [b, c, a], [], [c], []], [[b, a], [b, c, a], [], [c]],
+        ] {
+            let batch = LookupBatch(changed, unlessSameAs: last)
+            #expect(batch.planCount == changed.count)
+            for (index, plan) in changed.enumerated() {
+                #expect(batch.slots(ofPlan: index).map { batch.requests[$0] } == plan)
+            }
+        }
+        #expect(LookupBatch(plans, unlessSameAs: nil).requests == last.requests)
+        // Known answers to exactly the requests asked: all of them, as they were; in
+        // another order or a part: searched, each its own.
+        let known = KnownAnswers(
+            slots: [a: 0, b: 1, c: 2], results: [Self.answer(1), Self.answer(2), Self.answer(3)], generation: 1)
+        #expect(known.answers(for: [a, b, c]) == [Self.answer(1), Self.answer(2), Self.answer(3)])
+        #expect(known.answers(for: [c, a]) == [Self.answer(3), Self.answer(1)])
+        #expect(known.answers(for: [a, b, c, try Self.request("192.0.2.9")]) == nil)
+    }
+
     @Test("Overlapping plans: each request asked once, in first-asked order; every plan's slots point at its own")
     func deduplication() throws {
         let (a, b, c) = (try Self.request("192.0.2.1"), try Self.request("192.0.2.2"), try Self.request("2001:db8::1"))

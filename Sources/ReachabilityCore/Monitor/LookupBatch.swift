@@ -29,6 +29,33 @@ struct LookupBatch: Sendable {
         }
     }
 
+    /// The batch of `plans`, or `previous` itself when the plans ask exactly what
+    /// they asked in it (the same requests, plan by plan, in the same order): then
+    /// one comparison per request replaces de-duplicating them again (a hash each
+    /// past ``DistinctRequests/linearLimit``), the usual case of a pass after a
+    /// change that moved no target's lookups.
+    init(_ plans: some Collection<[LookupRequest]>, unlessSameAs previous: LookupBatch?) {
+        if let previous, previous.asksTheSame(as: plans) {
+            self = previous
+        } else {
+            self.init(plans)
+        }
+    }
+
+    /// Whether `plans` ask exactly the requests of this batch's plans, in order.
+    private func asksTheSame(as plans: some Collection<[LookupRequest]>) -> Bool {
+        guard plans.count == planEnds.count else { return false }
+        var start = 0
+        for (plan, end) in zip(plans, planEnds) {
+            guard plan.count == end - start else { return false }
+            for (request, slot) in zip(plan, planSlots[start..<end]) where request != distinct.requests[slot] {
+                return false
+            }
+            start = end
+        }
+        return true
+    }
+
     /// The distinct requests, in order: what the kernel is asked.
     var requests: [LookupRequest] { distinct.requests }
 

@@ -366,6 +366,8 @@ final class NetlinkMonitor: Sendable {
     {
         defer { watch.close() }
         var machine = ReaderMachine(watchesLeases: sysfs.leases != nil)
+        /// The last pass's batch, reused while the plans ask the same.
+        var lastBatch: LookupBatch?
         let descriptors = [events.fd, wake, watch.files?.fd ?? -1, watch.process ?? -1]
         while true {
             let ready: UInt64
@@ -425,7 +427,7 @@ final class NetlinkMonitor: Sendable {
                 let publishes = machine.passBegins(decision, wirelessChanged: wirelessChanged)
                 let published = publishes ? table : nil
                 shared.withLock { $0.beginPass(publishing: published, generation: Generation.next()) }
-                machine.evaluationFinished(succeeded: reevaluateAll(cause: decision.cause))
+                machine.evaluationFinished(succeeded: reevaluateAll(cause: decision.cause, lastBatch: &lastBatch))
                 // The published copy shares the table's storage: copy it now, after the
                 // pass's lines are out, not in the next event's drain.
                 if publishes { table.separate() }
@@ -498,7 +500,7 @@ final class NetlinkMonitor: Sendable {
     /// Looks up every client's target (pipelined, identical lookups shared) and
     /// hands each its new state. Returns false when the lookups failed. The
     /// decisions are ``LookupBatch``'s; this is the I/O around them.
-    private func reevaluateAll(cause: PassCause) -> Bool {
+    private func reevaluateAll(cause: PassCause, lastBatch: inout LookupBatch?) -> Bool {
         let (clients, table, generation, version) = shared.withLock {
             ($0.clientList, $0.table, $0.generation, $0.planVersion)
         }
@@ -506,7 +508,8 @@ final class NetlinkMonitor: Sendable {
         // Each client plans once per pass; the plans also say which route events
         // matter until the next pass.
         let plans = clients.map { $0.plan(for: table) }
-        let batch = LookupBatch(plans.lazy.map(\.requests))
+        let batch = LookupBatch(plans.lazy.map(\.requests), unlessSameAs: lastBatch)
+        lastBatch = batch
         let known = shared.withLock { shared in
             shared.keep(batch.requests, plannedAt: version)
             return shared.knownAnswers

@@ -118,7 +118,11 @@ final class NotifierCore: Subscription {
 
     private var isHostname: Bool { lookupName != nil }
 
-    func currentEvaluation() -> Target { target }
+    /// A fixed target without the lock (only a hostname's changes).
+    func currentEvaluation() -> Target {
+        if case .fixed(let target) = spec { return target }
+        return target
+    }
 
     func observe(_ state: ReachabilityState, generation: UInt64, planned evaluation: Target) {
         storage.withLock { storage in
