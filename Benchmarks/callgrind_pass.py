@@ -10,7 +10,8 @@ namespace), runs
 `BINARY watch --json` under `valgrind --tool=callgrind`, waits until it has started, zeroes
 the counters, makes the changes, dumps the counters and prints, for the reader thread's
 work over those changes: the instructions executed, the evaluation passes
-(NetlinkMonitor.reevaluateAll), malloc calls, recvmsg calls, how many distinct
+(NetlinkMonitor.reevaluateAll), malloc calls, netlink reads (recvmsg, or recvmmsg through
+syscall(2) since the reads are batched), how many distinct
 functions ran, and on how many 64-byte lines and 4 KiB pages their code lies (what a cold
 pass has to bring back into the caches and the TLB).
 
@@ -73,7 +74,7 @@ def cycle():
 
 
 def summarize(path, executable):
-    """Instructions, passes, malloc and recvmsg calls, distinct functions with cost, the
+    """Instructions, passes, malloc calls and netlink reads, distinct functions with cost, the
     64-byte lines and 4 KiB pages of code that ran, and the functions of the executable
     that ran (mangled names, most instructions first: what `--order` writes)."""
     names, objects, self_cost, calls, owner = {}, {}, {}, {}, {}
@@ -128,11 +129,13 @@ def summarize(path, executable):
 
     return {
         "instructions": sum(self_cost.values()),
-        # NetlinkMonitor.reevaluateAll(cause:) itself (private: its mangled name carries
-        # a discriminator), not the closures specialized inside it.
-        "passes": called(r"^\$s16ReachabilityCore14NetlinkMonitorC13reevaluateAll\w*5causeSbAA9PassCauseV_tF$"),
+        # NetlinkMonitor.reevaluateAll(cause:…) itself (private: its mangled name carries
+        # a discriminator), not the closures specialized inside it (their names go on
+        # past the function's `tF`).
+        "passes": called(r"^\$s16ReachabilityCore14NetlinkMonitorC13reevaluateAll\w*5cause\w*tF$"),
         "malloc": called(r"^malloc$"),
-        "recvmsg": called(r"^recvmsg$"),
+        # recvmsg(2), or recvmmsg(2), which the CNetlink shim makes through syscall(2).
+        "reads": called(r"^recvmsg$") + called(r"^syscall$"),
         "functions": sum(1 for cost in self_cost.values() if cost > 0),
         "code_lines": len(code_lines),
         "code_pages": len(code_pages),
@@ -241,7 +244,7 @@ def main():
         hot += [name for name in figures["hot"] if name not in hot]
         print(f"{args.binary} {' '.join(arguments)}: changes {args.changes}"
               + (f" x{args.cycles}" if args.changes != "down" else ""))
-        print("  instructions {instructions:,}, passes {passes}, malloc {malloc}, recvmsg {recvmsg}, "
+        print("  instructions {instructions:,}, passes {passes}, malloc {malloc}, reads {reads}, "
               "functions run {functions}".format(**figures))
         print("  code run: {code_lines:,} lines of 64 bytes on {code_pages} pages of 4 KiB".format(**figures))
         if figures["passes"]:

@@ -15,6 +15,7 @@
 #include <sys/mount.h>
 #include <sys/ioctl.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
 
 /// MNL_SOCKET_BUFFER_SIZE is a macro over sysconf; Swift cannot import it.
 static inline size_t cnl_socket_buffer_size(void) { return MNL_SOCKET_BUFFER_SIZE; }
@@ -54,6 +55,18 @@ static inline int cnl_bind_mount(const char *source, const char *target) {
 /// pidfd_open(2): a descriptor that becomes readable when process `pid` exits
 /// (Linux 5.3+), or -1 with errno.
 static inline int cnl_pidfd_open(int pid) { return (int)syscall(434 /* SYS_pidfd_open */, pid, 0); }
+
+/// struct mmsghdr, which glibc declares only under _GNU_SOURCE: one datagram of recvmmsg(2).
+struct cnl_mmsghdr {
+    struct msghdr msg_hdr;
+    unsigned int msg_len;
+};
+
+/// recvmmsg(2) of up to `count` datagrams without waiting (MSG_DONTWAIT): how many
+/// arrived, or -1 with errno. Through syscall(2), as setns, for the same reason.
+static inline int cnl_recvmmsg(int fd, struct cnl_mmsghdr *messages, unsigned int count) {
+    return (int)syscall(SYS_recvmmsg, fd, messages, count, MSG_DONTWAIT, NULL);
+}
 
 /// inotify_init1(2), close-on-exec and non-blocking.
 static inline int cnl_inotify_init(void) { return inotify_init1(IN_CLOEXEC | IN_NONBLOCK); }

@@ -20,6 +20,36 @@ import Testing
         try LeaseFilesTests.root(files)
     }
 
+    // MARK: Batched reads
+
+    /// A netlink socket reads up to `datagramsPerRead` queued datagrams per system
+    /// call (recvmmsg) and hands them out one by one, in order: ten lookups answered
+    /// by ten datagrams take three reads of four, not ten of one, with the same answers.
+    @Test("Netlink datagrams are read several per system call, in order, the same answers as one by one")
+    func batchedReads() throws {
+        let requests = try (1...10).map { LookupRequest(destination: try IPAddress("127.0.0.\($0)")) }
+        func answers(perRead: Int) throws -> ([LookupResult], Int) {
+            let (faults, system) = Self.plan()
+            let socket = try NetlinkSocket(
+                receiveBuffer: 1 << 20, role: "requests", datagramsPerRead: perRead, systemCalls: system)
+            let results = try socket.lookup(requests)
+            return (results, faults.attempts(.recvmsg))
+        }
+        let (batched, batchedReads) = try answers(perRead: 4)
+        let (single, singleReads) = try answers(perRead: 1)
+        #expect(batched == single)
+        #expect(batched.count == 10)
+        for result in batched {
+            guard case .route(let route) = result else {
+                Issue.record("127.0.0.x answered \(result)")
+                continue
+            }
+            #expect(route.type == RTN.local)
+        }
+        #expect(batchedReads == 3, "4 + 4 + 2, and the short read says the queue is empty")
+        #expect(singleReads == 10)
+    }
+
     // MARK: The plan
 
     @Test("A rule fails its call once, N times or always, after K successes, only on a matching subject")

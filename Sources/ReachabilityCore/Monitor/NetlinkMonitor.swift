@@ -218,9 +218,10 @@ final class NetlinkMonitor: Sendable {
                 // on the event socket and are applied after it.
                 let events = try NetlinkSocket(
                     receiveBuffer: environment.eventReceiveBuffer, groups: RTNLGroup.monitored, role: "events",
-                    systemCalls: environment.systemCalls)
+                    datagramsPerRead: Self.datagramsPerRead, systemCalls: environment.systemCalls)
                 let request = try NetlinkSocket(
-                    receiveBuffer: 4 << 20, role: "requests", systemCalls: environment.systemCalls)
+                    receiveBuffer: 4 << 20, role: "requests", datagramsPerRead: Self.datagramsPerRead,
+                    systemCalls: environment.systemCalls)
                 var table = InterfaceTable()
                 try Self.load(into: &table, from: request, sysfs: sysfs, environment: environment)
                 return Opened(events: events, request: request, table: table)
@@ -435,6 +436,13 @@ final class NetlinkMonitor: Sendable {
             if shared.withLock({ $0.stopRequested }) { return nil }
         }
     }
+
+    /// Datagrams each of the monitor's sockets reads per system call: a link going
+    /// down sends about a dozen (the link, its routes, neighbours and addresses),
+    /// a pass's lookups are answered by as many datagrams as requests. Address
+    /// space: 16 × 64 KiB per socket, of which only the pages datagrams fill are
+    /// memory.
+    static let datagramsPerRead = 16
 
     /// Microseconds to pause after a wake-up that brought only unrelated events,
     /// once ``ReaderMachine/unrelatedStreakBeforePausing`` had in a row.

@@ -17,8 +17,22 @@ final class NetlinkSocket {
     /// errors and fault plans.
     let label: String
     private var sequence: UInt32
-    /// Receive buffer; dumps can send up to 32 KiB per datagram.
+    /// Receive buffer: ``datagramsPerRead`` slots of ``slotSize`` bytes, one per
+    /// datagram of a read (dumps send up to 32 KiB per datagram).
     private let buffer: UnsafeMutableRawBufferPointer
+    /// How many datagrams one read (recvmmsg) takes at most.
+    let datagramsPerRead: Int
+    /// Each datagram's room in `buffer`.
+    static let slotSize = 64 << 10
+    /// The last read's datagrams: their lengths, senders and flags.
+    private let receipts: UnsafeMutableBufferPointer<SystemCalls.NetlinkReceipt>
+    /// How many datagrams the last read brought, and how many were handed out.
+    private var received = 0
+    private var handedOut = 0
+    /// The last read brought fewer than it had room for: the queue was empty then,
+    /// so the next receive after its datagrams says so without a system call (a
+    /// datagram that came since makes poll(2) return at once).
+    private var readTheQueueEmpty = false
     /// Where a window of requests is written before its one write: allocated once,
     /// not per pass (each request takes at most ``requestSlot`` bytes).
     private let requestBuffer: UnsafeMutableRawBufferPointer
@@ -35,9 +49,13 @@ final class NetlinkSocket {
     /// `bus` is the netlink protocol (NETLINK_ROUTE, or NETLINK_GENERIC); `role`
     /// says what the socket is for ("events", "requests"…), in errors and for fault
     /// plans. Every call is made through `systemCalls`.
+    ///
+    /// `datagramsPerRead` datagrams are read per system call (recvmmsg(2)); each
+    /// takes ``slotSize`` bytes of address space, of which only the pages a
+    /// datagram fills become memory.
     init(
         receiveBuffer: Int, groups: [UInt32] = [], bus: Int32 = netlinkRoute, role: String,
-        systemCalls: SystemCalls
+        datagramsPerRead: Int = 1, systemCalls: SystemCalls
     ) throws(ReachabilityError) {
         let name =
             switch bus {
@@ -58,11 +76,14 @@ final class NetlinkSocket {
         self.fd = fd
         self.pollSet = [fd]
         self.sequence = UInt32(truncatingIfNeeded: time(nil))
-        self.buffer = .allocate(byteCount: 64 << 10, alignment: 8)
+        self.datagramsPerRead = max(1, datagramsPerRead)
+        self.buffer = .allocate(byteCount: self.datagramsPerRead * Self.slotSize, alignment: 8)
+        self.receipts = .allocate(capacity: self.datagramsPerRead)
         self.requestBuffer = .allocate(byteCount: Self.lookupWindow * Self.requestSlot, alignment: 8)
         if case .failure(let failure) = systemCalls.netlinkBind(handle, subject: label) {
             systemCalls.netlinkClose(handle)
             buffer.deallocate()
+            receipts.deallocate()
             requestBuffer.deallocate()
             throw failure.reachabilityError
         }
@@ -80,6 +101,7 @@ final class NetlinkSocket {
             {
                 systemCalls.netlinkClose(handle)
                 buffer.deallocate()
+                receipts.deallocate()
                 requestBuffer.deallocate()
                 throw ReachabilityError(.systemCall, "joining rtnetlink group \(group) failed", errno: failure.errno)
             }
@@ -89,6 +111,7 @@ final class NetlinkSocket {
     deinit {
         system.netlinkClose(handle)
         buffer.deallocate()
+        receipts.deallocate()
         requestBuffer.deallocate()
     }
 
@@ -98,7 +121,8 @@ final class NetlinkSocket {
     }
 
     enum Received {
-        /// One datagram; the bytes are valid until the next receive.
+        /// One datagram; the bytes are valid until the next receive (and until the
+        /// receive that reads the socket again, after the rest of its read).
         case datagram(UnsafeRawBufferPointer)
         /// Nothing queued.
         case empty
@@ -113,16 +137,31 @@ final class NetlinkSocket {
     /// a process with CAP_NET_ADMIN in the namespace (a container's root) can send
     /// to rtnetlink groups or to our port, so anything whose sender is not port 0
     /// is dropped before it is parsed. A truncated datagram reports an overrun.
+    /// Datagrams are read ``datagramsPerRead`` at a time and handed out one by one.
     func receive() throws(ReachabilityError) -> Received {
         while true {
-            switch system.recvmsg(fd, into: buffer, subject: label) {
-            case .success(let received):
-                guard received.senderPort == 0 else {
+            if handedOut < received {
+                let slot = handedOut
+                let receipt = receipts[slot]
+                handedOut += 1
+                guard receipt.senderPort == 0 else {
                     foreignDatagrams += 1
                     continue
                 }
-                if received.flags & MessageFlag.truncated != 0 { return .overrun }
-                return .datagram(UnsafeRawBufferPointer(rebasing: buffer[0..<received.count]))
+                if receipt.flags & MessageFlag.truncated != 0 { return .overrun }
+                let start = slot * Self.slotSize
+                return .datagram(
+                    UnsafeRawBufferPointer(rebasing: buffer[start..<start + min(receipt.count, Self.slotSize)]))
+            }
+            if readTheQueueEmpty {
+                readTheQueueEmpty = false
+                return .empty
+            }
+            switch system.recvmmsg(fd, into: buffer, slotSize: Self.slotSize, receipts: receipts, subject: label) {
+            case .success(let count):
+                received = count
+                handedOut = 0
+                readTheQueueEmpty = count < datagramsPerRead
             case .failure(let failure):
                 switch failure.errno {
                 case Errno.again: return .empty
@@ -169,6 +208,8 @@ final class NetlinkSocket {
     }
 
     func send(_ bytes: UnsafeRawBufferPointer) throws(ReachabilityError) {
+        // A request's answers are queued by the time the send returns.
+        readTheQueueEmpty = false
         if case .failure(let failure) = system.netlinkSend(handle, bytes, subject: label) {
             throw failure.reachabilityError
         }

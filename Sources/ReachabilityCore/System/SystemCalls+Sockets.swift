@@ -75,6 +75,49 @@ extension SystemCalls {
         return .success(NetlinkReceipt(count: count, senderPort: sender.nl_pid, flags: flags))
     }
 
+    /// recvmmsg(2) of the datagrams queued on netlink socket `fd`, without waiting:
+    /// at most `receipts.count`, datagram `i` into `slots[i * slotSize ..< (i + 1) *
+    /// slotSize]` and its length, sender and flags into `receipts[i]`. Returns how
+    /// many arrived (at least one); EAGAIN when none was queued. EINTR retried. One
+    /// system call for a burst of events where recvmsg(2) takes one per datagram;
+    /// fault plans see it as `.recvmsg`, as the call it replaces.
+    func recvmmsg(
+        _ fd: Int32, into slots: UnsafeMutableRawBufferPointer, slotSize: Int,
+        receipts: UnsafeMutableBufferPointer<NetlinkReceipt>, subject: String
+    ) -> Result<Int, SystemError> {
+        let count = min(receipts.count, slots.count / slotSize)
+        precondition(count > 0, "recvmmsg needs room for one datagram")
+        return withUnsafeTemporaryAllocation(of: sockaddr_nl.self, capacity: count) { senders in
+            withUnsafeTemporaryAllocation(of: iovec.self, capacity: count) { vectors in
+                withUnsafeTemporaryAllocation(of: cnl_mmsghdr.self, capacity: count) { messages in
+                    for index in 0..<count {
+                        senders.initializeElement(at: index, to: sockaddr_nl())
+                        vectors.initializeElement(
+                            at: index, to: iovec(iov_base: slots.baseAddress! + index * slotSize, iov_len: slotSize))
+                        var header = msghdr()
+                        header.msg_name = UnsafeMutableRawPointer(senders.baseAddress! + index)
+                        header.msg_namelen = socklen_t(MemoryLayout<sockaddr_nl>.size)
+                        header.msg_iov = vectors.baseAddress! + index
+                        header.msg_iovlen = 1
+                        messages.initializeElement(at: index, to: cnl_mmsghdr(msg_hdr: header, msg_len: 0))
+                    }
+                    let (received, error) = perform(.recvmsg, subject, retryingInterrupts: true) {
+                        cnl_recvmmsg(fd, messages.baseAddress, UInt32(count))
+                    }
+                    guard received > 0 else {
+                        return .failure(SystemError("recvmmsg", subject: subject, errno: received < 0 ? error : EAGAIN))
+                    }
+                    for index in 0..<Int(received) {
+                        receipts[index] = NetlinkReceipt(
+                            count: Int(messages[index].msg_len), senderPort: senders[index].nl_pid,
+                            flags: messages[index].msg_hdr.msg_flags)
+                    }
+                    return .success(Int(received))
+                }
+            }
+        }
+    }
+
     /// poll(2) on at most 64 descriptors (negative ones are skipped), EINTR retried,
     /// without allocating (the reader's wait on every wake-up): bit `i` of the
     /// answer is set when `fds[i]` is readable (or in error, or hung up).
