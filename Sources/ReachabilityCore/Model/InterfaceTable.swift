@@ -245,15 +245,16 @@ struct LinkAddresses: Sendable, Equatable, IndexedByLink {
         return change
     }
 
-    /// Gives the table storage of its own: a copy of the lists (not of their
-    /// elements' strings) when another copy of the table shares them. The reader
-    /// calls it after a pass published the table, so that the next event's change
-    /// doesn't copy them on the way to its line.
+    /// Gives the table's link and address lists storage of their own (a copy of the
+    /// lists, not of their elements' strings) when another copy of the table shares
+    /// them. The reader calls it after a pass published the table, so that the next
+    /// event's change doesn't copy them on the way to its line. (Not the neighbours:
+    /// `Dictionary.reserveCapacity` runs unspecialized, and a gateway's neighbour
+    /// entry changes far less often than links.)
     mutating func separate() {
         // reserveCapacity moves a shared buffer to one of its own, and is nothing otherwise.
         interfaces.reserveCapacity(interfaces.count)
         addresses.reserveCapacity(addresses.count)
-        neighbors.reserveCapacity(neighbors.count)
     }
 
     /// Reads whether the links' leases say metered (`metered` gives the indices of
