@@ -251,8 +251,16 @@ final class ScriptedEventSource: NetlinkEventSource {
     private var current: UnsafeMutableRawBufferPointer?
     private(set) var receives = 0
     let foreignDatagrams = 0
+    /// Items a read takes at once, as a socket's recvmmsg(2) does; how many of the
+    /// last read's are still held.
+    private let perRead: Int
+    private var held = 0
+    var holdsReadDatagrams: Bool { held > 0 }
 
-    init(_ items: [Item]) { self.items = items }
+    init(_ items: [Item], perRead: Int = 1) {
+        self.items = items
+        self.perRead = perRead
+    }
 
     deinit { current?.deallocate() }
 
@@ -261,6 +269,7 @@ final class ScriptedEventSource: NetlinkEventSource {
         current?.deallocate()
         current = nil
         guard !items.isEmpty else { return .empty }
+        held = held > 0 ? held - 1 : min(perRead, items.count) - 1
         switch items.removeFirst() {
         case .overrun: return .overrun
         case .failure: throw ReachabilityError(.systemCall, "recvmsg failed", errno: 9)
@@ -475,6 +484,24 @@ final class ScriptedEventSource: NetlinkEventSource {
             classify: { InterfaceClassifier.classify($0, sysfs: SysfsReader(root: "/nonexistent")) })
         #expect(source.receives == ReaderDrain.drainLimit)
         #expect(wakeup.overruns == ReaderDrain.drainLimit)
+    }
+
+    /// Datagrams read several at a time: those of the read the limit falls in are
+    /// handled too (poll(2) would not wake the reader for them), the rest is left.
+    @Test("The drain limit doesn't strand datagrams already read: the last read's are handled")
+    func drainLimitFinishesTheLastRead() {
+        let items = Array(repeating: ScriptedEventSource.Item.overrun, count: ReaderDrain.drainLimit + 20)
+        let source = ScriptedEventSource(items, perRead: 5)
+        var table = InterfaceTable()
+        var wakeup = ReaderWakeup()
+        ReaderDrain.drain(
+            source, into: &table, wakeup: &wakeup, destinations: { _ in [] },
+            classify: { InterfaceClassifier.classify($0, sysfs: SysfsReader(root: "/nonexistent")) })
+        // 8192 = 5 × 1638 + 2: the 1639th read's other 3 are handled as well.
+        #expect(ReaderDrain.drainLimit % 5 == 2)
+        #expect(source.receives == ReaderDrain.drainLimit + 3)
+        #expect(!source.holdsReadDatagrams)
+        #expect(wakeup.overruns == ReaderDrain.drainLimit + 3)
     }
 }
 

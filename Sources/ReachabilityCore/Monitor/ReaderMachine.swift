@@ -211,6 +211,9 @@ protocol NetlinkEventSource: AnyObject {
     func receive() throws(ReachabilityError) -> NetlinkSocket.Received
     /// Datagrams dropped because the kernel did not send them.
     var foreignDatagrams: Int { get }
+    /// Whether datagrams already read from the kernel wait to be handed out: poll(2)
+    /// doesn't see them, so a drain doesn't stop while there are any.
+    var holdsReadDatagrams: Bool { get }
 }
 
 extension NetlinkSocket: NetlinkEventSource {}
@@ -224,7 +227,9 @@ enum ReaderDrain {
     /// the staleness) of one pass during a storm. The rest waits in the socket.
     static let drainLimit = 8192
 
-    /// Drains `source` into `table` and `wakeup`. `destinations` gives what the
+    /// Drains `source` into `table` and `wakeup` (``drainLimit`` datagrams, and
+    /// those of the last read past it: the rest stays in the kernel's queue, where
+    /// the next poll sees it). `destinations` gives what the
     /// clients look up in the table as it stands; it is asked at most once, and only when a route event
     /// came: a route whose prefix covers none of them can't change an answer, so
     /// a storm of unrelated routes costs parsing, not lookups.
@@ -234,7 +239,9 @@ enum ReaderDrain {
         isGateway: (InterfaceTable.NeighborKey) -> Bool = { _ in false }
     ) {
         var known: [IPAddress]?
-        for _ in 0..<drainLimit {
+        var handled = 0
+        while handled < drainLimit || source.holdsReadDatagrams {
+            handled += 1
             let received: NetlinkSocket.Received
             do throws(ReachabilityError) {
                 received = try source.receive()

@@ -130,6 +130,9 @@ final class NetlinkSocket {
         case overrun
     }
 
+    /// Whether the last read's datagrams are not all handed out yet.
+    var holdsReadDatagrams: Bool { handedOut < received }
+
     /// Datagrams dropped because they did not come from the kernel.
     private(set) var foreignDatagrams = 0
 
