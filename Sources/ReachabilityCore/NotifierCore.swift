@@ -16,6 +16,7 @@ enum NotifierSpec: Sendable, Hashable {
 /// Not generic over its owner: the monitor calls it through `any MonitorClient`
 /// on every pass, and a generic class's witnesses run unspecialized (a witness
 /// table and nested types' metadata looked up in the runtime's caches each time).
+/// Naming its owner's type puts it in the API layer, beside `Reachability`.
 final class NotifierCore: Subscription {
     typealias Owner = Reachability
     typealias Spec = NotifierSpec
