@@ -51,7 +51,8 @@ import Glibc
         case recv
         /// sendto(2) of netlink requests (mnl_socket_sendto).
         case sendto
-        /// recvmsg(2) of netlink datagrams.
+        /// Reading netlink datagrams: recvmmsg(2) (it replaced recvmsg(2), whose name
+        /// the plans kept).
         case recvmsg
         /// poll(2): the monitor's reader, netlink replies, the resolver check.
         case poll

@@ -39,48 +39,22 @@ extension SystemCalls {
         return count >= 0 ? .success(count) : .failure(SystemError("recv", subject: subject, errno: error))
     }
 
-    /// One datagram as recvmsg(2) gave it on a netlink socket.
+    /// One datagram as recvmmsg(2) gave it on a netlink socket.
     struct NetlinkReceipt {
         /// Its length in bytes (at the start of the buffer).
         var count: Int
         /// The sender's port: 0 for the kernel.
         var senderPort: UInt32
-        /// recvmsg's `msg_flags` (MSG_TRUNC: the datagram did not fit).
+        /// Its `msg_flags` (MSG_TRUNC: the datagram did not fit).
         var flags: Int32
-    }
-
-    /// recvmsg(2) of one datagram from netlink socket `fd` into `buffer`, with its
-    /// sender; EINTR retried.
-    func recvmsg(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, subject: String)
-        -> Result<NetlinkReceipt, SystemError>
-    {
-        var sender = sockaddr_nl()
-        var flags: Int32 = 0
-        let (count, error) = perform(.recvmsg, subject, retryingInterrupts: true) { () -> Int in
-            var vector = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
-            return withUnsafeMutablePointer(to: &sender) { senderPointer in
-                withUnsafeMutablePointer(to: &vector) { vectorPointer in
-                    var message = msghdr()
-                    message.msg_name = UnsafeMutableRawPointer(senderPointer)
-                    message.msg_namelen = socklen_t(MemoryLayout<sockaddr_nl>.size)
-                    message.msg_iov = vectorPointer
-                    message.msg_iovlen = 1
-                    let received = Glibc.recvmsg(fd, &message, 0)
-                    flags = message.msg_flags
-                    return received
-                }
-            }
-        }
-        guard count >= 0 else { return .failure(SystemError("recvmsg", subject: subject, errno: error)) }
-        return .success(NetlinkReceipt(count: count, senderPort: sender.nl_pid, flags: flags))
     }
 
     /// recvmmsg(2) of the datagrams queued on netlink socket `fd`, without waiting:
     /// at most `receipts.count`, datagram `i` into `slots[i * slotSize ..< (i + 1) *
     /// slotSize]` and its length, sender and flags into `receipts[i]`. Returns how
     /// many arrived (at least one); EAGAIN when none was queued. EINTR retried. One
-    /// system call for a burst of events where recvmsg(2) takes one per datagram;
-    /// fault plans see it as `.recvmsg`, as the call it replaces.
+    /// system call for a burst of events where recvmsg(2) would take one per
+    /// datagram; fault plans see it as `.recvmsg`, the call it replaced.
     func recvmmsg(
         _ fd: Int32, into slots: UnsafeMutableRawBufferPointer, slotSize: Int,
         receipts: UnsafeMutableBufferPointer<NetlinkReceipt>, subject: String

@@ -7,7 +7,7 @@ import Glibc
 // ReachabilityCore: every call that asks the kernel for something and can fail with
 // an errno the library acts on or reports, and the libc and libmnl wrappers around
 // such calls. open, read, write, close, socket, bind, connect, send, recv, sendto,
-// recvmsg, poll, setsockopt, getsockopt, stat, fstat, access, readlink, realpath,
+// recvmmsg, poll, setsockopt, getsockopt, stat, fstat, access, readlink, realpath,
 // opendir/readdir/closedir, ioctl, eventfd, inotify_init1, inotify_add_watch,
 // pidfd_open, setns, unshare, mount, prctl, usleep, pthread_create/join/detach,
 // if_nametoindex (a socket and an ioctl), getaddrinfo/freeaddrinfo (files and
@@ -32,7 +32,7 @@ import Glibc
 /// returns what the kernel said: a value, or a ``SystemError`` naming the call and
 /// the errno read right after it. The error policy lives here and only here: EINTR
 /// is retried for the calls that wait or move data (read, write, send, sendto,
-/// recv, recvmsg, poll); every other failure is handed back for the caller to map.
+/// recv, recvmmsg, poll); every other failure is handed back for the caller to map.
 ///
 /// With a fault plan (``SystemCallFaults``), each method asks the plan before its
 /// call, and a call the plan fails is not made: it fails with the plan's errno,
@@ -66,11 +66,11 @@ import Glibc
 
 /// A failed system call: which one (with what it was given), and errno.
 ///
-/// The text is put together only when it is read: a drain ends on every wake-up
-/// with a recvmsg(2) that fails with EAGAIN, and that failure must not cost a
-/// string.
+/// The text is put together only when it is read: a read of netlink datagrams
+/// that finds none fails with EAGAIN (at the end of a drain, when the last read
+/// was full), and that failure must not cost a string.
 struct SystemError: Error, Sendable, Equatable {
-    /// The call's name ("recvmsg"), or empty when `subject` says it all.
+    /// The call's name ("recvmmsg"), or empty when `subject` says it all.
     private let function: StaticString
     /// What it was given ("NETLINK_ROUTE events"), or the whole text.
     private let subject: String
