@@ -108,7 +108,11 @@ final class NotifierCore: Subscription {
     }
 
     /// The target as of the latest resolution.
-    var target: Target { storage.withLock { target(in: $0) } }
+    var target: Target {
+        // A fixed target never changes: no lock (only a hostname's resolves anew).
+        if case .fixed(let target) = spec { return target }
+        return storage.withLock { target(in: $0) }
+    }
 
     private func target(in storage: Storage) -> Target {
         switch spec {
@@ -119,11 +123,7 @@ final class NotifierCore: Subscription {
 
     private var isHostname: Bool { lookupName != nil }
 
-    /// A fixed target without the lock (only a hostname's changes).
-    func currentEvaluation() -> Target {
-        if case .fixed(let target) = spec { return target }
-        return target
-    }
+    func currentEvaluation() -> Target { target }
 
     func observe(_ state: ReachabilityState, generation: UInt64, planned evaluation: Target) {
         storage.withLock { storage in

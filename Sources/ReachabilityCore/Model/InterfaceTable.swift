@@ -263,11 +263,11 @@ struct LinkAddresses: Sendable, Equatable, IndexedByLink {
     mutating func updateMeteredByLease(
         all: Bool, _ metered: ([(name: String, index: Int32)]) -> Set<Int32>
     ) -> Bool {
-        let asked = interfaces.filter { all || $0.isMeteredByLease == nil }.map { ($0.name, $0.index) }
-        guard !asked.isEmpty else { return false }
-        let answer = metered(asked)
+        let positions = interfaces.indices.filter { all || interfaces[$0].isMeteredByLease == nil }
+        guard !positions.isEmpty else { return false }
+        let answer = metered(positions.map { (interfaces[$0].name, interfaces[$0].index) })
         var changed = false
-        for position in interfaces.indices where all || interfaces[position].isMeteredByLease == nil {
+        for position in positions {
             let before = interfaces[position].isMeteredByLease
             let metered = answer.contains(interfaces[position].index)
             if before != metered {

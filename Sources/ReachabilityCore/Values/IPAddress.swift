@@ -13,6 +13,13 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     public enum Family: String, Sendable, Hashable {
         /// IPv4 (`AF_INET`) or IPv6 (`AF_INET6`).
         case ipv4, ipv6
+
+        /// Hashes which family, not its name: `RawRepresentable`'s hash would hash the
+        /// `String` raw value, a string hash in every set or dictionary operation on
+        /// an address.
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(self == .ipv4)
+        }
     }
 
     /// The family of this address.
@@ -163,16 +170,6 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
             return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
         return scopeID == 0 ? text : "\(text)%\(scopeID)"
-    }
-
-    /// Hashes the address's bits, zone and family. Written out: the synthesized
-    /// hash would hash ``Family`` by its `String` raw value (`RawRepresentable`'s
-    /// hash), a string hash for every dictionary or set operation on an address.
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(high)
-        hasher.combine(low)
-        hasher.combine(scopeID)
-        hasher.combine(family == .ipv4)
     }
 
     /// This address with no zone.
