@@ -515,6 +515,56 @@ struct ReachabilityIntegrationTests {
         try await log.wait(forLast: .reachableViaWiFi, "reachable after the resync")
     }
 
+    @Test(
+        "A link the answers go out of going down: the pass starts at its link message; the kernel's other messages about it follow without another event"
+    )
+    func answerLinkDownPassesEarly() async throws {
+        // Nothing but the link going down may wake the reader afterwards (that would
+        // hide datagrams left unhandled): the peers are in another namespace, no
+        // address is tentative (no DAD completion comes later), and veth2, made to
+        // cause a pass, has no IPv6 (no MLD timers).
+        let (ns, far) = (try TestNamespace(), try TestNamespace())
+        try ns.run(["sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0"])
+        try ns.addVeth("veth0", peerIn: far, peer: "veth1", address: "192.0.2.1/24")
+        try ns.ip("route add default via 192.0.2.2 dev veth0")
+        try ns.ip("addr add 2001:db8:1::1/64 dev veth0")
+        try ns.run(["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"])
+        try ns.addVeth("veth2", peerIn: far, peer: "veth3", address: "198.51.100.1/24")
+        let reachability = try Reachability(environment: ns.environment)
+        let log = try DeliveryLog.started(reachability)
+        try await log.wait(forLast: .reachableViaWiFi, "reachable over veth0 at start")
+        let monitor = try #require(MonitorRegistry.running(for: ns.environment))
+        let global = try IPAddress("2001:db8:1::1")
+        @Sendable func veth0Global() -> Bool {
+            let table = monitor.snapshot.0
+            guard let veth0 = table.interfaces.first(where: { $0.name == "veth0" }) else { return false }
+            return table.addresses(of: veth0.index).contains { $0.address == global }
+        }
+        try await eventually("veth0's IPv6 address published") { veth0Global() }
+
+        // Hold the reader inside a pass, so that everything the kernel says about the
+        // link going down is queued when it reads: one read takes it all.
+        let blocker = BlockingClient()
+        try monitor.add(blocker)
+        defer { _ = monitor.remove(blocker) }
+        try ns.ip("addr add 203.0.113.1/24 dev veth2")  // a pass: the reader is held in it
+        #expect(blocker.entered.wait(timeout: .now() + 30) == .success, "the reader ran a pass")
+        let early = monitor.statistics.earlyPasses
+        // An address first (the burst's first read takes its datagram alone), then the
+        // link's RTM_NEWLINK and its routes', neighbours' and addresses' deletions:
+        // about a dozen datagrams, fewer than the next read takes.
+        try ns.ip("addr add 203.0.113.2/24 dev veth2")
+        try ns.ip("link set veth0 down")
+        blocker.release()
+        try await log.wait(forLast: .notReachable, "notReachable after veth0 went down")
+        // The pass began after the link's message; the rest were read with it and are
+        // handled next, without the kernel saying anything more (poll(2) doesn't see them).
+        try await eventually("veth0's IPv6 address gone from the published table") { !veth0Global() }
+        #expect(monitor.statistics.earlyPasses == early + 1)
+        #expect(log.entries.map(\.status) == [.reachableViaWiFi, .notReachable])
+        reachability.stop()
+    }
+
     @Test("Link-local target follows the local link")
     func linkLocal() async throws {
         let ns = try TestNamespace()

@@ -205,6 +205,7 @@ import Testing
         let batch = LookupBatch([requests])
         #expect(batch.lookedUp(results) == .lookedUp(results, gateways: gateways))
         #expect(LookupBatch.gateways(requests, []).isEmpty)
+        #expect(LookupBatch.links(of: results) == [2, 3, 4, 5], "each answer's link, a multipath route's every hop's")
     }
 
     @Test("A pass's outcome: reused answers still hold and count; the kernel's replace them; a failure forgets them")
@@ -214,7 +215,11 @@ import Testing
         let batch = LookupBatch([[a, b], [b]])
         var shared = NetlinkMonitor.Shared()
 
+        shared.record(
+            .lookedUp([try Self.route(oif: 2, gateway: nil), Self.answer(2)], gateways: [gateway]), of: batch, at: 7)
+        #expect(shared.answerLinks == [2], "the link the answers go out of")
         shared.record(.lookedUp([Self.answer(1), Self.answer(2)], gateways: [gateway]), of: batch, at: 7)
+        #expect(shared.answerLinks.isEmpty, "no route: no link")
         #expect(shared.knownAnswers?.generation == 7)
         #expect(shared.knownAnswers?.answers(for: [b, a]) == [Self.answer(2), Self.answer(1)])
         #expect(shared.gatewayNeighbors == [gateway])
@@ -225,9 +230,11 @@ import Testing
         #expect(shared.statistics.reusedAnswerPasses == 1 && shared.gatewayNeighbors.isEmpty)
 
         shared.gatewayNeighbors = [gateway]
+        shared.answerLinks = [2]
         shared.record(.failed, of: batch, at: 10)
         #expect(shared.knownAnswers == nil && shared.statistics.failedPasses == 1)
         #expect(shared.gatewayNeighbors == [gateway], "a failed pass names no gateways: the last stand")
+        #expect(shared.answerLinks == [2], "nor links")
         #expect(LookupBatch.Outcome.failed.answers == nil)
     }
 
@@ -249,8 +256,11 @@ import Testing
         var shared = NetlinkMonitor.Shared()
         shared.generation = 4
         shared.gatewayNeighbors = [first]
-        shared.recordStart([a], [Self.answer(1)], gateways: [second], askedAt: 3)
+        shared.answerLinks = [2]
+        shared.recordStart([a], [try Self.route(oif: 3, gateway: nil)], gateways: [second], askedAt: 3)
         #expect(shared.gatewayNeighbors == [first, second])
+        #expect(shared.answerLinks == [2, 3], "a start's links join the pass's")
+        shared.knownAnswers = nil
         #expect(shared.knownAnswers == nil, "asked on an older table")
         shared.recordStart([a], [Self.answer(1)], gateways: [], askedAt: 4)
         #expect(shared.knownAnswers?.answers(for: [a]) == [Self.answer(1)])

@@ -405,6 +405,95 @@ final class ScriptedEventSource: NetlinkEventSource {
         #expect(quiet.cause.carrierOnlyLinks == [2], "a route covering no destination changes no answer")
     }
 
+    @Test(
+        "A link the answers go out of going down or away ends the drain after its datagram; the rest is the next drain's"
+    )
+    func answerLinkLost() throws {
+        let usable = Self.eth0(flags: IFF.up | IFF.lowerUp | IFF.running, operState: IFOper.up)
+        let (_, up, _) = Self.drain([.datagram(usable)])
+        let down = Self.eth0(flags: 0, operState: IFOper.down)
+        let noCarrier = Self.eth0(flags: IFF.up, operState: IFOper.lowerLayerDown)
+        let gone = B.message(
+            type: NLMsgType.delLink,
+            payload: B.ifinfomsg(index: 2, flags: 0) + B.attribute(IFLA.ifname, B.cString("eth0")))
+        let address = ScriptedEventSource.Item.datagram(
+            B.newAddress(family: AddressFamily.inet, address: [192, 0, 2, 1]))
+        let route = Self.route([198, 51, 100, 0], length: 24)
+
+        for lost in [down, noCarrier, gone] {
+            // One read brought the link's datagram and two more.
+            let source = ScriptedEventSource([.datagram(lost), .datagram(route), address], perRead: 3)
+            var table = up
+            var wakeup = ReaderWakeup()
+            var asked: [Int32] = []
+            let drain = { (wakeup: inout ReaderWakeup) in
+                ReaderDrain.drain(
+                    source, into: &table, wakeup: &wakeup, destinations: { _ in [] },
+                    classify: { InterfaceClassifier.classify($0, sysfs: SysfsReader(root: "/nonexistent")) },
+                    carriesAnswers: {
+                        asked.append($0)
+                        return $0 == 2
+                    })
+            }
+            drain(&wakeup)
+            #expect(wakeup.answerLinkLost && wakeup.changed && wakeup.tableChanged)
+            #expect(wakeup.messages == 1 && source.receives == 1 && source.holdsReadDatagrams, "stopped after it")
+            #expect(wakeup.leftReadDatagrams)
+            wakeup.noteDrained(foreignDatagrams: 0)
+            var machine = ReaderMachine()
+            #expect(machine.decide(wakeup).statistics?.earlyPasses == 1, "counted as an early pass")
+            #expect(table[2]?.isUsable != true && asked == [2])
+            var next = ReaderWakeup()
+            drain(&next)
+            #expect(next.messages == 2 && !next.answerLinkLost && !source.holdsReadDatagrams, "the rest, next")
+            next.noteDrained(foreignDatagrams: 0)
+            #expect(!next.leftReadDatagrams && machine.decide(next).statistics?.earlyPasses == 0)
+            #expect(next.cause.routes.count == 1, "the route was read")
+        }
+
+        // The link's datagram the last read: stopped, but nothing waits.
+        var alone = ReaderWakeup()
+        var aloneTable = up
+        ReaderDrain.drain(
+            ScriptedEventSource([.datagram(down)], perRead: 3), into: &aloneTable, wakeup: &alone,
+            destinations: { _ in [] },
+            classify: { InterfaceClassifier.classify($0, sysfs: SysfsReader(root: "/nonexistent")) },
+            carriesAnswers: { _ in true })
+        #expect(alone.answerLinkLost && !alone.leftReadDatagrams)
+
+        // A link no answer goes out of: one drain takes it all.
+        let source = ScriptedEventSource([.datagram(down), .datagram(route), address], perRead: 3)
+        var table = up
+        var wakeup = ReaderWakeup()
+        ReaderDrain.drain(
+            source, into: &table, wakeup: &wakeup, destinations: { _ in [] },
+            classify: { InterfaceClassifier.classify($0, sysfs: SysfsReader(root: "/nonexistent")) },
+            carriesAnswers: { $0 == 3 })
+        #expect(!wakeup.answerLinkLost && wakeup.messages == 3)
+
+        // A link coming up, or a change that keeps it usable, doesn't ask and doesn't stop.
+        for change in [
+            usable, Self.eth0(flags: IFF.up | IFF.lowerUp | IFF.running, operState: IFOper.up, name: "wan0"),
+        ] {
+            let (_, downTable, _) = Self.drain([.datagram(down)], table: up)
+            var asked = 0
+            for start in [downTable, up] {
+                var table = start
+                var wakeup = ReaderWakeup()
+                ReaderDrain.drain(
+                    ScriptedEventSource([.datagram(change), .datagram(route)]), into: &table, wakeup: &wakeup,
+                    destinations: { _ in [] },
+                    classify: { InterfaceClassifier.classify($0, sysfs: SysfsReader(root: "/nonexistent")) },
+                    carriesAnswers: { _ in
+                        asked += 1
+                        return true
+                    })
+                #expect(!wakeup.answerLinkLost && wakeup.messages == 2)
+            }
+            #expect(asked == 0)
+        }
+    }
+
     @Test("A resolver change before the drain makes the pass due: routes are noted, no longer weighed")
     func resolverBeforeDrain() throws {
         var files = ReaderWakeup()

@@ -64,7 +64,7 @@
         let wwan: ReachabilityFlags = cellular ? [.isWWAN] : []
         let shown = interface.publicInterface
         // Admin-down or no carrier: nothing (isWWAN alone on a cellular link, as Apple does).
-        guard interface.isUp, interface.hasCarrier else { return ReachabilityState(flags: wwan, interface: shown) }
+        guard interface.isUsable else { return ReachabilityState(flags: wwan, interface: shown) }
         if interface.operState == IFOper.dormant || interface.flags & IFF.dormant != 0 {
             // 802.1X / WPA authentication pending.
             return ReachabilityState(

@@ -18,6 +18,9 @@
 
     var isUp: Bool { flags & IFF.up != 0 }
     var hasCarrier: Bool { flags & IFF.lowerUp != 0 }
+    /// Up with a carrier: a route out of it can carry traffic (what the flags
+    /// evaluation asks of a route's link).
+    var isUsable: Bool { isUp && hasCarrier }
     /// The loopback interface (IFF_LOOPBACK).
     public var isLoopback: Bool { flags & IFF.loopback != 0 }
 

@@ -127,6 +127,16 @@ struct LookupBatch: Sendable {
         .lookedUp(answers, gateways: Self.gateways(requests, answers))
     }
 
+    /// The links `results` go out of (a multipath route's: each next hop's).
+    static func links(of results: [LookupResult]) -> Set<Int32> {
+        var links: Set<Int32> = []
+        for case .route(let route) in results {
+            if let index = route.outputInterface { links.insert(index) }
+            for nexthop in route.nexthops { links.insert(nexthop.outputInterface) }
+        }
+        return links
+    }
+
     /// The gateways `results` name, on their links: for each route answer, the
     /// gateway out of the interface the request named and out of the route's own
     /// (a multipath route's next hop there, else its gateway). These are the

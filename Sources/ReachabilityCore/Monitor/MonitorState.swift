@@ -33,6 +33,9 @@ extension NetlinkMonitor {
         /// The gateways the last pass's answers named, on their links: a change of
         /// one's link-layer address (the network identity) makes a pass.
         var gatewayNeighbors: Set<InterfaceTable.NeighborKey> = []
+        /// The links the last pass's answers go out of (and starts' since): one
+        /// going down ends the drain at once (``ReaderDrain``).
+        var answerLinks: Set<Int32> = []
         var stopRequested = false
         /// Why the monitor stopped by itself (its namespace went away), if it did.
         var failure: ReachabilityError?
@@ -76,6 +79,7 @@ extension NetlinkMonitor.Shared {
         case .lookedUp(let answers, let gateways):
             knownAnswers = KnownAnswers(requests: batch.distinct, results: answers, generation: generation)
             gatewayNeighbors = gateways
+            answerLinks = LookupBatch.links(of: answers)
         case .failed:
             statistics.failedPasses += 1
             knownAnswers = nil
@@ -90,6 +94,7 @@ extension NetlinkMonitor.Shared {
         askedAt generation: UInt64
     ) {
         gatewayNeighbors.formUnion(gateways)
+        answerLinks.formUnion(LookupBatch.links(of: results))
         guard self.generation == generation else { return }
         if knownAnswers?.generation != generation {
             knownAnswers = KnownAnswers(generation: generation)
@@ -115,6 +120,9 @@ struct MonitorStatistics: Sendable, Equatable {
     var evaluationPasses = 0
     /// Passes after a carrier change alone that reused the last pass's answers.
     var reusedAnswerPasses = 0
+    /// Passes begun before the drain had handled every datagram it read: a link the
+    /// answers went out of went down or away (``ReaderWakeup/answerLinkLost``).
+    var earlyPasses = 0
     var failedPasses = 0
     /// Changes of the resolver's configuration files seen (inotify).
     var resolverConfigurationChanges = 0
@@ -128,6 +136,7 @@ struct MonitorStatistics: Sendable, Equatable {
         malformedMessages += update.malformedMessages
         relevantRouteEvents += update.relevantRouteEvents
         resolverConfigurationChanges += update.resolverConfigurationChanges
+        earlyPasses += update.earlyPasses
         if let foreign = update.foreignDatagrams { foreignDatagrams = foreign }
     }
 }

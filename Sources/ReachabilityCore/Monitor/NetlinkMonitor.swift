@@ -371,8 +371,13 @@ final class NetlinkMonitor: Sendable {
         var lastBatch: LookupBatch?
         let descriptors = [events.fd, wake, watch.files?.fd ?? -1, watch.process ?? -1]
         while true {
+            // Datagrams already read wait when the last drain stopped early after an
+            // answer's link went down: poll(2) doesn't see those, so it doesn't wait.
+            let held = events.holdsReadDatagrams
             let ready: UInt64
-            switch systemCalls.poll(descriptors, timeoutMilliseconds: machine.pollTimeout, subject: "monitor") {
+            switch systemCalls.poll(
+                descriptors, timeoutMilliseconds: held ? 0 : machine.pollTimeout, subject: "monitor")
+            {
             case .success(let bits):
                 ready = bits
             case .failure:
@@ -397,11 +402,12 @@ final class NetlinkMonitor: Sendable {
                 }
                 wakeup.noteFiles(touched)
             }
-            if readable(0) {
+            if readable(0) || held {
                 ReaderDrain.drain(
                     events, into: &table, wakeup: &wakeup, destinations: { lookupDestinations($0) },
                     classify: { InterfaceClassifier.classify($0, sysfs: sysfs) },
-                    isGateway: { key in shared.withLock { $0.gatewayNeighbors.contains(key) } })
+                    isGateway: { key in shared.withLock { $0.gatewayNeighbors.contains(key) } },
+                    carriesAnswers: { index in shared.withLock { $0.answerLinks.contains(index) } })
                 wakeup.noteDrained(foreignDatagrams: events.foreignDatagrams)
             }
             let leases = machine.leaseRead(for: wakeup)

@@ -29,6 +29,13 @@ struct ReaderWakeup: Sendable, Equatable {
     var malformedDatagrams = 0
     /// Route events whose prefix covered a looked-up destination.
     var relevantRoutes = 0
+    /// A link that carried one of the last pass's answers went down or away: the
+    /// drain stopped after its datagram, so that the pass starts at once (the
+    /// datagrams after it, already read or not, are the next drain's).
+    var answerLinkLost = false
+    /// The drain stopped so with datagrams already read still waiting: the pass
+    /// begins before they are handled (counted: ``MonitorStatistics/earlyPasses``).
+    var leftReadDatagrams = false
     /// What changed, for the clients (hostnames re-resolve on some causes only).
     var cause = PassCause()
 
@@ -123,6 +130,7 @@ struct ReaderMachine: Sendable, Equatable {
         var malformedMessages = 0
         var relevantRouteEvents = 0
         var resolverConfigurationChanges = 0
+        var earlyPasses = 0
         /// The event source's count of foreign datagrams (a total: it replaces
         /// the last); nil when it was not drained.
         var foreignDatagrams: Int?
@@ -183,6 +191,7 @@ struct ReaderMachine: Sendable, Equatable {
             update.overruns = wakeup.overruns
             update.malformedMessages = wakeup.malformedDatagrams
             update.relevantRouteEvents = wakeup.relevantRoutes
+            update.earlyPasses = wakeup.leftReadDatagrams ? 1 : 0
             update.foreignDatagrams = wakeup.foreignDatagrams
         }
         return update
@@ -233,14 +242,24 @@ enum ReaderDrain {
     /// clients look up in the table as it stands; it is asked at most once, and only when a route event
     /// came: a route whose prefix covers none of them can't change an answer, so
     /// a storm of unrelated routes costs parsing, not lookups.
+    ///
+    /// It stops early after a datagram in which a link that `carriesAnswers` (one
+    /// the last pass's answers go out of) lost IFF_UP or its carrier, or went
+    /// away (``ReaderWakeup/answerLinkLost``): that decides those answers, and the
+    /// kernel's other messages about it (a dozen route, neighbour and address
+    /// deletions follow a link going down) can wait for the pass after. A pass
+    /// over the events up to that datagram is one a reader woken a little earlier
+    /// would have made. What the source still holds is the caller's next drain,
+    /// without waiting in poll(2).
     static func drain(
         _ source: some NetlinkEventSource, into table: inout InterfaceTable, wakeup: inout ReaderWakeup,
         destinations: (InterfaceTable) -> [IPAddress], classify: (LinkMessage) -> InterfaceClassification,
-        isGateway: (InterfaceTable.NeighborKey) -> Bool = { _ in false }
+        isGateway: (InterfaceTable.NeighborKey) -> Bool = { _ in false },
+        carriesAnswers: (Int32) -> Bool = { _ in false }
     ) {
         var known: [IPAddress]?
         var handled = 0
-        while handled < drainLimit || source.holdsReadDatagrams {
+        while (handled < drainLimit || source.holdsReadDatagrams) && !wakeup.answerLinkLost {
             handled += 1
             let received: NetlinkSocket.Received
             do throws(ReachabilityError) {
@@ -295,8 +314,12 @@ enum ReaderDrain {
                             wakeup.cause.gatewayNeighborChanged = true
                         }
                     case .newLink(let link):
+                        let wasUsable = table[link.index]?.isUsable ?? false
                         let change = table.applyLink(link, classify: classify)
                         guard change != .none else { return true }
+                        if wasUsable, table[link.index]?.isUsable == false, carriesAnswers(link.index) {
+                            wakeup.answerLinkLost = true
+                        }
                         wakeup.changed = true
                         wakeup.tableChanged = true
                         if change == .carrierOnly {
@@ -304,6 +327,12 @@ enum ReaderDrain {
                         } else {
                             wakeup.cause.otherInterfaceChange = true
                         }
+                    case .deletedLink(let link):
+                        guard table.apply(item.message, classify: classify) else { return true }
+                        wakeup.changed = true
+                        wakeup.tableChanged = true
+                        wakeup.cause.otherInterfaceChange = true
+                        if carriesAnswers(link.index) { wakeup.answerLinkLost = true }
                     default:
                         if table.apply(item.message, classify: classify) {
                             wakeup.changed = true
@@ -319,5 +348,6 @@ enum ReaderDrain {
                 }
             }
         }
+        wakeup.leftReadDatagrams = wakeup.answerLinkLost && source.holdsReadDatagrams
     }
 }
