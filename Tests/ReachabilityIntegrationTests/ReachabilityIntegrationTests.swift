@@ -550,10 +550,11 @@ struct ReachabilityIntegrationTests {
         try ns.ip("addr add 203.0.113.1/24 dev veth2")  // a pass: the reader is held in it
         #expect(blocker.entered.wait(timeout: .now() + 30) == .success, "the reader ran a pass")
         let early = monitor.statistics.earlyPasses
-        // An address first (the burst's first read takes its datagram alone), then the
-        // link's RTM_NEWLINK and its routes', neighbours' and addresses' deletions:
-        // about a dozen datagrams, fewer than the next read takes.
+        // Two addresses first (four datagrams: the burst's first read takes two), then
+        // the link's RTM_NEWLINK and its routes', neighbours' and addresses'
+        // deletions: the next read takes the link's among a dozen.
         try ns.ip("addr add 203.0.113.2/24 dev veth2")
+        try ns.ip("addr add 203.0.113.3/24 dev veth2")
         try ns.ip("link set veth0 down")
         blocker.release()
         try await log.wait(forLast: .notReachable, "notReachable after veth0 went down")

@@ -48,6 +48,18 @@ import Testing
         }
         #expect(batchedReads == 3, "4 + 4 + 2, and the short read says the queue is empty")
         #expect(singleReads == 10)
+
+        // A burst's first read takes fewer (the event socket's way), then four at a
+        // time; the next request's answers are a burst of their own.
+        let (faults, system) = Self.plan()
+        let socket = try NetlinkSocket(
+            receiveBuffer: 1 << 20, role: "requests", datagramsPerRead: 4, firstRead: 1, systemCalls: system)
+        #expect(try socket.lookup(requests) == single)
+        #expect(faults.attempts(.recvmsg) == 4, "1 + 4 + 4 + 1")
+        #expect(try socket.lookup(Array(requests.prefix(5))) == Array(single.prefix(5)))
+        #expect(faults.attempts(.recvmsg) == 4 + 2, "1 + 4")
+        #expect(try socket.lookup(Array(requests.prefix(1))) == Array(single.prefix(1)))
+        #expect(faults.attempts(.recvmsg) == 4 + 2 + 1)
     }
 
     // MARK: The plan

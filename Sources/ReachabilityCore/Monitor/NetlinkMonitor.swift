@@ -218,7 +218,7 @@ final class NetlinkMonitor: Sendable {
                 // on the event socket and are applied after it.
                 let events = try NetlinkSocket(
                     receiveBuffer: environment.eventReceiveBuffer, groups: RTNLGroup.monitored, role: "events",
-                    datagramsPerRead: Self.datagramsPerRead, systemCalls: environment.systemCalls)
+                    datagramsPerRead: Self.datagramsPerRead, firstRead: 2, systemCalls: environment.systemCalls)
                 let request = try NetlinkSocket(
                     receiveBuffer: 4 << 20, role: "requests", datagramsPerRead: Self.datagramsPerRead,
                     systemCalls: environment.systemCalls)
@@ -445,7 +445,10 @@ final class NetlinkMonitor: Sendable {
 
     /// Datagrams each of the monitor's sockets reads per system call: a link going
     /// down sends about a dozen (the link, its routes, neighbours and addresses),
-    /// a pass's lookups are answered by as many datagrams as requests. Address
+    /// a pass's lookups are answered by as many datagrams as requests. The event
+    /// socket reads a burst's first two datagrams (the first is a link's message
+    /// when one went down, which a pass may start from: ``ReaderDrain``), then up
+    /// to this many. Address
     /// space: 16 × 64 KiB per socket, of which only the pages datagrams fill are
     /// memory.
     static let datagramsPerRead = 16

@@ -33,6 +33,10 @@ final class NetlinkSocket {
     /// so the next receive after its datagrams says so without a system call (a
     /// datagram that came since makes poll(2) return at once).
     private var readTheQueueEmpty = false
+    /// How many datagrams a burst's first read takes (``init(receiveBuffer:groups:bus:role:datagramsPerRead:firstRead:systemCalls:)``).
+    let firstRead: Int
+    /// The next read is a burst's first: the socket was found empty (or never read).
+    private var burstStarts = true
     /// Where a window of requests is written before its one write: allocated once,
     /// not per pass (each request takes at most ``requestSlot`` bytes).
     private let requestBuffer: UnsafeMutableRawBufferPointer
@@ -52,10 +56,17 @@ final class NetlinkSocket {
     ///
     /// `datagramsPerRead` datagrams are read per system call (recvmmsg(2)); each
     /// takes ``slotSize`` bytes of address space, of which only the pages a
-    /// datagram fills become memory.
+    /// datagram fills become memory. The first read after the socket was found
+    /// empty (or after a send) takes `firstRead` (at most `datagramsPerRead`; nil:
+    /// as many), the reads after it up to `datagramsPerRead`: an event socket's
+    /// first datagram of a burst is usually what decides (the kernel sends a
+    /// link's message before its routes', neighbours' and addresses'), and reading
+    /// a burst's first two costs a fraction of reading all of it, cold; one alone
+    /// would leave a burst of one unknown to be over, and cost another read
+    /// (BENCHMARKS.md, "Issue 30: a link going down").
     init(
         receiveBuffer: Int, groups: [UInt32] = [], bus: Int32 = netlinkRoute, role: String,
-        datagramsPerRead: Int = 1, systemCalls: SystemCalls
+        datagramsPerRead: Int = 1, firstRead: Int? = nil, systemCalls: SystemCalls
     ) throws(ReachabilityError) {
         let name =
             switch bus {
@@ -77,6 +88,7 @@ final class NetlinkSocket {
         self.pollSet = [fd]
         self.sequence = UInt32(truncatingIfNeeded: time(nil))
         self.datagramsPerRead = max(1, datagramsPerRead)
+        self.firstRead = min(max(1, firstRead ?? datagramsPerRead), self.datagramsPerRead)
         self.buffer = .allocate(byteCount: self.datagramsPerRead * Self.slotSize, alignment: 8)
         self.receipts = .allocate(capacity: self.datagramsPerRead)
         self.requestBuffer = .allocate(byteCount: Self.lookupWindow * Self.requestSlot, alignment: 8)
@@ -158,16 +170,25 @@ final class NetlinkSocket {
             }
             if readTheQueueEmpty {
                 readTheQueueEmpty = false
+                burstStarts = true
                 return .empty
             }
-            switch system.recvmmsg(fd, into: buffer, slotSize: Self.slotSize, receipts: receipts, subject: label) {
+            let room = burstStarts ? firstRead : datagramsPerRead
+            switch system.recvmmsg(
+                fd, into: buffer, slotSize: Self.slotSize,
+                receipts: UnsafeMutableBufferPointer(rebasing: receipts[..<room]),
+                subject: label)
+            {
             case .success(let count):
                 received = count
                 handedOut = 0
-                readTheQueueEmpty = count < datagramsPerRead
+                readTheQueueEmpty = count < room
+                burstStarts = false
             case .failure(let failure):
                 switch failure.errno {
-                case Errno.again: return .empty
+                case Errno.again:
+                    burstStarts = true
+                    return .empty
                 case Errno.noBufs: return .overrun
                 default: throw failure.reachabilityError
                 }
@@ -211,8 +232,9 @@ final class NetlinkSocket {
     }
 
     func send(_ bytes: UnsafeRawBufferPointer) throws(ReachabilityError) {
-        // A request's answers are queued by the time the send returns.
+        // A request's answers are queued by the time the send returns: a new burst.
         readTheQueueEmpty = false
+        burstStarts = true
         if case .failure(let failure) = system.netlinkSend(handle, bytes, subject: label) {
             throw failure.reachabilityError
         }
