@@ -18,11 +18,9 @@ Needs root (or `unshare -rn`), iproute2 and util-linux. Traffic: none leaves the
 """
 import argparse
 import os
-import queue
 import statistics
 import subprocess
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -52,18 +50,7 @@ def inside(count, cycles, binary):
     wait_for_routes(count + 1)  # and ::/0
     watch = subprocess.Popen([binary, "watch", "--json"], stdout=subprocess.PIPE, bufsize=0)
     watch.stdout.readline()
-    lines = queue.Queue()
-
-    def read():
-        # One read(2) per wake-up, stamped when it returns (as pass_latency.py does).
-        fd, pending = watch.stdout.fileno(), b""
-        while data := os.read(fd, 1 << 16):
-            stamp = time.monotonic_ns()
-            pending += data
-            while b"\n" in pending:
-                pending = pending.split(b"\n", 1)[1]
-                lines.put(stamp)
-    threading.Thread(target=read, daemon=True).start()
+    lines = pass_latency.line_stamps(watch.stdout)
     latency = []
     for _ in range(cycles):
         time.sleep(0.2)
@@ -99,12 +86,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("binaries", nargs="+")
     args = parser.parse_args()
-    unshare = ["unshare", "-n"] if os.geteuid() == 0 else ["unshare", "-rn"]
-    for round in range(args.rounds):
-        for binary in args.binaries:
-            print(f"round {round + 1}: {binary}", flush=True)
-            subprocess.run(unshare + [sys.executable, os.path.abspath(__file__), "--inside", str(args.routes),
-                                      str(args.cycles), os.path.abspath(binary)], check=True)
+    pass_latency.in_rounds(__file__, args.rounds, args.binaries, [str(args.routes), str(args.cycles)])
 
 
 if __name__ == "__main__":

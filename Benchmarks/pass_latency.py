@@ -63,6 +63,24 @@ def setup_namespace():
     return peer
 
 
+def line_stamps(pipe):
+    """A queue that gets, for each line `pipe` brings, the CLOCK_MONOTONIC ns when the
+    read(2) that brought it returned (one read per wake-up: iterating the unbuffered pipe
+    reads a byte per system call, which made a longer line look later)."""
+    lines = queue.Queue()
+
+    def read():
+        fd, pending = pipe.fileno(), b""
+        while data := os.read(fd, 1 << 16):
+            stamp = time.monotonic_ns()
+            pending += data
+            while b"\n" in pending:
+                pending = pending.split(b"\n", 1)[1]
+                lines.put(stamp)
+    threading.Thread(target=read, daemon=True).start()
+    return lines
+
+
 def inside(cycles, command):
     """Runs in the new namespace: set up, start `command`, make the changes, report."""
     peer = setup_namespace()
@@ -70,7 +88,7 @@ def inside(cycles, command):
     watch = subprocess.Popen(command + ["watch", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              bufsize=0)
     watch.stdout.readline()
-    lines = queue.Queue()
+    lines = line_stamps(watch.stdout)
     passes = []  # the probe's per-pass stamps (W lines), CLOCK_MONOTONIC ns
 
     def read_errors():
@@ -85,17 +103,6 @@ def inside(cycles, command):
     errors.start()
     starts = []
 
-    def read():
-        # One read(2) per wake-up, stamped when it returns: iterating the unbuffered pipe
-        # reads a byte per system call, which made a longer line look later.
-        fd, pending = watch.stdout.fileno(), b""
-        while data := os.read(fd, 1 << 16):
-            stamp = time.monotonic_ns()
-            pending += data
-            while b"\n" in pending:
-                pending = pending.split(b"\n", 1)[1]
-                lines.put(stamp)
-    threading.Thread(target=read, daemon=True).start()
     batch = subprocess.Popen(["ip", "-force", "-batch", "-"], stdin=subprocess.PIPE, text=True)
     add4 = "route add default via 192.0.2.2 dev vA\n"
     add6 = "route add ::/0 via 2001:db8:200::2 dev vA\n"
@@ -190,11 +197,17 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("binaries", nargs="+")
     args = parser.parse_args()
+    in_rounds(__file__, args.rounds, args.binaries, [str(args.cycles)])
+
+
+def in_rounds(script, rounds, binaries, arguments):
+    """Runs `script --inside ARGUMENTS… BINARY` in a network namespace of its own for each
+    binary in turn, round after round."""
     unshare = ["unshare", "-n"] if os.geteuid() == 0 else ["unshare", "-rn"]
-    for round in range(args.rounds):
-        for binary in args.binaries:
+    for round in range(rounds):
+        for binary in binaries:
             print(f"round {round + 1}: {binary}", flush=True)
-            subprocess.run(unshare + [sys.executable, os.path.abspath(__file__), "--inside", str(args.cycles),
+            subprocess.run(unshare + [sys.executable, os.path.abspath(script), "--inside", *arguments,
                                       os.path.abspath(binary)], check=True)
 
 
