@@ -566,6 +566,50 @@ struct ReachabilityIntegrationTests {
         reachability.stop()
     }
 
+    @Test(
+        "An answer's link going down while another default route stands: the one delivery is the other route, never notReachable between"
+    )
+    func answerLinkDownFailsOver() async throws {
+        // IPv6 only, two default routes; a thousand more routes over veth0, so that the
+        // kernel is still deleting them when the pass that the link's message starts
+        // asks it the way out.
+        let (ns, far) = (try TestNamespace(), try TestNamespace())
+        try ns.run(["sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0"])
+        for (link, peer, prefix) in [("veth0", "veth1", "2001:db8:1"), ("veth2", "veth3", "2001:db8:2")] {
+            try ns.ip("link add \(link) type veth peer name \(peer) netns \(far.path)")
+            try far.ip("link set \(peer) up")
+            try ns.ip("link set \(link) up")
+            try ns.ip("-6 addr add \(prefix)::1/64 dev \(link)")
+        }
+        try ns.ip("-6 route add default via 2001:db8:1::2 dev veth0 metric 10")
+        try ns.ip("-6 route add default via 2001:db8:2::2 dev veth2 metric 20")
+        try ns.batch((0..<1000).map { "route add 2001:db8:f\($0 / 256):\($0 % 256)::/64 via 2001:db8:1::2 dev veth0" })
+        let reachability = try Reachability(environment: ns.environment)
+        let log = try DeliveryLog.started(reachability)
+        try await log.wait(for: "reachable over veth0 at start") {
+            $0.last?.status == .reachableViaWiFi && $0.last?.interface == "veth0"
+        }
+        let monitor = try #require(MonitorRegistry.running(for: ns.environment))
+        let passes = monitor.statistics.evaluationPasses
+
+        try ns.ip("link set veth0 down")
+        try await log.wait(for: "reachable over veth2") {
+            $0.last?.status == .reachableViaWiFi && $0.last?.interface == "veth2"
+        }
+        // Every route deletion handled: veth0's address is gone from the published table.
+        try await eventually("the kernel's messages about veth0 handled") {
+            let table = monitor.snapshot.0
+            guard let veth0 = table.interfaces.first(where: { $0.name == "veth0" }) else { return false }
+            return !veth0.isUsable && table.addresses(of: veth0.index).allSatisfy { $0.scope != 0 }
+        }
+        #expect(
+            log.entries.map(\.description) == [
+                "reachableViaWiFi -R ------- veth0", "reachableViaWiFi -R ------- veth2",
+            ])
+        #expect(monitor.statistics.evaluationPasses > passes)
+        reachability.stop()
+    }
+
     @Test("Link-local target follows the local link")
     func linkLocal() async throws {
         let ns = try TestNamespace()

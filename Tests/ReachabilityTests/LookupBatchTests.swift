@@ -206,6 +206,26 @@ import Testing
         #expect(batch.lookedUp(results) == .lookedUp(results, gateways: gateways))
         #expect(LookupBatch.gateways(requests, []).isEmpty)
         #expect(LookupBatch.links(of: results) == [2, 3, 4, 5], "each answer's link, a multipath route's every hop's")
+
+        // Answers out of a link the table has down, or doesn't have, while another link
+        // is usable: the kernel is still taking it down, and may answer over the other.
+        let table = TableBuilder().link(2, "eth0").link(3, "wlan0").link(4, "eth1").link(5, "eth2").table
+        #expect(!LookupBatch.mayMove(results, in: table))
+        #expect(!LookupBatch.mayMove([Self.answer(101)], in: TableBuilder().table), "no route, no link")
+        let down = TableBuilder().link(2, "eth0").link(3, "wlan0", flags: 0).link(4, "eth1").link(5, "eth2").table
+        #expect(LookupBatch.mayMove(results, in: down), "a multipath hop's link is down")
+        let noCarrier = TableBuilder().link(2, "eth0", flags: IFF.up).link(3, "wlan0").link(4, "eth1").link(5, "eth2")
+            .table
+        #expect(!LookupBatch.mayMove(results, in: noCarrier), "without carrier its routes stand")
+        let gone = TableBuilder().link(2, "eth0").link(3, "wlan0").link(4, "eth1").table
+        #expect(LookupBatch.mayMove(results, in: gone), "link 5 went away")
+        // The only link down (loopback aside): no other answer can be reachable.
+        let alone = TableBuilder().link(1, "lo", flags: LinkFlags.usable | IFF.loopback).link(2, "eth0", flags: 0).table
+        let overEth0 = [try Self.route(oif: 2, gateway: "192.0.2.1")]
+        #expect(!LookupBatch.mayMove(overEth0, in: alone))
+        #expect(LookupBatch.mayMove(overEth0, in: TableBuilder().link(2, "eth0", flags: 0).link(3, "wlan0").table))
+        let othersDown = TableBuilder().link(2, "eth0", flags: 0).link(3, "wlan0", flags: IFF.up).table
+        #expect(!LookupBatch.mayMove(overEth0, in: othersDown), "the other link has no carrier")
     }
 
     @Test("A pass's outcome: reused answers still hold and count; the kernel's replace them; a failure forgets them")

@@ -77,6 +77,47 @@ import Testing
         #expect(!machine.decide(ReaderWakeup()).evaluate)
     }
 
+    @Test("A pass whose answers were stale runs again within 2 ms with its cause, for at most 50 ms")
+    func staleAnswersRunAgain() throws {
+        var machine = ReaderMachine()
+        var wakeup = ReaderWakeup()
+        wakeup.changed = true
+        wakeup.messages = 1
+        wakeup.cause.otherInterfaceChange = true
+        wakeup.cause.noteRoute(RoutePrefix(family: AddressFamily.inet6, length: 0, destination: nil))
+        let first = machine.decide(wakeup)
+        let start = ContinuousClock.now
+        #expect(machine.mayHoldStaleAnswers(at: start))
+        machine.answersStale(cause: first.cause, at: start)
+        #expect(machine.pollTimeout == ReaderMachine.staleAnswerWaitMilliseconds)
+        // Nothing came: the pass runs again, with the held cause.
+        let again = machine.decide(ReaderWakeup())
+        #expect(again.evaluate && again.cause.otherInterfaceChange && again.cause.routes.count == 1)
+        machine.answersStale(cause: again.cause, at: start + .milliseconds(30))
+        #expect(machine.mayHoldStaleAnswers(at: start + .milliseconds(49)), "counted from the first")
+        #expect(!machine.mayHoldStaleAnswers(at: start + .milliseconds(50)), "then it delivers what it has")
+        #expect(machine.decide(ReaderWakeup()).cause.otherInterfaceChange, "the cause is still held")
+        machine.evaluationFinished(succeeded: true)
+        #expect(machine.pollTimeout == -1 && machine.mayHoldStaleAnswers(at: start + .seconds(1)))
+        #expect(!machine.decide(ReaderWakeup()).evaluate, "delivered: nothing held")
+
+        // Causes add up; routes past the limit are many.
+        var cause = PassCause()
+        cause.rulesChanged = true
+        cause.carrierChangedLinks = [2]
+        var other = PassCause()
+        other.carrierChangedLinks = [3]
+        other.gatewayNeighborChanged = true
+        for index in 0..<PassCause.routeLimit {
+            other.noteRoute(
+                RoutePrefix(family: AddressFamily.inet, length: 32, destination: try IPAddress("10.0.0.\(index)")))
+        }
+        cause.noteRoute(RoutePrefix(family: AddressFamily.inet, length: 0, destination: nil))
+        cause.add(other)
+        #expect(cause.rulesChanged && cause.gatewayNeighborChanged && cause.carrierChangedLinks == [2, 3])
+        #expect(cause.manyRoutes && cause.routes.isEmpty)
+    }
+
     @Test("A poll failure counts as lost events: a resync follows")
     func pollFailure() {
         var machine = ReaderMachine()

@@ -127,6 +127,23 @@ struct LookupBatch: Sendable {
         .lookedUp(answers, gateways: Self.gateways(requests, answers))
     }
 
+    /// Whether `results` may be about to move: a route among them goes out of a link
+    /// that `table` has down (not administratively up) or doesn't have, which the
+    /// kernel answers only while it is still taking that link down, before it
+    /// deletes (IPv6) or retires (IPv4) its routes; and another link (not loopback)
+    /// is usable, so the answer after that may be a route over it. With no other
+    /// usable link, any later answer is as unreachable as this one.
+    static func mayMove(_ results: [LookupResult], in table: InterfaceTable) -> Bool {
+        var downLinks: [Int32] = []
+        for case .route(let route) in results {
+            var links = route.nexthops.map(\.outputInterface)
+            if let index = route.outputInterface { links.append(index) }
+            downLinks += links.filter { table[$0]?.isUp != true }
+        }
+        guard !downLinks.isEmpty else { return false }
+        return table.interfaces.contains { $0.isUsable && !$0.isLoopback && !downLinks.contains($0.index) }
+    }
+
     /// The links `results` go out of (a multipath route's: each next hop's).
     static func links(of results: [LookupResult]) -> Set<Int32> {
         var links: Set<Int32> = []

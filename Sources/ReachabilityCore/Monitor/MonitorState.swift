@@ -123,6 +123,9 @@ struct MonitorStatistics: Sendable, Equatable {
     /// Passes begun before the drain had handled every datagram it read: a link the
     /// answers went out of went down or away (``ReaderWakeup/answerLinkLost``).
     var earlyPasses = 0
+    /// Passes that delivered nothing because an answer went out of a link that is
+    /// down (``ReaderMachine/answersStale(cause:)``), and ran again.
+    var staleAnswerPasses = 0
     var failedPasses = 0
     /// Changes of the resolver's configuration files seen (inotify).
     var resolverConfigurationChanges = 0

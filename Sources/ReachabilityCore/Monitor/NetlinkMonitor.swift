@@ -434,7 +434,16 @@ final class NetlinkMonitor: Sendable {
                 let publishes = machine.passBegins(decision, wirelessChanged: wirelessChanged)
                 let published = publishes ? table : nil
                 shared.withLock { $0.beginPass(publishing: published, generation: Generation.next()) }
-                machine.evaluationFinished(succeeded: reevaluateAll(cause: decision.cause, lastBatch: &lastBatch))
+                switch reevaluateAll(
+                    cause: decision.cause, lastBatch: &lastBatch,
+                    holdingStaleAnswers: machine.mayHoldStaleAnswers(at: .now))
+                {
+                case .delivered: machine.evaluationFinished(succeeded: true)
+                case .failed: machine.evaluationFinished(succeeded: false)
+                case .stale:
+                    machine.answersStale(cause: decision.cause, at: .now)
+                    shared.withLock { $0.statistics.staleAnswerPasses += 1 }
+                }
                 // The published copy shares the table's storage: copy it now, after the
                 // pass's lines are out, not in the next event's drain.
                 if publishes { table.separate() }
@@ -514,14 +523,31 @@ final class NetlinkMonitor: Sendable {
         }
     }
 
+    /// What a pass came to.
+    private enum PassOutcome {
+        /// Every client was handed its new state.
+        case delivered
+        /// The lookups failed.
+        case failed
+        /// An answer went out of a link that is down: nothing was handed out
+        /// (``ReaderMachine/answersStale(cause:)``).
+        case stale
+    }
+
     /// Looks up every client's target (pipelined, identical lookups shared) and
-    /// hands each its new state. Returns false when the lookups failed. The
-    /// decisions are ``LookupBatch``'s; this is the I/O around them.
-    private func reevaluateAll(cause: PassCause, lastBatch: inout LookupBatch?) -> Bool {
+    /// hands each its new state, unless `holdingStaleAnswers` and an answer goes
+    /// out of a link the table has down while another is usable
+    /// (``LookupBatch/mayMove(_:in:)``): the kernel is still taking that link down,
+    /// and a state from it would be one it is about to take back (a route over the
+    /// other link may be the answer in a moment). The decisions are
+    /// ``LookupBatch``'s; this is the I/O around them.
+    private func reevaluateAll(cause: PassCause, lastBatch: inout LookupBatch?, holdingStaleAnswers: Bool)
+        -> PassOutcome
+    {
         let (clients, table, generation, version) = shared.withLock {
             ($0.clientList, $0.table, $0.generation, $0.planVersion)
         }
-        guard !clients.isEmpty else { return true }
+        guard !clients.isEmpty else { return .delivered }
         // Each client plans once per pass; the plans also say which route events
         // matter until the next pass.
         let plans = clients.map { $0.plan(for: table) }
@@ -545,11 +571,12 @@ final class NetlinkMonitor: Sendable {
             }
         }
         shared.withLock { $0.record(outcome, of: batch, at: generation) }
-        guard let answers = outcome.answers else { return false }
+        guard let answers = outcome.answers else { return .failed }
+        if holdingStaleAnswers, LookupBatch.mayMove(answers, in: table) { return .stale }
         for (index, plan) in plans.enumerated() {
             plan.finish(batch.answers(forPlan: index, in: answers), generation, cause)
         }
-        return true
+        return .delivered
     }
 }
 

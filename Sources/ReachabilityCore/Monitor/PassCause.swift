@@ -31,6 +31,23 @@ struct PassCause: Sendable, Equatable {
     /// Route prefixes kept per pass; past this, a pass counts as a route storm.
     static let routeLimit = 64
 
+    /// Adds what `other` says changed (a pass that delivered nothing hands its cause
+    /// to the next).
+    mutating func add(_ other: PassCause) {
+        interfacesChanged = interfacesChanged || other.interfacesChanged
+        rulesChanged = rulesChanged || other.rulesChanged
+        resynced = resynced || other.resynced
+        resolverConfigurationChanged = resolverConfigurationChanged || other.resolverConfigurationChanged
+        if other.manyRoutes { manyRoutes = true }
+        for prefix in other.routes { noteRoute(prefix) }
+        if manyRoutes { routes = [] }
+        relevantRoute = relevantRoute || other.relevantRoute
+        netconfChanged = netconfChanged || other.netconfChanged
+        carrierChangedLinks.formUnion(other.carrierChangedLinks)
+        otherInterfaceChange = otherInterfaceChange || other.otherInterfaceChange
+        gatewayNeighborChanged = gatewayNeighborChanged || other.gatewayNeighborChanged
+    }
+
     mutating func noteRoute(_ prefix: RoutePrefix) {
         guard !manyRoutes else { return }
         if routes.count < Self.routeLimit {

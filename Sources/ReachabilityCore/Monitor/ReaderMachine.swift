@@ -98,6 +98,11 @@ struct ReaderMachine: Sendable, Equatable {
     private(set) var unrelatedStreak = 0
     /// Neighbor changes in the reader's table not yet published.
     private(set) var neighborsUnpublished = false
+    /// Since when the passes' answers have gone out of a link that is down
+    /// (``answersStale(cause:at:)``), and what caused those passes: the next pass's
+    /// cause too.
+    private(set) var staleSince: ContinuousClock.Instant?
+    private(set) var heldCause = PassCause()
 
     /// A machine with nothing pending; `watchesLeases`: the environment has lease files.
     init(watchesLeases: Bool = false) {
@@ -107,6 +112,10 @@ struct ReaderMachine: Sendable, Equatable {
     static let unrelatedStreakBeforePausing = 8
     /// How long the loop waits to retry a failed pass or resync.
     static let retryMilliseconds: Int32 = 1000
+    /// How long a pass whose answers were stale waits for the kernel's next message
+    /// before it runs again, and for how long passes may hold stale answers back.
+    static let staleAnswerWaitMilliseconds: Int32 = 2
+    static let staleAnswerHoldLimit: Duration = .milliseconds(50)
 
     /// What to do after a wake-up, in this order.
     struct Decision: Sendable, Equatable {
@@ -136,8 +145,19 @@ struct ReaderMachine: Sendable, Equatable {
         var foreignDatagrams: Int?
     }
 
-    /// The poll(2) timeout: none while nothing is pending, a second while a retry is.
-    var pollTimeout: Int32 { retryPending || resyncPending ? Self.retryMilliseconds : -1 }
+    /// The poll(2) timeout: none while nothing is pending, a second while a retry is,
+    /// ``staleAnswerWaitMilliseconds`` after a pass whose answers were stale.
+    var pollTimeout: Int32 {
+        if staleSince != nil { return Self.staleAnswerWaitMilliseconds }
+        return retryPending || resyncPending ? Self.retryMilliseconds : -1
+    }
+
+    /// Whether a pass at `now` may hold back answers that go out of a link that is
+    /// down: for ``staleAnswerHoldLimit`` after the first pass that did.
+    func mayHoldStaleAnswers(at now: ContinuousClock.Instant) -> Bool {
+        guard let staleSince else { return true }
+        return now - staleSince < Self.staleAnswerHoldLimit
+    }
 
     /// poll(2) itself failed (only ENOMEM is plausible): events may be lost.
     mutating func pollFailed() { resyncPending = true }
@@ -170,9 +190,10 @@ struct ReaderMachine: Sendable, Equatable {
             unrelatedStreak = 0
         }
         decision.resync = wakeup.needsResync || resyncPending
-        decision.evaluate = wakeup.changed || decision.resync || retryPending
+        decision.evaluate = wakeup.changed || decision.resync || retryPending || staleSince != nil
         decision.tableChanged = wakeup.tableChanged || decision.resync
         decision.cause = wakeup.cause
+        if staleSince != nil { decision.cause.add(heldCause) }
         if decision.resync { decision.cause.resynced = true }
         decision.cause.interfacesChanged = decision.cause.interfacesChanged || decision.tableChanged
         neighborsUnpublished = neighborsUnpublished || wakeup.neighborsChanged
@@ -210,7 +231,23 @@ struct ReaderMachine: Sendable, Equatable {
     mutating func resyncFinished(succeeded: Bool) { resyncPending = !succeeded }
 
     /// The pass a decision asked for worked, or not (then it is retried).
-    mutating func evaluationFinished(succeeded: Bool) { retryPending = !succeeded }
+    mutating func evaluationFinished(succeeded: Bool) {
+        retryPending = !succeeded
+        staleSince = nil
+        heldCause = PassCause()
+    }
+
+    /// The pass's answers went out of a link that is down, and it delivered nothing:
+    /// the kernel is still taking the link down (IPv6 deletes the link's routes one by
+    /// one after it sent the link's message; until then it answers with them). The
+    /// pass runs again at the kernel's next message, or after
+    /// ``staleAnswerWaitMilliseconds``, with `cause` added to its own (the clients
+    /// were told nothing of it); ``mayHoldStaleAnswers(at:)`` bounds for how long.
+    mutating func answersStale(cause: PassCause, at now: ContinuousClock.Instant) {
+        retryPending = false
+        if staleSince == nil { staleSince = now }
+        heldCause = cause
+    }
 }
 
 /// Where the reader's events come from: the monitor's event socket, or scripted
