@@ -523,8 +523,7 @@ struct ReachabilityIntegrationTests {
         // hide datagrams left unhandled): the peers are in another namespace, no
         // address is tentative (no DAD completion comes later), and veth2, made to
         // cause a pass, has no IPv6 (no MLD timers).
-        let (ns, far) = (try TestNamespace(), try TestNamespace())
-        try ns.run(["sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0"])
+        let (ns, far) = try TestNamespace.withFarPeersWithoutDAD()
         try ns.addVeth("veth0", peerIn: far, peer: "veth1", address: "192.0.2.1/24")
         try ns.ip("route add default via 192.0.2.2 dev veth0")
         try ns.ip("addr add 2001:db8:1::1/64 dev veth0")
@@ -573,14 +572,9 @@ struct ReachabilityIntegrationTests {
         // IPv6 only, two default routes; a thousand more routes over veth0, so that the
         // kernel is still deleting them when the pass that the link's message starts
         // asks it the way out.
-        let (ns, far) = (try TestNamespace(), try TestNamespace())
-        try ns.run(["sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0"])
-        for (link, peer, prefix) in [("veth0", "veth1", "2001:db8:1"), ("veth2", "veth3", "2001:db8:2")] {
-            try ns.ip("link add \(link) type veth peer name \(peer) netns \(far.path)")
-            try far.ip("link set \(peer) up")
-            try ns.ip("link set \(link) up")
-            try ns.ip("-6 addr add \(prefix)::1/64 dev \(link)")
-        }
+        let (ns, far) = try TestNamespace.withFarPeersWithoutDAD()
+        try ns.addVeth("veth0", peerIn: far, peer: "veth1", address: "2001:db8:1::1/64")
+        try ns.addVeth("veth2", peerIn: far, peer: "veth3", address: "2001:db8:2::1/64")
         try ns.ip("-6 route add default via 2001:db8:1::2 dev veth0 metric 10")
         try ns.ip("-6 route add default via 2001:db8:2::2 dev veth2 metric 20")
         try ns.batch((0..<1000).map { "route add 2001:db8:f\($0 / 256):\($0 % 256)::/64 via 2001:db8:1::2 dev veth0" })

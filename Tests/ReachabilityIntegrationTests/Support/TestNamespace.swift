@@ -161,6 +161,15 @@ final class TestNamespace: @unchecked Sendable {
         try ip("addr add \(address) dev \(name)")
     }
 
+    /// A namespace, and a second one for its links' peers
+    /// (``addVeth(_:peerIn:peer:address:)``), with duplicate address detection off in
+    /// the first: no address is tentative, and no DAD completion comes later.
+    static func withFarPeersWithoutDAD() throws -> (ns: TestNamespace, far: TestNamespace) {
+        let (ns, far) = (try TestNamespace(), try TestNamespace())
+        try ns.run(["sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0"])
+        return (ns, far)
+    }
+
     /// Turns IPv6 off in the namespace, so that only IPv4 events exist (link down
     /// then removes routes with no RTM_DELROUTE at all, and no IPv6 route event
     /// hides a missed link event).
