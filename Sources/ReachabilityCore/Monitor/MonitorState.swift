@@ -124,7 +124,7 @@ struct MonitorStatistics: Sendable, Equatable {
     /// answers went out of went down or away (``ReaderWakeup/answerLinkLost``).
     var earlyPasses = 0
     /// Passes that delivered nothing because an answer went out of a link that is
-    /// down (``ReaderMachine/answersStale(cause:)``), and ran again.
+    /// down (``ReaderMachine/answersStale(cause:at:)``), and ran again.
     var staleAnswerPasses = 0
     var failedPasses = 0
     /// Changes of the resolver's configuration files seen (inotify).

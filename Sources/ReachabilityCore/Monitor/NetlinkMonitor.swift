@@ -530,7 +530,7 @@ final class NetlinkMonitor: Sendable {
         /// The lookups failed.
         case failed
         /// An answer went out of a link that is down: nothing was handed out
-        /// (``ReaderMachine/answersStale(cause:)``).
+        /// (``ReaderMachine/answersStale(cause:at:)``).
         case stale
     }
 
