@@ -40,6 +40,11 @@ struct KnownAnswers: Sendable {
         }
     }
 
+    /// Whether a known answer goes out of `link`.
+    func goOut(of link: Int32) -> Bool {
+        results.contains { $0.goesOut(of: link) } || added.values.contains { $0.goesOut(of: link) }
+    }
+
     /// The known answers to `requests`, in order; nil unless every one is known.
     func answers(for requests: [LookupRequest]) -> [LookupResult]? {
         // The usual case, a pass asking what the last full pass asked: no search.

@@ -136,22 +136,10 @@ struct LookupBatch: Sendable {
     static func mayMove(_ results: [LookupResult], in table: InterfaceTable) -> Bool {
         var downLinks: [Int32] = []
         for case .route(let route) in results {
-            var links = route.nexthops.map(\.outputInterface)
-            if let index = route.outputInterface { links.append(index) }
-            downLinks += links.filter { table[$0]?.isUp != true }
+            route.forEachOutputLink { if table[$0]?.isUp != true { downLinks.append($0) } }
         }
         guard !downLinks.isEmpty else { return false }
         return table.interfaces.contains { $0.isUsable && !$0.isLoopback && !downLinks.contains($0.index) }
-    }
-
-    /// The links `results` go out of (a multipath route's: each next hop's).
-    static func links(of results: [LookupResult]) -> Set<Int32> {
-        var links: Set<Int32> = []
-        for case .route(let route) in results {
-            if let index = route.outputInterface { links.insert(index) }
-            for nexthop in route.nexthops { links.insert(nexthop.outputInterface) }
-        }
-        return links
     }
 
     /// The gateways `results` name, on their links: for each route answer, the

@@ -33,9 +33,6 @@ extension NetlinkMonitor {
         /// The gateways the last pass's answers named, on their links: a change of
         /// one's link-layer address (the network identity) makes a pass.
         var gatewayNeighbors: Set<InterfaceTable.NeighborKey> = []
-        /// The links the last pass's answers go out of (and starts' since): one
-        /// going down ends the drain at once (``ReaderDrain``).
-        var answerLinks: Set<Int32> = []
         var stopRequested = false
         /// Why the monitor stopped by itself (its namespace went away), if it did.
         var failure: ReachabilityError?
@@ -44,6 +41,10 @@ extension NetlinkMonitor {
 }
 
 extension NetlinkMonitor.Shared {
+    /// Whether an answer known to hold goes out of `link`: its going down ends the
+    /// drain at once (``ReaderDrain``). Asked only when a link goes down or away.
+    func carriesAnswers(_ link: Int32) -> Bool { knownAnswers?.goOut(of: link) ?? false }
+
     mutating func invalidatePlans() {
         plannedRequests = nil
         plannedDestinations = nil
@@ -79,7 +80,6 @@ extension NetlinkMonitor.Shared {
         case .lookedUp(let answers, let gateways):
             knownAnswers = KnownAnswers(requests: batch.distinct, results: answers, generation: generation)
             gatewayNeighbors = gateways
-            answerLinks = LookupBatch.links(of: answers)
         case .failed:
             statistics.failedPasses += 1
             knownAnswers = nil
@@ -94,7 +94,6 @@ extension NetlinkMonitor.Shared {
         askedAt generation: UInt64
     ) {
         gatewayNeighbors.formUnion(gateways)
-        answerLinks.formUnion(LookupBatch.links(of: results))
         guard self.generation == generation else { return }
         if knownAnswers?.generation != generation {
             knownAnswers = KnownAnswers(generation: generation)

@@ -407,7 +407,7 @@ final class NetlinkMonitor: Sendable {
                     events, into: &table, wakeup: &wakeup, destinations: { lookupDestinations($0) },
                     classify: { InterfaceClassifier.classify($0, sysfs: sysfs) },
                     isGateway: { key in shared.withLock { $0.gatewayNeighbors.contains(key) } },
-                    carriesAnswers: { index in shared.withLock { $0.answerLinks.contains(index) } })
+                    carriesAnswers: { index in shared.withLock { $0.carriesAnswers(index) } })
                 wakeup.noteDrained(foreignDatagrams: events.foreignDatagrams)
             }
             let leases = machine.leaseRead(for: wakeup)

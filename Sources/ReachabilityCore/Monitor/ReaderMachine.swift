@@ -364,17 +364,14 @@ enum ReaderDrain {
                         } else {
                             wakeup.cause.otherInterfaceChange = true
                         }
-                    case .deletedLink(let link):
-                        guard table.apply(item.message, classify: classify) else { return true }
-                        wakeup.changed = true
-                        wakeup.tableChanged = true
-                        wakeup.cause.otherInterfaceChange = true
-                        if carriesAnswers(link.index) { wakeup.answerLinkLost = true }
                     default:
                         if table.apply(item.message, classify: classify) {
                             wakeup.changed = true
                             wakeup.tableChanged = true
                             wakeup.cause.otherInterfaceChange = true
+                            if case .deletedLink(let link) = item.message, carriesAnswers(link.index) {
+                                wakeup.answerLinkLost = true
+                            }
                         }
                     }
                     return true

@@ -17,4 +17,12 @@
     case noRoute(errno: Int32)
     /// The route the kernel would use.
     case route(RouteMessage)
+
+    /// Whether the answer is a route out of `link` (a multipath route: a next hop's).
+    func goesOut(of link: Int32) -> Bool {
+        guard case .route(let route) = self else { return false }
+        var found = false
+        route.forEachOutputLink { found = found || $0 == link }
+        return found
+    }
 }

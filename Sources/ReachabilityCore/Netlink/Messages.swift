@@ -52,6 +52,13 @@ import CNetlink
     /// RTA_MULTIPATH: each next hop's interface and gateway.
     var nexthops: [Nexthop] = []
 
+    /// Calls `body` with each link the route goes out of: its own, and a multipath
+    /// route's next hops' (without making an array: a pass asks it of every answer).
+    func forEachOutputLink(_ body: (Int32) -> Void) {
+        if let outputInterface { body(outputInterface) }
+        for nexthop in nexthops { body(nexthop.outputInterface) }
+    }
+
     struct Nexthop: Sendable, Equatable {
         var outputInterface: Int32
         var gateway: IPAddress?
