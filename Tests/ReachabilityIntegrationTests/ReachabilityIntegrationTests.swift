@@ -604,6 +604,51 @@ struct ReachabilityIntegrationTests {
         reachability.stop()
     }
 
+    @Test("A route change asks the kernel only about the targets it covers; the others keep their answers")
+    func routeChangesAskOnlyWhatTheyCover() async throws {
+        let (ns, _, log) = try TestNamespace.watchingInternet(ipv4Only: true)
+        let a = try Reachability(address: "198.51.100.7", environment: ns.environment)
+        let b = try Reachability(address: "203.0.113.9", environment: ns.environment)
+        let (logA, logB) = (try DeliveryLog.started(a), try DeliveryLog.started(b))
+        try await log.wait(forLast: .reachableViaWiFi, "the Internet reachable at start")
+        try await logA.wait(forLast: .reachableViaWiFi, "a reachable at start")
+        try await logB.wait(forLast: .reachableViaWiFi, "b reachable at start")
+        let monitor = try #require(MonitorRegistry.running(for: ns.environment))
+        let kept = monitor.statistics.keptAnswers
+
+        /// A fresh evaluation of each target (no monitor): what the kernel says now.
+        func fresh(_ address: String) throws -> NetworkStatus {
+            try Reachability(address: address, environment: ns.environment).currentReachabilityStatus
+        }
+        // A blackhole covering a alone: a is asked (and unreachable); b and the
+        // Internet's two lookups keep their answers. (The count is kept before the
+        // pass hands out its states.)
+        try ns.ip("route add blackhole 198.51.100.0/24")
+        try await logA.wait(forLast: .notReachable, "a unreachable behind the blackhole")
+        #expect(try fresh("198.51.100.7") == .notReachable && fresh("203.0.113.9") == .reachableViaWiFi)
+        #expect(monitor.statistics.keptAnswers == kept + 3)
+
+        try ns.ip("route del blackhole 198.51.100.0/24")
+        try await logA.wait(forLast: .reachableViaWiFi, "a reachable once the blackhole is gone")
+        try ns.ip("route add unreachable 203.0.113.0/24")
+        try await logB.wait(forLast: .notReachable, "b unreachable behind its unreachable route")
+        #expect(try fresh("198.51.100.7") == .reachableViaWiFi && fresh("203.0.113.9") == .notReachable)
+        #expect(monitor.statistics.keptAnswers == kept + 9)
+
+        // The IPv4 default route covers every IPv4 target: all are asked, and a and
+        // the Internet go; only the Internet's IPv6 lookup keeps its answer.
+        try ns.ip("route del default")
+        try await log.wait(forLast: .notReachable, "the Internet unreachable without the default route")
+        try await logA.wait(forLast: .notReachable, "a unreachable without the default route")
+        #expect(monitor.statistics.keptAnswers == kept + 10)
+
+        #expect(log.entries.map(\.status) == [.reachableViaWiFi, .notReachable])
+        #expect(logA.entries.map(\.status) == [.reachableViaWiFi, .notReachable, .reachableViaWiFi, .notReachable])
+        #expect(logB.entries.map(\.status) == [.reachableViaWiFi, .notReachable])
+        a.stop()
+        b.stop()
+    }
+
     @Test("Link-local target follows the local link")
     func linkLocal() async throws {
         let ns = try TestNamespace()

@@ -178,6 +178,82 @@ import Testing
         }
     }
 
+    /// Route events alone, with these prefixes.
+    static func routesOnly(_ prefixes: [(String?, UInt8)]) throws -> PassCause {
+        var cause = PassCause()
+        for (destination, length) in prefixes {
+            let address = try destination.map { try IPAddress($0) }
+            cause.noteRoute(
+                RoutePrefix(
+                    family: address?.family == .ipv6 ? AddressFamily.inet6 : AddressFamily.inet, length: length,
+                    destination: address))
+        }
+        cause.relevantRoute = true
+        return cause
+    }
+
+    @Test("Only routes changed: answers no drained prefix covers are kept, the covered ones asked")
+    func unmovedAnswers() throws {
+        let (a, b) = (try Self.request("192.0.2.1"), try Self.request("198.51.100.7"))
+        let (c, d) = (try Self.request("2001:db8::1"), try Self.request("203.0.113.9"))
+        let known = KnownAnswers(
+            slots: [a: 0, b: 1, c: 2], results: [Self.answer(1), Self.answer(2), Self.answer(3)], generation: 5)
+        let batch = LookupBatch([[a, c], [b]])
+
+        // A route into 192.0.2.0/24: a is asked, b and c kept.
+        let kept = try #require(batch.unmoved(cause: try Self.routesOnly([("192.0.2.0", 24)]), known: known))
+        #expect(kept.answers == [Self.answer(1), Self.answer(3), Self.answer(2)] && kept.moved == [0])
+        let outcome = batch.lookedUp([Self.answer(7)], at: kept.moved, keeping: kept.answers)
+        #expect(outcome.answers == [Self.answer(7), Self.answer(3), Self.answer(2)])
+
+        // An IPv4 default route covers every IPv4 destination, not an IPv6 one; an
+        // IPv6 default route the other way round; a host route its own destination only.
+        #expect(batch.unmoved(cause: try Self.routesOnly([(nil, 0)]), known: known)?.moved == [0, 2])
+        #expect(batch.unmoved(cause: try Self.routesOnly([("::", 0)]), known: known)?.moved == [1])
+        #expect(batch.unmoved(cause: try Self.routesOnly([("198.51.100.7", 32)]), known: known)?.moved == [2])
+        #expect(batch.unmoved(cause: try Self.routesOnly([("198.51.100.0", 31)]), known: known)?.moved == [])
+
+        // Nothing kept: every request covered, no answers known, or one request's unknown.
+        #expect(batch.unmoved(cause: try Self.routesOnly([(nil, 0), ("::", 0)]), known: known) == nil)
+        #expect(batch.unmoved(cause: try Self.routesOnly([("192.0.2.0", 24)]), known: nil) == nil)
+        #expect(LookupBatch([[a, d]]).unmoved(cause: try Self.routesOnly([("192.0.2.0", 24)]), known: known) == nil)
+    }
+
+    @Test(
+        "Nothing kept unless only routes changed: a link, an address, a carrier, a storm, a rule, a resync, netconf, the resolver, a gateway"
+    )
+    func unmovedOnlyForRoutes() throws {
+        let (a, c) = (try Self.request("192.0.2.1"), try Self.request("2001:db8::1"))
+        let known = KnownAnswers(slots: [a: 0, c: 1], results: [Self.answer(1), Self.answer(2)], generation: 5)
+        let batch = LookupBatch([[a, c]])
+        let base = try Self.routesOnly([("192.0.2.0", 24)])
+        #expect(batch.unmoved(cause: base, known: known)?.moved == [0])
+        #expect(batch.unmoved(cause: PassCause(), known: known) == nil, "no route event: not a route-only pass")
+        let changes: [(String, (inout PassCause) -> Void)] = [
+            ("the table", { $0.interfacesChanged = true }),
+            ("another interface change", { $0.otherInterfaceChange = true }),
+            ("a carrier", { $0.carrierChangedLinks = [2] }),
+            ("a route storm", { $0.manyRoutes = true }),
+            ("a rule", { $0.rulesChanged = true }),
+            ("a resync", { $0.resynced = true }),
+            ("netconf", { $0.netconfChanged = true }),
+            ("the resolver's files", { $0.resolverConfigurationChanged = true }),
+            ("a gateway's neighbor", { $0.gatewayNeighborChanged = true }),
+        ]
+        for (what, change) in changes {
+            var cause = base
+            change(&cause)
+            #expect(batch.unmoved(cause: cause, known: known) == nil, "\(what)")
+        }
+        // A held pass's cause added to a route-only one (the stale-answer hold) brings its link change.
+        var held = PassCause()
+        held.interfacesChanged = true
+        held.otherInterfaceChange = true
+        var merged = base
+        merged.add(held)
+        #expect(batch.unmoved(cause: merged, known: known) == nil)
+    }
+
     @Test("Gateways: the route's own out of its link, a multipath next hop's out of the asked link, zones dropped")
     func gateways() throws {
         let plain = try Self.request("198.51.100.1")

@@ -52,15 +52,16 @@ struct KnownAnswers: Sendable {
         var found: [LookupResult] = []
         found.reserveCapacity(requests.count)
         for request in requests {
-            if let slot = asked.slot(of: request) {
-                found.append(results[slot])
-            } else if let answer = added[request] {
-                found.append(answer)
-            } else {
-                return nil
-            }
+            guard let answer = answer(to: request) else { return nil }
+            found.append(answer)
         }
         return found
+    }
+
+    /// The known answer to `request`, if there is one.
+    func answer(to request: LookupRequest) -> LookupResult? {
+        if let slot = asked.slot(of: request) { return results[slot] }
+        return added[request]
     }
 
     /// A pass at `generation` reused these answers: they still hold there.

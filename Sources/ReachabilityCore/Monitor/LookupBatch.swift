@@ -104,6 +104,29 @@ struct LookupBatch: Sendable {
         return .reused(answers, gateways: Self.gateways(requests, answers))
     }
 
+    /// What a pass for `cause` may keep of `known`: when route events are all that
+    /// changed (``PassCause/routesOnly``) and every request's answer is known, those
+    /// answers, and the indexes of the requests a drained prefix covers, which the
+    /// kernel is asked again (a route is an answer only for destinations its prefix
+    /// covers: a route event covering none of a request's can't have moved its
+    /// answer). Nil when nothing may be kept: the kernel is asked everything.
+    func unmoved(cause: PassCause, known: KnownAnswers?) -> (answers: [LookupResult], moved: [Int])? {
+        guard let prefixes = cause.routesOnly, let answers = known?.answers(for: requests) else { return nil }
+        var moved: [Int] = []
+        for (index, request) in requests.enumerated() {
+            if prefixes.contains(where: { $0.covers(request.destination) }) { moved.append(index) }
+        }
+        return moved.count < requests.count ? (answers, moved) : nil
+    }
+
+    /// The outcome of the kernel's `answers` to the requests at `moved` (in order),
+    /// the other requests keeping their answers in `kept` (``unmoved(cause:known:)``).
+    func lookedUp(_ answers: [LookupResult], at moved: [Int], keeping kept: [LookupResult]) -> Outcome {
+        var all = kept
+        for (index, answer) in zip(moved, answers) { all[index] = answer }
+        return lookedUp(all)
+    }
+
     /// How a pass's lookups ended, with what its answers leave for later passes.
     enum Outcome: Sendable, Equatable {
         /// The known answers were reused; `gateways` are those they name.

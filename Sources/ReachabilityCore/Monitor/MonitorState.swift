@@ -119,6 +119,10 @@ struct MonitorStatistics: Sendable, Equatable {
     var evaluationPasses = 0
     /// Passes after a carrier change alone that reused the last pass's answers.
     var reusedAnswerPasses = 0
+    /// Lookups a pass took from the last pass's answers instead of asking the
+    /// kernel: only routes had changed, and none covers their destination
+    /// (``LookupBatch/unmoved(cause:known:)``).
+    var keptAnswers = 0
     /// Passes begun before the drain had handled every datagram it read: a link the
     /// answers went out of went down or away (``ReaderWakeup/answerLinkLost``).
     var earlyPasses = 0

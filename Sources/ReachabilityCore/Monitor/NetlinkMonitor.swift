@@ -558,6 +558,7 @@ final class NetlinkMonitor: Sendable {
             return shared.knownAnswers
         }
         let outcome: LookupBatch.Outcome
+        var keptAnswers = 0
         if let reused = batch.reuse(cause: cause, known: known, linkdownRoutesMayBeIgnored: linkdownRoutesMayBeIgnored)
         {
             // Only carrier changed, on links whose routes the kernel keeps using
@@ -565,12 +566,22 @@ final class NetlinkMonitor: Sendable {
             outcome = reused
         } else {
             do throws(ReachabilityError) {
-                outcome = batch.lookedUp(try lookup(batch.requests))
+                if let (kept, moved) = batch.unmoved(cause: cause, known: known) {
+                    // Only routes changed: the kernel is asked what they cover.
+                    keptAnswers = kept.count - moved.count
+                    let asked = try lookup(moved.map { batch.requests[$0] })
+                    outcome = batch.lookedUp(asked, at: moved, keeping: kept)
+                } else {
+                    outcome = batch.lookedUp(try lookup(batch.requests))
+                }
             } catch {
                 outcome = .failed
             }
         }
-        shared.withLock { $0.record(outcome, of: batch, at: generation) }
+        shared.withLock {
+            $0.record(outcome, of: batch, at: generation)
+            $0.statistics.keptAnswers += keptAnswers
+        }
         guard let answers = outcome.answers else { return .failed }
         if holdingStaleAnswers, LookupBatch.mayMove(answers, in: table) { return .stale }
         for (index, plan) in plans.enumerated() {

@@ -72,6 +72,19 @@ struct PassCause: Sendable, Equatable {
         return carrierChangedLinks
     }
 
+    /// The prefixes of the route events drained, when route events are all that
+    /// changed since the last pass (no link, address, rule, setting, neighbour or
+    /// resolver change, no resync, no more than ``routeLimit`` of them); nil
+    /// otherwise. A lookup's answer is a route whose prefix covers its destination,
+    /// so a lookup none of these covers has the answer it had in the last pass
+    /// (``LookupBatch/unmoved(cause:known:)``).
+    var routesOnly: [RoutePrefix]? {
+        guard !routes.isEmpty, !interfacesChanged, !otherInterfaceChange, carrierChangedLinks.isEmpty, !manyRoutes,
+            !rulesChanged, !resynced, !netconfChanged, !resolverConfigurationChanged, !gatewayNeighborChanged
+        else { return nil }
+        return routes
+    }
+
     /// Whether this pass may change what a hostname now resolving to `addresses`
     /// resolves to, or how it is reached: any link, address, rule, resync or
     /// resolver-configuration change; a default route; or a route covering one of
