@@ -5,6 +5,9 @@ machine's drift hits both alike. Uses scale.py's namespace and figures.
     python3 Benchmarks/ab.py targets OLD/ReachabilityScale NEW/ReachabilityScale [--rounds 14]
         10,000 address targets, one link change: time to the last callback; and the
         in-process latency (200 link changes), per round.
+    python3 Benchmarks/ab.py routes OLD/ReachabilityScale NEW/ReachabilityScale [--rounds 6]
+        10,000 address targets, a route covering one of them added and deleted 20 times:
+        time to that target's callback (p50 per round).
     python3 Benchmarks/ab.py startup OLD/reachability NEW/reachability [--rounds 12]
         start-up to the first `watch --json` line with 1,000,000 routes, 9 starts per round:
         the rounds' medians and RSS.
@@ -23,7 +26,7 @@ import scale  # noqa: E402
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("figure", choices=["targets", "startup"])
+    parser.add_argument("figure", choices=["targets", "routes", "startup"])
     parser.add_argument("old")
     parser.add_argument("new")
     parser.add_argument("--rounds", type=int, default=12)
@@ -46,6 +49,11 @@ def main():
                     latency = scale.run_scale(ns, sides[name], "latency", 200)
                     results[name].append((targets["changeToLastCallbackMillis"], latency["p50Micros"],
                                           latency["p99Micros"]))
+                elif args.figure == "routes":
+                    routes = scale.run_scale(ns, sides[name], "routes", 10_000)
+                    if routes["callbacks"] != 10_000 + 40:
+                        raise SystemExit(f"{name}: {routes['callbacks']} callbacks, not 10,040")
+                    results[name].append((routes["p50Millis"], routes["p90Millis"]))
                 else:
                     startup = scale.figure_startup(ns, sides[name], 1_000_000, 9)
                     results[name].append((startup["medianMillis"], startup["rssKiB"]))
@@ -56,6 +64,9 @@ def main():
             print(f"{name}: 10,000 targets median {statistics.median(r[0] for r in rows):.1f} ms "
                   f"{[round(r[0], 1) for r in rows]}; latency p50 {statistics.median(r[1] for r in rows):.0f} µs, "
                   f"p99 {statistics.median(r[2] for r in rows):.0f} µs")
+        elif args.figure == "routes":
+            print(f"{name}: a route covering 1 of 10,000 targets, p50 {statistics.median(r[0] for r in rows):.2f} ms "
+                  f"{[round(r[0], 2) for r in rows]}; p90 {statistics.median(r[1] for r in rows):.2f} ms")
         else:
             print(f"{name}: start-up median {statistics.median(r[0] for r in rows):.1f} ms "
                   f"{[round(r[0], 1) for r in rows]}; RSS median {statistics.median(r[1] for r in rows):.0f} KiB")

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """The event path of `reachability watch --json`, one change at a time, for A/B runs.
 
-    sudo python3 Benchmarks/pass_latency.py [--cycles 100] [--rounds 3] OLD/reachability NEW/reachability
+    sudo python3 Benchmarks/pass_latency.py [--cycles 100] [--rounds 3] [--other-link] OLD/reachability NEW/reachability
 
 Each run is in a namespace of its own (`unshare -n`): vA with 192.0.2.1/24 and
 2001:db8:200::1/64, default routes via its veth peer vB in a second namespace (the peers
-harness's setup, ../shared/peers/latency.py). The binary's `watch --json` runs there; one
-long-lived `ip -batch` makes the harness's six changes (link_down, link_up, route_del,
-route_add, addr_del, addr_add) CYCLES times, 3 ms apart, and the time from the write of a
+harness's setup, ../shared/peers/latency.py; with --other-link also its vC, a veth pair up
+in the namespace without addresses or routes: a usable link the answers could move to, as
+the stale-answer hold weighs it). The binary's `watch --json` runs there; one long-lived
+`ip -batch` makes the harness's six changes (link_down, link_up, route_del, route_add,
+addr_del, addr_add) CYCLES times, 3 ms apart, and the time from the write of a
 change to the first line after it is taken per kind (p50), with the process's CPU. The
 binaries run in turn, round after round, so drift hits each alike. A line is stamped when
 the read(2) that brought it returns (until 2026-11-26's fix the pipe was read a byte per
@@ -43,10 +45,11 @@ def sh(text):
     subprocess.run(text, shell=True, check=True)
 
 
-def setup_namespace():
+def setup_namespace(other_link=False):
     """In the current (new) namespace: vA with 192.0.2.1/24 and 2001:db8:200::1/64 and
     default routes via its veth peer vB, which lives in a second namespace held by the
-    returned process (kill it to end that namespace). Benchmarks/callgrind_pass.py uses it too."""
+    returned process (kill it to end that namespace); with `other_link`, also the pair
+    vC/vCp up here, as the peers harness has. Benchmarks/callgrind_pass.py uses it too."""
     for key in ("all", "default"):
         with open(f"/proc/sys/net/ipv6/conf/{key}/accept_dad", "w") as f:
             f.write("0")
@@ -60,6 +63,8 @@ def setup_namespace():
        "ip addr add 2001:db8:200::2/64 dev vB nodad'")
     sh("ip addr add 192.0.2.1/24 dev vA; ip addr add 2001:db8:200::1/64 dev vA nodad")
     sh("ip route add default via 192.0.2.2 dev vA; ip route add ::/0 via 2001:db8:200::2 dev vA")
+    if other_link:
+        sh("ip link add vC type veth peer name vCp; ip link set vCp up; ip link set vC up")
     return peer
 
 
@@ -81,9 +86,9 @@ def line_stamps(pipe):
     return lines
 
 
-def inside(cycles, command):
+def inside(cycles, other_link, command):
     """Runs in the new namespace: set up, start `command`, make the changes, report."""
-    peer = setup_namespace()
+    peer = setup_namespace(other_link)
     time.sleep(0.3)
     watch = subprocess.Popen(command + ["watch", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              bufsize=0)
@@ -190,14 +195,16 @@ def timeline(starts, passes):
 
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--inside":
-        inside(int(sys.argv[2]), sys.argv[3:])
+        inside(int(sys.argv[2]), sys.argv[3] == "other-link", sys.argv[4:])
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cycles", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--other-link", action="store_true")
     parser.add_argument("binaries", nargs="+")
     args = parser.parse_args()
-    in_rounds(__file__, args.rounds, args.binaries, [str(args.cycles)])
+    in_rounds(__file__, args.rounds, args.binaries,
+              [str(args.cycles), "other-link" if args.other_link else "alone"])
 
 
 def in_rounds(script, rounds, binaries, arguments):

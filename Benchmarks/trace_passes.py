@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The reader's system calls and wake-ups around each change, from the kernel's tracer.
 
-    sudo python3 Benchmarks/trace_passes.py [--cycles 30] [--show 2] BINARY...
+    sudo python3 Benchmarks/trace_passes.py [--cycles 30] [--show 2] [--other-link] BINARY...
 
 Runs Benchmarks/pass_latency.py (one round, CYCLES cycles of its six changes) for each
 binary in turn with ftrace recording every process's system calls and scheduler wake-ups
@@ -46,7 +46,7 @@ def write(name, value):
         f.write(value)
 
 
-def trace(binary, cycles):
+def trace(binary, cycles, other_link):
     write("tracing_on", "0")
     write("trace", "")
     write("trace_clock", "mono")
@@ -57,7 +57,7 @@ def trace(binary, cycles):
     try:
         here = os.path.dirname(os.path.abspath(__file__))
         subprocess.run([sys.executable, os.path.join(here, "pass_latency.py"), "--cycles", str(cycles), "--rounds",
-                        "1", binary], check=True)
+                        "1"] + (["--other-link"] if other_link else []) + [binary], check=True)
     finally:
         write("tracing_on", "0")
         with open(os.path.join(TRACING, "trace")) as f:
@@ -134,13 +134,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cycles", type=int, default=30)
     parser.add_argument("--show", type=int, default=0)
+    parser.add_argument("--other-link", action="store_true", help="pass_latency.py's --other-link")
     parser.add_argument("binaries", nargs="+")
     args = parser.parse_args()
     for binary in args.binaries:
         name = os.path.basename(binary)
         subject = name[:15] if name.startswith("limit") else "reachability-nl"
         print(f"{binary}:", flush=True)
-        analyse(trace(os.path.abspath(binary), args.cycles), subject, args.show)
+        analyse(trace(os.path.abspath(binary), args.cycles, args.other_link), subject, args.show)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@
 //
 //   ReachabilityScale targets NSPATH COUNT [PEERPATH]     COUNT address targets, one link change
 //   ReachabilityScale latency NSPATH CHANGES [PEERPATH]   kernel event → callback, link down/up
+//   ReachabilityScale routes NSPATH COUNT [PEERPATH]      COUNT address targets, a route covering one
+//                                                         added and deleted 20 times: → its callback
 //
 // NSPATH has veth0 (10.0.0.1/8, default via 10.0.0.2) whose peer veth1 is up, in
 // PEERPATH when given (then NSPATH sees only veth0's carrier change), else in NSPATH.
@@ -51,6 +53,13 @@ final class Tally: @unchecked Sendable {
     private var count = 0
     private var last: UInt64 = 0
     private var waiters: [(Int, DispatchSemaphore)] = []
+
+    /// Callbacks so far.
+    var total: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return count
+    }
 
     func hit() {
         lock.lock()
@@ -119,6 +128,40 @@ case "targets":
         "{\"figure\": \"targets\", \"count\": \(count), \"startMillis\": \(Double(ready - started) / 1e6), "
             + "\"changeToLastCallbackMillis\": \(Double(last - change) / 1e6), \"unreachableAfter\": \(unreachable)}")
     batch.run("link set veth1 up")
+    withExtendedLifetime(instances) {}
+
+case "routes":
+    // COUNT targets as above; a blackhole route covering the first alone comes and goes:
+    // each change flips that one target, and no other.
+    let tally = Tally()
+    var instances: [Reachability] = []
+    instances.reserveCapacity(count)
+    for i in 0..<count {
+        let address = "10.\(1 + (i >> 16) & 0xFF).\((i >> 8) & 0xFF).\(i & 0xFF)"
+        let reachability = try Reachability(address: address, environment: environment, notificationQueue: queue)
+        reachability.whenReachable = { _ in tally.hit() }
+        reachability.whenUnreachable = { _ in tally.hit() }
+        try reachability.start()
+        instances.append(reachability)
+    }
+    guard tally.wait(for: count, seconds: 120) != nil else { fail("initial deliveries missing") }
+    let routes = try IPBatch(namespace: namespace)
+    var samples: [Double] = []
+    for change in 0..<40 {
+        let before = now()
+        routes.run(change % 2 == 0 ? "route add blackhole 10.1.0.0/32" : "route del blackhole 10.1.0.0/32")
+        guard let seen = tally.wait(for: count + change + 1, seconds: 60) else {
+            fail("change \(change) not delivered")
+        }
+        samples.append(Double(seen - before) / 1e6)
+        usleep(20_000)
+    }
+    routes.close()
+    usleep(200_000)  // Room for a callback that should not come (another target's).
+    let sorted = samples.sorted()
+    print(
+        "{\"figure\": \"routes\", \"count\": \(count), \"p50Millis\": \(percentile(sorted, 0.5)), "
+            + "\"p90Millis\": \(percentile(sorted, 0.9)), \"callbacks\": \(tally.total)}")
     withExtendedLifetime(instances) {}
 
 case "latency":
