@@ -205,6 +205,9 @@ import Testing
         #expect(kept.answers == [Self.answer(1), Self.answer(3), Self.answer(2)] && kept.moved == [0])
         let outcome = batch.lookedUp([Self.answer(7)], at: kept.moved, keeping: kept.answers)
         #expect(outcome.answers == [Self.answer(7), Self.answer(3), Self.answer(2)])
+        // Each new answer goes to its own request's place.
+        let two = batch.lookedUp([Self.answer(8), Self.answer(9)], at: [1, 2], keeping: kept.answers)
+        #expect(two.answers == [Self.answer(1), Self.answer(8), Self.answer(9)])
 
         // An IPv4 default route covers every IPv4 destination, not an IPv6 one; an
         // IPv6 default route the other way round; a host route its own destination only.
@@ -314,24 +317,27 @@ import Testing
         var shared = NetlinkMonitor.Shared()
 
         shared.record(
-            .lookedUp([try Self.route(oif: 2, gateway: nil), Self.answer(2)], gateways: [gateway]), of: batch, at: 7)
+            .lookedUp([try Self.route(oif: 2, gateway: nil), Self.answer(2)], gateways: [gateway]), of: batch, at: 7,
+            settled: true)
         #expect(shared.carriesAnswers(2) && !shared.carriesAnswers(3), "the link the answers go out of")
-        shared.record(.lookedUp([Self.answer(1), Self.answer(2)], gateways: [gateway]), of: batch, at: 7)
+        shared.record(
+            .lookedUp([Self.answer(1), Self.answer(2)], gateways: [gateway]), of: batch, at: 7, settled: true)
         #expect(!shared.carriesAnswers(2), "no route: no link")
         #expect(shared.knownAnswers?.generation == 7)
         #expect(shared.knownAnswers?.answers(for: [b, a]) == [Self.answer(2), Self.answer(1)])
         #expect(shared.gatewayNeighbors == [gateway])
         #expect(shared.statistics == MonitorStatistics(), "a looked-up pass counts nothing more")
 
-        shared.record(.reused([Self.answer(1), Self.answer(2)], gateways: []), of: batch, at: 9)
+        shared.record(.reused([Self.answer(1), Self.answer(2)], gateways: []), of: batch, at: 9, settled: true)
         #expect(shared.knownAnswers?.generation == 9, "they still hold at the reusing pass")
         #expect(shared.statistics.reusedAnswerPasses == 1 && shared.gatewayNeighbors.isEmpty)
 
         shared.gatewayNeighbors = [gateway]
         shared.record(
-            .lookedUp([try Self.route(oif: 2, gateway: nil), Self.answer(2)], gateways: [gateway]), of: batch, at: 9)
+            .lookedUp([try Self.route(oif: 2, gateway: nil), Self.answer(2)], gateways: [gateway]), of: batch, at: 9,
+            settled: true)
         #expect(shared.carriesAnswers(2))
-        shared.record(.failed, of: batch, at: 10)
+        shared.record(.failed, of: batch, at: 10, settled: true)
         #expect(shared.knownAnswers == nil && shared.statistics.failedPasses == 1)
         #expect(shared.gatewayNeighbors == [gateway], "a failed pass names no gateways: the last stand")
         #expect(!shared.carriesAnswers(2), "no answer is known to hold: none ends a drain")
@@ -342,10 +348,50 @@ import Testing
     func beginPass() {
         var shared = NetlinkMonitor.Shared()
         let table = TableBuilder().link(2, "eth0").table
-        shared.beginPass(publishing: nil, generation: 3)
+        shared.beginPass(publishing: nil, generation: 3, routesOnly: false, at: .now)
         #expect(shared.table.interfaces.isEmpty && shared.generation == 3 && shared.statistics.evaluationPasses == 1)
-        shared.beginPass(publishing: table, generation: 4)
+        shared.beginPass(publishing: table, generation: 4, routesOnly: false, at: .now)
         #expect(shared.table[2]?.name == "eth0" && shared.generation == 4 && shared.statistics.evaluationPasses == 2)
+    }
+
+    @Test(
+        "Answers settle a second after a pass caused by more than routes began; unsettled ones are never kept, a start's included"
+    )
+    func settling() throws {
+        let (a, c) = (try Self.request("192.0.2.1"), try Self.request("2001:db8::1"))
+        let batch = LookupBatch([[a, c]])
+        let cause = try Self.routesOnly([("192.0.2.0", 24)])
+        let start = ContinuousClock.now
+        var shared = NetlinkMonitor.Shared()
+        #expect(shared.answersSettled(at: start), "no change yet")
+        shared.beginPass(publishing: nil, generation: 1, routesOnly: true, at: start)
+        #expect(shared.answersSettled(at: start), "a pass after routes alone doesn't unsettle")
+        shared.beginPass(publishing: nil, generation: 2, routesOnly: false, at: start)
+        #expect(!shared.answersSettled(at: start + .milliseconds(999)))
+        #expect(shared.answersSettled(at: start + NetlinkMonitor.Shared.settleTime))
+
+        // Looked up while unsettled: asked again by the next pass, whatever its cause.
+        let answers = [Self.answer(1), Self.answer(2)]
+        shared.record(.lookedUp(answers, gateways: []), of: batch, at: 2, settled: false)
+        #expect(shared.knownAnswers?.settled == false)
+        #expect(batch.unmoved(cause: cause, known: shared.knownAnswers) == nil)
+        shared.record(.lookedUp(answers, gateways: []), of: batch, at: 3, settled: true)
+        #expect(batch.unmoved(cause: cause, known: shared.knownAnswers)?.moved == [0])
+        // Reused after a carrier change: as settled as they were.
+        shared.record(.reused(answers, gateways: []), of: batch, at: 4, settled: false)
+        #expect(shared.knownAnswers?.settled == true)
+
+        // A start's answers asked while unsettled unsettle the set they join.
+        shared.generation = 5
+        shared.record(.lookedUp(answers, gateways: []), of: batch, at: 5, settled: true)
+        let d = try Self.request("203.0.113.9")
+        shared.recordStart([d], [Self.answer(3)], gateways: [], askedAt: 5, began: start + .milliseconds(500))
+        #expect(shared.knownAnswers?.settled == false)
+        #expect(LookupBatch([[a, c, d]]).unmoved(cause: cause, known: shared.knownAnswers) == nil)
+        shared.record(.lookedUp(answers, gateways: []), of: batch, at: 6, settled: true)
+        shared.generation = 6
+        shared.recordStart([d], [Self.answer(3)], gateways: [], askedAt: 6, began: start + .seconds(2))
+        #expect(LookupBatch([[a, c, d]]).unmoved(cause: cause, known: shared.knownAnswers)?.moved == [0])
     }
 
     @Test("A start's answers join the known ones only at the same generation; its gateways count until the next pass")
@@ -356,18 +402,18 @@ import Testing
         var shared = NetlinkMonitor.Shared()
         shared.generation = 4
         shared.gatewayNeighbors = [first]
-        shared.recordStart([a], [try Self.route(oif: 3, gateway: nil)], gateways: [second], askedAt: 3)
+        shared.recordStart([a], [try Self.route(oif: 3, gateway: nil)], gateways: [second], askedAt: 3, began: .now)
         #expect(shared.gatewayNeighbors == [first, second])
         #expect(shared.knownAnswers == nil, "asked on an older table")
         #expect(!shared.carriesAnswers(3), "nor are its links")
-        shared.recordStart([a], [Self.answer(1)], gateways: [], askedAt: 4)
+        shared.recordStart([a], [Self.answer(1)], gateways: [], askedAt: 4, began: .now)
         #expect(shared.knownAnswers?.answers(for: [a]) == [Self.answer(1)])
-        shared.recordStart([b], [Self.answer(2)], gateways: [], askedAt: 4)
+        shared.recordStart([b], [Self.answer(2)], gateways: [], askedAt: 4, began: .now)
         #expect(shared.knownAnswers?.answers(for: [a, b]) == [Self.answer(1), Self.answer(2)])
         let c = try Self.request("192.0.2.3")
-        shared.recordStart([c], [try Self.route(oif: 3, gateway: nil)], gateways: [], askedAt: 4)
+        shared.recordStart([c], [try Self.route(oif: 3, gateway: nil)], gateways: [], askedAt: 4, began: .now)
         #expect(shared.carriesAnswers(3), "a start's answers at the same generation join the known ones")
-        shared.record(.lookedUp([Self.answer(2)], gateways: []), of: LookupBatch([[b]]), at: 5)
+        shared.record(.lookedUp([Self.answer(2)], gateways: []), of: LookupBatch([[b]]), at: 5, settled: true)
         #expect(shared.gatewayNeighbors.isEmpty, "the next pass replaces them")
     }
 }

@@ -1,8 +1,9 @@
 /// The kernel's lookup answers known to hold as of one generation of the table:
 /// the last full pass's, plus those that starts looked up since at that same
 /// generation. A pass after a carrier change alone takes its answers from here,
-/// when every lookup it needs is known, instead of asking the kernel again
-/// (DESIGN §4.2). Kept by the monitor under its lock; pure.
+/// when every lookup it needs is known, instead of asking the kernel again; a pass
+/// after route events alone keeps those no route covers, when they are
+/// ``settled`` (DESIGN §4.2). Kept by the monitor under its lock; pure.
 struct KnownAnswers: Sendable {
     /// The table generation the answers hold at.
     private(set) var generation: UInt64
@@ -11,19 +12,24 @@ struct KnownAnswers: Sendable {
     private var results: [LookupResult]
     /// Answers that starts looked up at `generation`.
     private var added: [LookupRequest: LookupResult] = [:]
+    /// Every answer was looked up outside the time after a change in which the
+    /// kernel may still move routes without a message
+    /// (``NetlinkMonitor/Shared/answersSettled(at:)``).
+    private(set) var settled: Bool
 
     /// A full pass's answers: `results[i]` answers `requests.requests[i]`.
-    init(requests: DistinctRequests, results: [LookupResult], generation: UInt64) {
+    init(requests: DistinctRequests, results: [LookupResult], generation: UInt64, settled: Bool = true) {
         self.asked = requests
         self.results = results
         self.generation = generation
+        self.settled = settled
     }
 
     /// A full pass's answers: `slots` maps each request to its answer's index in
     /// `results` (every index once).
-    init(slots: [LookupRequest: Int], results: [LookupResult], generation: UInt64) {
+    init(slots: [LookupRequest: Int], results: [LookupResult], generation: UInt64, settled: Bool = true) {
         let requests = DistinctRequests(slots.sorted { $0.value < $1.value }.map(\.key))
-        self.init(requests: requests, results: results, generation: generation)
+        self.init(requests: requests, results: results, generation: generation, settled: settled)
     }
 
     /// No answers yet, as of `generation`.
@@ -32,9 +38,13 @@ struct KnownAnswers: Sendable {
     }
 
     /// Adds answers asked at `generation` (the table's when the lookups began);
-    /// ignored when the table has changed since the known ones.
-    mutating func add(_ requests: [LookupRequest], _ answers: [LookupResult], askedAt generation: UInt64) {
+    /// ignored when the table has changed since the known ones. Unsettled answers
+    /// (`settled` false) make the whole set unsettled.
+    mutating func add(
+        _ requests: [LookupRequest], _ answers: [LookupResult], askedAt generation: UInt64, settled: Bool = true
+    ) {
         guard generation == self.generation, requests.count == answers.count else { return }
+        self.settled = self.settled && settled
         for (request, answer) in zip(requests, answers) where asked.slot(of: request) == nil {
             added[request] = answer
         }

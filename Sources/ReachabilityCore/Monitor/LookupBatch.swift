@@ -1,7 +1,8 @@
 /// One evaluation pass's lookups, apart from their I/O: every client's plan's
 /// requests de-duplicated (an identical lookup is asked once, at its first
 /// place), whether the pass reuses the answers known to hold after a carrier
-/// change alone instead of asking the kernel (DESIGN §4.2), each plan's answers
+/// change alone instead of asking the kernel, which it keeps after route events
+/// alone (DESIGN §4.2), each plan's answers
 /// out of the shared ones, and the gateways they name. Pure: the monitor asks
 /// the kernel, records the ``Outcome`` under its lock
 /// (``NetlinkMonitor/Shared/record(_:of:at:)``) and hands each plan its answers.
@@ -105,13 +106,16 @@ struct LookupBatch: Sendable {
     }
 
     /// What a pass for `cause` may keep of `known`: when route events are all that
-    /// changed (``PassCause/routesOnly``) and every request's answer is known, those
-    /// answers, and the indexes of the requests a drained prefix covers, which the
-    /// kernel is asked again (a route is an answer only for destinations its prefix
-    /// covers: a route event covering none of a request's can't have moved its
-    /// answer). Nil when nothing may be kept: the kernel is asked everything.
+    /// changed (``PassCause/routesOnly``), and every request's answer is known and
+    /// ``KnownAnswers/settled`` (looked up well after the last change that may move
+    /// routes without a message), those answers, and the indexes of the requests a
+    /// drained prefix covers, which the kernel is asked again (a route is an answer
+    /// only for destinations its prefix covers: a route event covering none of a
+    /// request's can't have moved its answer). Nil when nothing may be kept: the
+    /// kernel is asked everything.
     func unmoved(cause: PassCause, known: KnownAnswers?) -> (answers: [LookupResult], moved: [Int])? {
-        guard let prefixes = cause.routesOnly, let answers = known?.answers(for: requests) else { return nil }
+        guard let prefixes = cause.routesOnly, let known, known.settled, let answers = known.answers(for: requests)
+        else { return nil }
         var moved: [Int] = []
         for (index, request) in requests.enumerated() {
             if prefixes.contains(where: { $0.covers(request.destination) }) { moved.append(index) }

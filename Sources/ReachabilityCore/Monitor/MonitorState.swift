@@ -28,8 +28,13 @@ extension NetlinkMonitor {
         /// Bumped each time the table or the routing state changes.
         var generation: UInt64 = 0
         /// The answers known to hold since the last change that could move one: what
-        /// a pass after a carrier change alone reuses (nil after a failed pass).
+        /// a pass after a carrier change alone reuses, and a pass after route events
+        /// alone keeps where no route covers them (nil after a failed pass).
         var knownAnswers: KnownAnswers?
+        /// When the last pass caused by more than route events began (a link, an
+        /// address, a carrier, a rule, a setting, a resync…): the kernel may still be
+        /// changing routes without a message then (``answersSettled(at:)``).
+        var unsettledSince: ContinuousClock.Instant?
         /// The gateways the last pass's answers named, on their links: a change of
         /// one's link-layer address (the network identity) makes a pass.
         var gatewayNeighbors: Set<InterfaceTable.NeighborKey> = []
@@ -60,25 +65,52 @@ extension NetlinkMonitor.Shared {
         plannedDestinations = nil
     }
 
-    /// A pass begins at `generation`: it publishes `table` when given one
-    /// (``ReaderMachine/passBegins(_:wirelessChanged:)`` says), and counts.
-    mutating func beginPass(publishing table: InterfaceTable?, generation: UInt64) {
+    /// A pass begins at `generation`, at `now`: it publishes `table` when given one
+    /// (``ReaderMachine/passBegins(_:wirelessChanged:)`` says), and counts. A pass
+    /// caused by more than route events (`routesOnly` false) unsettles the answers
+    /// for a while (``answersSettled(at:)``).
+    mutating func beginPass(
+        publishing table: InterfaceTable?, generation: UInt64, routesOnly: Bool, at now: ContinuousClock.Instant
+    ) {
         if let table { self.table = table }
         self.generation = generation
+        if !routesOnly { unsettledSince = now }
         statistics.evaluationPasses += 1
     }
 
+    /// How long after a pass caused by more than route events the kernel's answers
+    /// count as unsettled. The kernel changes routes without a message after the
+    /// message of the change that causes it (IPv4 routes over a link going down,
+    /// or whose source address went, are retired after the link's or address's
+    /// message; dead next hops revive after an address's), inside the same system
+    /// call, while lookups don't wait for it: a lookup in that window may get the
+    /// answer of before.
+    static let settleTime: Duration = .seconds(1)
+
+    /// Whether lookups at `now` give settled answers: no pass caused by more than
+    /// route events began within ``settleTime`` before. Only settled answers are
+    /// kept by a pass after route events alone (``LookupBatch/unmoved(cause:known:)``);
+    /// unsettled ones are asked again by the next pass of any kind.
+    func answersSettled(at now: ContinuousClock.Instant) -> Bool {
+        guard let unsettledSince else { return true }
+        return now - unsettledSince >= Self.settleTime
+    }
+
     /// The pass at `generation` over `batch` ended with `outcome`. Reused answers
-    /// still hold at `generation`; the kernel's are the known ones now; after a
-    /// failure none are known. The answers' gateways replace the last pass's.
-    mutating func record(_ outcome: LookupBatch.Outcome, of batch: LookupBatch, at generation: UInt64) {
+    /// still hold at `generation`; the kernel's are the known ones now (`settled`:
+    /// looked up when ``answersSettled(at:)``); after a failure none are known. The
+    /// answers' gateways replace the last pass's.
+    mutating func record(
+        _ outcome: LookupBatch.Outcome, of batch: LookupBatch, at generation: UInt64, settled: Bool
+    ) {
         switch outcome {
         case .reused(_, let gateways):
             knownAnswers?.stillHold(at: generation)
             statistics.reusedAnswerPasses += 1
             gatewayNeighbors = gateways
         case .lookedUp(let answers, let gateways):
-            knownAnswers = KnownAnswers(requests: batch.distinct, results: answers, generation: generation)
+            knownAnswers = KnownAnswers(
+                requests: batch.distinct, results: answers, generation: generation, settled: settled)
             gatewayNeighbors = gateways
         case .failed:
             statistics.failedPasses += 1
@@ -87,18 +119,20 @@ extension NetlinkMonitor.Shared {
     }
 
     /// A start looked up `requests` (answers `results`, naming `gateways`) on the
-    /// table of `generation`. Its gateways count until the next pass replaces
-    /// them; its answers join the known ones if no pass came in between.
+    /// table of `generation`, beginning at `began`. Its gateways count until the
+    /// next pass replaces them; its answers join the known ones if no pass came in
+    /// between (unsettling them all if it asked while they were unsettled).
     mutating func recordStart(
         _ requests: [LookupRequest], _ results: [LookupResult], gateways: Set<InterfaceTable.NeighborKey>,
-        askedAt generation: UInt64
+        askedAt generation: UInt64, began: ContinuousClock.Instant
     ) {
         gatewayNeighbors.formUnion(gateways)
         guard self.generation == generation else { return }
         if knownAnswers?.generation != generation {
             knownAnswers = KnownAnswers(generation: generation)
         }
-        knownAnswers?.add(requests, results, askedAt: generation)
+        let settled = answersSettled(at: began)
+        knownAnswers?.add(requests, results, askedAt: generation, settled: settled)
     }
 }
 
@@ -119,9 +153,9 @@ struct MonitorStatistics: Sendable, Equatable {
     var evaluationPasses = 0
     /// Passes after a carrier change alone that reused the last pass's answers.
     var reusedAnswerPasses = 0
-    /// Lookups a pass took from the last pass's answers instead of asking the
-    /// kernel: only routes had changed, and none covers their destination
-    /// (``LookupBatch/unmoved(cause:known:)``).
+    /// Lookups a pass took from the known answers instead of asking the kernel:
+    /// only routes had changed, none covers their destination, and the answers
+    /// were settled (``LookupBatch/unmoved(cause:known:)``).
     var keptAnswers = 0
     /// Passes begun before the drain had handled every datagram it read: a link the
     /// answers went out of went down or away (``ReaderWakeup/answerLinkLost``).

@@ -57,6 +57,8 @@ final class NetlinkMonitor: Sendable {
 
     var statistics: MonitorStatistics { shared.withLock { $0.statistics } }
     var clientCount: Int { shared.withLock { $0.clients.count } }
+    /// Whether lookups now give settled answers (``Shared/answersSettled(at:)``).
+    var answersSettled: Bool { shared.withLock { $0.answersSettled(at: .now) } }
 
     /// Adds one registration of a client; throws why the monitor stopped, if it did.
     func add(_ client: any MonitorClient) throws(ReachabilityError) {
@@ -153,9 +155,12 @@ final class NetlinkMonitor: Sendable {
     func evaluate<E: Evaluation>(_ evaluation: E) throws(ReachabilityError) -> (E.State, UInt64) {
         let (table, generation) = snapshot
         let state = try evaluation.evaluate(in: table) { requests throws(ReachabilityError) in
+            let began = ContinuousClock.now
             let results = try lookup(requests)
             let gateways = LookupBatch.gateways(requests, results)
-            shared.withLock { $0.recordStart(requests, results, gateways: gateways, askedAt: generation) }
+            shared.withLock {
+                $0.recordStart(requests, results, gateways: gateways, askedAt: generation, began: began)
+            }
             return results
         }
         return (state, generation)
@@ -433,7 +438,11 @@ final class NetlinkMonitor: Sendable {
                 let wirelessChanged = Self.refreshWireless(&table, environment: environment)
                 let publishes = machine.passBegins(decision, wirelessChanged: wirelessChanged)
                 let published = publishes ? table : nil
-                shared.withLock { $0.beginPass(publishing: published, generation: Generation.next()) }
+                let routesOnly = decision.cause.routesOnly != nil
+                shared.withLock {
+                    $0.beginPass(
+                        publishing: published, generation: Generation.next(), routesOnly: routesOnly, at: .now)
+                }
                 switch reevaluateAll(
                     cause: decision.cause, lastBatch: &lastBatch,
                     holdingStaleAnswers: machine.mayHoldStaleAnswers(at: .now))
@@ -553,9 +562,9 @@ final class NetlinkMonitor: Sendable {
         let plans = clients.map { $0.plan(for: table) }
         let batch = LookupBatch(plans.lazy.map(\.requests), unlessSameAs: lastBatch)
         lastBatch = batch
-        let known = shared.withLock { shared in
+        let (known, settled) = shared.withLock { shared in
             shared.keep(batch.requests, plannedAt: version)
-            return shared.knownAnswers
+            return (shared.knownAnswers, shared.answersSettled(at: .now))
         }
         let outcome: LookupBatch.Outcome
         var keptAnswers = 0
@@ -568,9 +577,9 @@ final class NetlinkMonitor: Sendable {
             do throws(ReachabilityError) {
                 if let (kept, moved) = batch.unmoved(cause: cause, known: known) {
                     // Only routes changed: the kernel is asked what they cover.
-                    keptAnswers = kept.count - moved.count
                     let asked = try lookup(moved.map { batch.requests[$0] })
                     outcome = batch.lookedUp(asked, at: moved, keeping: kept)
+                    keptAnswers = kept.count - moved.count
                 } else {
                     outcome = batch.lookedUp(try lookup(batch.requests))
                 }
@@ -579,7 +588,7 @@ final class NetlinkMonitor: Sendable {
             }
         }
         shared.withLock {
-            $0.record(outcome, of: batch, at: generation)
+            $0.record(outcome, of: batch, at: generation, settled: settled)
             $0.statistics.keptAnswers += keptAnswers
         }
         guard let answers = outcome.answers else { return .failed }

@@ -76,7 +76,7 @@ struct PassCause: Sendable, Equatable {
     /// changed since the last pass (no link, address, rule, setting, neighbour or
     /// resolver change, no resync, no more than ``routeLimit`` of them); nil
     /// otherwise. A lookup's answer is a route whose prefix covers its destination,
-    /// so a lookup none of these covers has the answer it had in the last pass
+    /// so a lookup none of these covers has the answer known before them
     /// (``LookupBatch/unmoved(cause:known:)``).
     var routesOnly: [RoutePrefix]? {
         guard !routes.isEmpty, !interfacesChanged, !otherInterfaceChange, carrierChangedLinks.isEmpty, !manyRoutes,
