@@ -103,13 +103,11 @@ let queue = DispatchQueue(label: "scale.callbacks")
 /// Where veth1, whose state is veth0's carrier, is changed.
 let batch = try IPBatch(namespace: arguments.count == 5 ? arguments[4] : namespace)
 
-switch arguments[1] {
-case "targets":
-    // COUNT distinct addresses on veth0's directly connected 10.0.0.0/8.
-    let tally = Tally()
+/// COUNT distinct addresses on veth0's directly connected 10.0.0.0/8 (10.1.0.0 first),
+/// each started with its callbacks counted by `tally`; returns once each has had its first.
+func startTargets(_ count: Int, tally: Tally) throws -> [Reachability] {
     var instances: [Reachability] = []
     instances.reserveCapacity(count)
-    let started = now()
     for i in 0..<count {
         let address = "10.\(1 + (i >> 16) & 0xFF).\((i >> 8) & 0xFF).\(i & 0xFF)"
         let reachability = try Reachability(address: address, environment: environment, notificationQueue: queue)
@@ -119,6 +117,14 @@ case "targets":
         instances.append(reachability)
     }
     guard tally.wait(for: count, seconds: 120) != nil else { fail("initial deliveries missing") }
+    return instances
+}
+
+switch arguments[1] {
+case "targets":
+    let tally = Tally()
+    let started = now()
+    let instances = try startTargets(count, tally: tally)
     let ready = now()
     let change = now()
     batch.run("link set veth1 down")  // Carrier loss on veth0: every target becomes unreachable.
@@ -134,17 +140,7 @@ case "routes":
     // COUNT targets as above; a blackhole route covering the first alone comes and goes:
     // each change flips that one target, and no other.
     let tally = Tally()
-    var instances: [Reachability] = []
-    instances.reserveCapacity(count)
-    for i in 0..<count {
-        let address = "10.\(1 + (i >> 16) & 0xFF).\((i >> 8) & 0xFF).\(i & 0xFF)"
-        let reachability = try Reachability(address: address, environment: environment, notificationQueue: queue)
-        reachability.whenReachable = { _ in tally.hit() }
-        reachability.whenUnreachable = { _ in tally.hit() }
-        try reachability.start()
-        instances.append(reachability)
-    }
-    guard tally.wait(for: count, seconds: 120) != nil else { fail("initial deliveries missing") }
+    let instances = try startTargets(count, tally: tally)
     let routes = try IPBatch(namespace: namespace)
     var samples: [Double] = []
     for change in 0..<40 {

@@ -15,6 +15,19 @@ import Testing
         return request
     }
 
+    /// Changes besides carrier and routes that rule out reusing or keeping answers.
+    static var otherChanges: [(String, (inout PassCause) -> Void)] {
+        [
+            ("another interface change", { $0.otherInterfaceChange = true }),
+            ("a route storm", { $0.manyRoutes = true }),
+            ("a rule", { $0.rulesChanged = true }),
+            ("a resync", { $0.resynced = true }),
+            ("netconf", { $0.netconfChanged = true }),
+            ("the resolver's files", { $0.resolverConfigurationChanged = true }),
+            ("a gateway's neighbor", { $0.gatewayNeighborChanged = true }),
+        ]
+    }
+
     /// A distinct answer per number, to tell answers apart.
     static func answer(_ number: Int32) -> LookupResult { .noRoute(errno: number) }
 
@@ -155,17 +168,11 @@ import Testing
     func reuseOnlyForCarrier() throws {
         let a = try Self.request("192.0.2.1")
         let known = KnownAnswers(slots: [a: 0], results: [Self.answer(1)], generation: 5)
-        let changes: [(String, (inout PassCause) -> Void)] = [
-            ("nothing about carrier", { $0.carrierChangedLinks = [] }),
-            ("another interface change", { $0.otherInterfaceChange = true }),
-            ("a covering route", { $0.relevantRoute = true }),
-            ("a route storm", { $0.manyRoutes = true }),
-            ("a rule", { $0.rulesChanged = true }),
-            ("a resync", { $0.resynced = true }),
-            ("netconf", { $0.netconfChanged = true }),
-            ("the resolver's files", { $0.resolverConfigurationChanged = true }),
-            ("a gateway's neighbor", { $0.gatewayNeighborChanged = true }),
-        ]
+        let changes =
+            [
+                ("nothing about carrier", { $0.carrierChangedLinks = [] }),
+                ("a covering route", { $0.relevantRoute = true }),
+            ] + Self.otherChanges
         for (what, change) in changes {
             var cause = Self.carrierOnly
             change(&cause)
@@ -232,17 +239,11 @@ import Testing
         let base = try Self.routesOnly([("192.0.2.0", 24)])
         #expect(batch.unmoved(cause: base, known: known)?.moved == [0])
         #expect(batch.unmoved(cause: PassCause(), known: known) == nil, "no route event: not a route-only pass")
-        let changes: [(String, (inout PassCause) -> Void)] = [
-            ("the table", { $0.interfacesChanged = true }),
-            ("another interface change", { $0.otherInterfaceChange = true }),
-            ("a carrier", { $0.carrierChangedLinks = [2] }),
-            ("a route storm", { $0.manyRoutes = true }),
-            ("a rule", { $0.rulesChanged = true }),
-            ("a resync", { $0.resynced = true }),
-            ("netconf", { $0.netconfChanged = true }),
-            ("the resolver's files", { $0.resolverConfigurationChanged = true }),
-            ("a gateway's neighbor", { $0.gatewayNeighborChanged = true }),
-        ]
+        let changes =
+            [
+                ("the table", { $0.interfacesChanged = true }),
+                ("a carrier", { $0.carrierChangedLinks = [2] }),
+            ] + Self.otherChanges
         for (what, change) in changes {
             var cause = base
             change(&cause)
