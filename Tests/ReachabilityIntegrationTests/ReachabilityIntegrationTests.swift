@@ -614,16 +614,23 @@ struct ReachabilityIntegrationTests {
         try await logA.wait(forLast: .reachableViaWiFi, "a reachable at start")
         try await logB.wait(forLast: .reachableViaWiFi, "b reachable at start")
         let monitor = try #require(MonitorRegistry.running(for: ns.environment))
-        // A pass caused by more than routes (a link's carrier reported after the
-        // start, say) leaves the answers unsettled for a second, and the pass after
-        // asks everything: wait that out, then let a blackhole for a alone come and
-        // go, so that the known answers are settled ones. (A pass counts what it
-        // kept before it hands out its states.)
+        // The monitor's opening, and any pass caused by more than routes (veth0's
+        // carrier reported late, say), leave the answers unsettled for a second, and
+        // the pass after asks everything: wait for veth0 in the table and that second
+        // out, then let a blackhole for a alone come and go. The first pass asks
+        // everything (the starts' answers came within the second), the second keeps
+        // the three it doesn't cover. (A pass counts what it kept before it hands out
+        // its states.)
+        try await eventually("veth0 usable in the monitor's table") {
+            monitor.snapshot.0.interfaces.contains { $0.name == "veth0" && $0.isUsable }
+        }
         try await eventually("answers settled") { monitor.answersSettled }
         try ns.ip("route add blackhole 198.51.100.7/32")
         try await logA.wait(forLast: .notReachable, "a unreachable behind its own blackhole")
+        let primed = monitor.statistics.keptAnswers
         try ns.ip("route del blackhole 198.51.100.7/32")
         try await logA.wait(forLast: .reachableViaWiFi, "a reachable again")
+        #expect(monitor.statistics.keptAnswers == primed + 3, "settled answers kept")
         let kept = monitor.statistics.keptAnswers
 
         /// A fresh evaluation of each target (no monitor): what the kernel says now.
@@ -652,10 +659,17 @@ struct ReachabilityIntegrationTests {
         try await logA.wait(forLast: .notReachable, "a unreachable without the default route")
         #expect(monitor.statistics.keptAnswers == kept + 10)
 
+        // An address change and a route for a at once: whether the route's pass is
+        // the address's or the next, it keeps nothing (the answers are unsettled).
+        try ns.batch(["addr add 192.0.2.77/24 dev veth0", "route add 198.51.100.0/24 via 192.0.2.2"])
+        try await logA.wait(forLast: .reachableViaWiFi, "a reachable over its own route")
+        #expect(monitor.statistics.keptAnswers == kept + 10)
+
         #expect(log.entries.map(\.status) == [.reachableViaWiFi, .notReachable])
         #expect(
             logA.entries.map(\.status) == [
                 .reachableViaWiFi, .notReachable, .reachableViaWiFi, .notReachable, .reachableViaWiFi, .notReachable,
+                .reachableViaWiFi,
             ])
         #expect(logB.entries.map(\.status) == [.reachableViaWiFi, .notReachable])
         a.stop()

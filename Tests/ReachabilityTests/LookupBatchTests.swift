@@ -371,7 +371,7 @@ import Testing
         #expect(!shared.answersSettled(at: start + .milliseconds(999)))
         #expect(shared.answersSettled(at: start + NetlinkMonitor.Shared.settleTime))
 
-        // Looked up while unsettled: asked again by the next pass, whatever its cause.
+        // Looked up while unsettled: asked again by the next pass that asks the kernel.
         let answers = [Self.answer(1), Self.answer(2)]
         shared.record(.lookedUp(answers, gateways: []), of: batch, at: 2, settled: false)
         #expect(shared.knownAnswers?.settled == false)
@@ -381,6 +381,9 @@ import Testing
         // Reused after a carrier change: as settled as they were.
         shared.record(.reused(answers, gateways: []), of: batch, at: 4, settled: false)
         #expect(shared.knownAnswers?.settled == true)
+        shared.record(.lookedUp(answers, gateways: []), of: batch, at: 4, settled: false)
+        shared.record(.reused(answers, gateways: []), of: batch, at: 4, settled: true)
+        #expect(shared.knownAnswers?.settled == false, "a reuse doesn't settle them either")
 
         // A start's answers asked while unsettled unsettle the set they join.
         shared.generation = 5

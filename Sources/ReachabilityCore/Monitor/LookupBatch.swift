@@ -5,7 +5,7 @@
 /// alone (DESIGN §4.2), each plan's answers
 /// out of the shared ones, and the gateways they name. Pure: the monitor asks
 /// the kernel, records the ``Outcome`` under its lock
-/// (``NetlinkMonitor/Shared/record(_:of:at:)``) and hands each plan its answers.
+/// (``NetlinkMonitor/Shared/record(_:of:at:settled:)``) and hands each plan its answers.
 struct LookupBatch: Sendable {
     /// The distinct requests, in the order the plans first ask them: what the
     /// kernel is asked, and the order of the answers.

@@ -32,8 +32,9 @@ extension NetlinkMonitor {
         /// alone keeps where no route covers them (nil after a failed pass).
         var knownAnswers: KnownAnswers?
         /// When the last pass caused by more than route events began (a link, an
-        /// address, a carrier, a rule, a setting, a resync…): the kernel may still be
-        /// changing routes without a message then (``answersSettled(at:)``).
+        /// address, a carrier, a rule, a setting, a resync…), or the monitor opened:
+        /// the kernel may still be changing routes without a message then
+        /// (``answersSettled(at:)``).
         var unsettledSince: ContinuousClock.Instant?
         /// The gateways the last pass's answers named, on their links: a change of
         /// one's link-layer address (the network identity) makes a pass.
@@ -88,9 +89,10 @@ extension NetlinkMonitor.Shared {
     static let settleTime: Duration = .seconds(1)
 
     /// Whether lookups at `now` give settled answers: no pass caused by more than
-    /// route events began within ``settleTime`` before. Only settled answers are
-    /// kept by a pass after route events alone (``LookupBatch/unmoved(cause:known:)``);
-    /// unsettled ones are asked again by the next pass of any kind.
+    /// route events began within ``settleTime`` before (nor did the monitor open).
+    /// Only settled answers are kept by a pass after route events alone
+    /// (``LookupBatch/unmoved(cause:known:)``); unsettled ones are asked again by the
+    /// next pass that asks the kernel (a carrier-only pass reuses them as they are).
     func answersSettled(at now: ContinuousClock.Instant) -> Bool {
         guard let unsettledSince else { return true }
         return now - unsettledSince >= Self.settleTime

@@ -241,6 +241,9 @@ final class NetlinkMonitor: Sendable {
         shared.withLock {
             $0.table = published
             $0.generation = Generation.next()
+            // A change the dump already showed makes no pass: the kernel may still be
+            // finishing it without a message.
+            $0.unsettledSince = .now
             $0.statistics.eventReceiveBuffer = opened.events.receiveBufferSize
         }
         requests.withLock { $0 = RequestSocket(socket: opened.request) }
