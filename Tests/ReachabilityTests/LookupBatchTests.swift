@@ -132,7 +132,7 @@ import Testing
 
         // Both families asked about: the netconf check covers both.
         var withV6 = known
-        withV6.add([c], [Self.answer(6)], askedAt: 5)
+        withV6.add([c], [Self.answer(6)], askedAt: 5, settled: true)
         var families: Set<UInt8> = []
         let both = LookupBatch([[a, c]]).reuse(cause: Self.carrierOnly, known: withV6) {
             families = $1
@@ -349,9 +349,11 @@ import Testing
     func beginPass() {
         var shared = NetlinkMonitor.Shared()
         let table = TableBuilder().link(2, "eth0").table
-        shared.beginPass(publishing: nil, generation: 3, routesOnly: false, at: .now)
+        let first = shared.beginPass(publishing: nil, generation: 3, routesOnly: false, at: .now)
+        #expect(!first, "its own lookups: unsettled")
         #expect(shared.table.interfaces.isEmpty && shared.generation == 3 && shared.statistics.evaluationPasses == 1)
-        shared.beginPass(publishing: table, generation: 4, routesOnly: false, at: .now)
+        let second = shared.beginPass(publishing: table, generation: 4, routesOnly: false, at: .now)
+        #expect(!second)
         #expect(shared.table[2]?.name == "eth0" && shared.generation == 4 && shared.statistics.evaluationPasses == 2)
     }
 
@@ -365,10 +367,12 @@ import Testing
         let start = ContinuousClock.now
         var shared = NetlinkMonitor.Shared()
         #expect(shared.answersSettled(at: start), "no change yet")
-        shared.beginPass(publishing: nil, generation: 1, routesOnly: true, at: start)
-        #expect(shared.answersSettled(at: start), "a pass after routes alone doesn't unsettle")
-        shared.beginPass(publishing: nil, generation: 2, routesOnly: false, at: start)
-        #expect(!shared.answersSettled(at: start + .milliseconds(999)))
+        let routes = shared.beginPass(publishing: nil, generation: 1, routesOnly: true, at: start)
+        #expect(routes && shared.answersSettled(at: start), "a pass after routes alone doesn't unsettle")
+        let link = shared.beginPass(publishing: nil, generation: 2, routesOnly: false, at: start)
+        #expect(!link && !shared.answersSettled(at: start + .milliseconds(999)))
+        let soon = shared.beginPass(publishing: nil, generation: 2, routesOnly: true, at: start + .milliseconds(999))
+        #expect(!soon, "a pass after routes alone within the second: unsettled")
         #expect(shared.answersSettled(at: start + NetlinkMonitor.Shared.settleTime))
 
         // Looked up while unsettled: asked again by the next pass that asks the kernel.

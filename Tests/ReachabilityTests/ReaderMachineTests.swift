@@ -645,13 +645,13 @@ final class ScriptedEventSource: NetlinkEventSource {
             slots: [a: 0, b: 1], results: [.noRoute(errno: 101), .noRoute(errno: 113)], generation: 7)
         #expect(known.answers(for: [b, a]) == [.noRoute(errno: 113), .noRoute(errno: 101)])
         #expect(known.answers(for: [a, c]) == nil)
-        known.add([c], [.noRoute(errno: 22)], askedAt: 6)
+        known.add([c], [.noRoute(errno: 22)], askedAt: 6, settled: true)
         #expect(known.answers(for: [c]) == nil, "asked before the pass: may predate a change")
-        known.add([c], [.noRoute(errno: 22)], askedAt: 7)
+        known.add([c], [.noRoute(errno: 22)], askedAt: 7, settled: true)
         #expect(known.answers(for: [a, c]) == [.noRoute(errno: 101), .noRoute(errno: 22)])
         known.stillHold(at: 9)
         #expect(known.generation == 9 && known.answers(for: [c]) == [.noRoute(errno: 22)])
-        known.add([a], [.noRoute(errno: 1)], askedAt: 9)
+        known.add([a], [.noRoute(errno: 1)], askedAt: 9, settled: true)
         #expect(known.answers(for: [a]) == [.noRoute(errno: 101)], "a pass's answer is not replaced")
     }
 }

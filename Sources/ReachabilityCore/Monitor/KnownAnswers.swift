@@ -18,7 +18,7 @@ struct KnownAnswers: Sendable {
     private(set) var settled: Bool
 
     /// A full pass's answers: `results[i]` answers `requests.requests[i]`.
-    init(requests: DistinctRequests, results: [LookupResult], generation: UInt64, settled: Bool = true) {
+    init(requests: DistinctRequests, results: [LookupResult], generation: UInt64, settled: Bool) {
         self.asked = requests
         self.results = results
         self.generation = generation
@@ -34,14 +34,14 @@ struct KnownAnswers: Sendable {
 
     /// No answers yet, as of `generation`.
     init(generation: UInt64) {
-        self.init(requests: DistinctRequests(), results: [], generation: generation)
+        self.init(requests: DistinctRequests(), results: [], generation: generation, settled: true)
     }
 
     /// Adds answers asked at `generation` (the table's when the lookups began);
     /// ignored when the table has changed since the known ones. Unsettled answers
     /// (`settled` false) make the whole set unsettled.
     mutating func add(
-        _ requests: [LookupRequest], _ answers: [LookupResult], askedAt generation: UInt64, settled: Bool = true
+        _ requests: [LookupRequest], _ answers: [LookupResult], askedAt generation: UInt64, settled: Bool
     ) {
         guard generation == self.generation, requests.count == answers.count else { return }
         self.settled = self.settled && settled

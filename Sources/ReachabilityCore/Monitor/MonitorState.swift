@@ -69,14 +69,16 @@ extension NetlinkMonitor.Shared {
     /// A pass begins at `generation`, at `now`: it publishes `table` when given one
     /// (``ReaderMachine/passBegins(_:wirelessChanged:)`` says), and counts. A pass
     /// caused by more than route events (`routesOnly` false) unsettles the answers
-    /// for a while (``answersSettled(at:)``).
+    /// for a while. Returns whether the pass's lookups give settled answers
+    /// (``answersSettled(at:)``).
     mutating func beginPass(
         publishing table: InterfaceTable?, generation: UInt64, routesOnly: Bool, at now: ContinuousClock.Instant
-    ) {
+    ) -> Bool {
         if let table { self.table = table }
         self.generation = generation
         if !routesOnly { unsettledSince = now }
         statistics.evaluationPasses += 1
+        return answersSettled(at: now)
     }
 
     /// How long after a pass caused by more than route events the kernel's answers

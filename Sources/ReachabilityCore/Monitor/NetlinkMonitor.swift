@@ -442,18 +442,18 @@ final class NetlinkMonitor: Sendable {
                 let publishes = machine.passBegins(decision, wirelessChanged: wirelessChanged)
                 let published = publishes ? table : nil
                 let routesOnly = decision.cause.routesOnly != nil
-                shared.withLock {
-                    $0.beginPass(
-                        publishing: published, generation: Generation.next(), routesOnly: routesOnly, at: .now)
+                let now = ContinuousClock.now
+                let settled = shared.withLock {
+                    $0.beginPass(publishing: published, generation: Generation.next(), routesOnly: routesOnly, at: now)
                 }
                 switch reevaluateAll(
-                    cause: decision.cause, lastBatch: &lastBatch,
-                    holdingStaleAnswers: machine.mayHoldStaleAnswers(at: .now))
+                    cause: decision.cause, lastBatch: &lastBatch, settled: settled,
+                    holdingStaleAnswers: machine.mayHoldStaleAnswers(at: now))
                 {
                 case .delivered: machine.evaluationFinished(succeeded: true)
                 case .failed: machine.evaluationFinished(succeeded: false)
                 case .stale:
-                    machine.answersStale(cause: decision.cause, at: .now)
+                    machine.answersStale(cause: decision.cause, at: now)
                     shared.withLock { $0.statistics.staleAnswerPasses += 1 }
                 }
                 // The published copy shares the table's storage: copy it now, after the
@@ -551,11 +551,12 @@ final class NetlinkMonitor: Sendable {
     /// out of a link the table has down while another is usable
     /// (``LookupBatch/mayMove(_:in:)``): the kernel is still taking that link down,
     /// and a state from it would be one it is about to take back (a route over the
-    /// other link may be the answer in a moment). The decisions are
+    /// other link may be the answer in a moment). `settled`: its lookups give
+    /// settled answers (``Shared/answersSettled(at:)``). The decisions are
     /// ``LookupBatch``'s; this is the I/O around them.
-    private func reevaluateAll(cause: PassCause, lastBatch: inout LookupBatch?, holdingStaleAnswers: Bool)
-        -> PassOutcome
-    {
+    private func reevaluateAll(
+        cause: PassCause, lastBatch: inout LookupBatch?, settled: Bool, holdingStaleAnswers: Bool
+    ) -> PassOutcome {
         let (clients, table, generation, version) = shared.withLock {
             ($0.clientList, $0.table, $0.generation, $0.planVersion)
         }
@@ -565,9 +566,9 @@ final class NetlinkMonitor: Sendable {
         let plans = clients.map { $0.plan(for: table) }
         let batch = LookupBatch(plans.lazy.map(\.requests), unlessSameAs: lastBatch)
         lastBatch = batch
-        let (known, settled) = shared.withLock { shared in
+        let known = shared.withLock { shared in
             shared.keep(batch.requests, plannedAt: version)
-            return (shared.knownAnswers, shared.answersSettled(at: .now))
+            return shared.knownAnswers
         }
         let outcome: LookupBatch.Outcome
         var keptAnswers = 0

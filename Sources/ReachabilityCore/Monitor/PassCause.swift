@@ -66,10 +66,16 @@ struct PassCause: Sendable, Equatable {
     /// answers, once the kernel confirms that those links' routes don't depend on
     /// their carrier (``NetlinkSocket/ignoresLinkdownRoutes(links:families:)``).
     var carrierOnlyLinks: Set<Int32>? {
-        guard !carrierChangedLinks.isEmpty, !otherInterfaceChange, !relevantRoute, !manyRoutes, !rulesChanged,
-            !resynced, !netconfChanged, !resolverConfigurationChanged, !gatewayNeighborChanged
-        else { return nil }
+        guard !carrierChangedLinks.isEmpty, !relevantRoute, nothingBeyondCarrierAndRoutes else { return nil }
         return carrierChangedLinks
+    }
+
+    /// No change but links' carrier and a few routes: no other link or address
+    /// change, route storm, rule, resync, setting, resolver or gateway-neighbour
+    /// change. What both ``carrierOnlyLinks`` and ``routesOnly`` rule out.
+    private var nothingBeyondCarrierAndRoutes: Bool {
+        !otherInterfaceChange && !manyRoutes && !rulesChanged && !resynced && !netconfChanged
+            && !resolverConfigurationChanged && !gatewayNeighborChanged
     }
 
     /// The prefixes of the route events drained, when route events are all that
@@ -79,8 +85,7 @@ struct PassCause: Sendable, Equatable {
     /// so a lookup none of these covers has the answer known before them
     /// (``LookupBatch/unmoved(cause:known:)``).
     var routesOnly: [RoutePrefix]? {
-        guard !routes.isEmpty, !interfacesChanged, !otherInterfaceChange, carrierChangedLinks.isEmpty, !manyRoutes,
-            !rulesChanged, !resynced, !netconfChanged, !resolverConfigurationChanged, !gatewayNeighborChanged
+        guard !routes.isEmpty, !interfacesChanged, carrierChangedLinks.isEmpty, nothingBeyondCarrierAndRoutes
         else { return nil }
         return routes
     }
