@@ -110,4 +110,37 @@ struct WirelessIntegrationTests {
         }
         #expect(log.paths.last?.linkQuality == .unknown)
     }
+
+    @Test("A pass's lines never wait for nl80211: a route change's line comes while a Wi-Fi read is stuck")
+    func linesDoNotWaitForWiFi() async throws {
+        let sysfs = try fakeSysfs(["veth0": "wlan"])
+        defer { try? FileManager.default.removeItem(atPath: sysfs) }
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        let faults = SystemCallFaults()
+        var environment = NetworkEnvironment(networkNamespacePath: ns.path, sysfsRoot: sysfs)
+        environment.systemCalls = SystemCalls(faults: faults)
+        let reachability = try Reachability(address: "198.51.100.7", environment: environment)
+        let log = try DeliveryLog.started(reachability)
+        try await log.wait(forLast: .reachableViaWiFi, "reachable over the Wi-Fi link at start")
+        let monitor = try #require(MonitorRegistry.running(for: environment))
+        try await eventually("the start's Wi-Fi read over") { !monitor.wireless.isReading }
+
+        // From now on an nl80211 request doesn't return until the test lets it: a
+        // driver stuck in a firmware reset. A pass (a new address) begins a read after
+        // its lines, and the read sticks.
+        let stuck = faults.delay(.sendto, by: .seconds(60), matching: "NETLINK_GENERIC nl80211")
+        defer { faults.remove(stuck) }
+        try ns.ip("addr add 192.0.2.77/24 dev veth0")
+        try await eventually("a Wi-Fi read stuck in nl80211") { faults.fired(stuck) > 0 }
+
+        // A route change's line comes while the read is still stuck.
+        try ns.ip("route add blackhole 198.51.100.0/24")
+        try await log.wait(forLast: .notReachable, "unreachable behind the blackhole, the read still stuck")
+        #expect(monitor.wireless.isReading && faults.fired(stuck) == 1)
+        faults.remove(stuck)
+        try await eventually("the read over once the driver answers") { !monitor.wireless.isReading }
+        reachability.stop()
+    }
 }

@@ -328,20 +328,41 @@ import Testing
         }
     }
 
-    @Test("RTM_NEWNETCONF: family, device and ignore_routes_with_linkdown; a short attribute is malformed")
-    func netconf() {
+    @Test("RTM_*NETCONF and RTM_*NEXTHOP: their kind, whatever they carry (the monitor reads nothing of them)")
+    func netconfAndNexthops() {
         typealias B = NetlinkBuilder
-        let payload =
-            B.padded([AddressFamily.inet6]) + B.attribute(NETCONFA.ifindex, B.raw(NETCONFA.indexAll))
-            + B.attribute(2, B.raw(Int32(1))) + B.attribute(NETCONFA.ignoreRoutesWithLinkdown, B.raw(Int32(1)))
-        let parsed = NetlinkParser.parse(B.message(type: NLMsgType.newNetconf, payload: payload))
-        #expect(
-            parsed.messages.map(\.message) == [
-                .netconf(NetconfMessage(family: AddressFamily.inet6, index: -1, ignoresLinkdownRoutes: true))
-            ])
-        let short = B.padded([AddressFamily.inet]) + B.attribute(NETCONFA.ignoreRoutesWithLinkdown, [1, 0])
-        #expect(NetlinkParser.parse(B.message(type: NLMsgType.delNetconf, payload: short)).malformed != nil)
-        #expect(NetlinkParser.parse(B.message(type: NLMsgType.newNetconf, payload: [])).malformed != nil)
+        let payload = B.padded([AddressFamily.inet6]) + B.attribute(1, B.raw(Int32(-1))) + B.attribute(6, [1, 0])
+        let kinds: [(UInt16, NetlinkMessage)] = [
+            (NLMsgType.newNetconf, .netconf), (NLMsgType.delNetconf, .netconf),
+            (NLMsgType.newNexthop, .nexthop(deleted: false)), (NLMsgType.delNexthop, .nexthop(deleted: true)),
+        ]
+        for (type, message) in kinds {
+            let parsed = NetlinkParser.parse(B.message(type: type, payload: payload))
+            #expect(parsed.messages.map(\.message) == [message] && parsed.malformed == nil)
+        }
+    }
+
+    @Test("RTA_CACHEINFO: rta_expires, ticks of 10 ms, is the route's remaining lifetime; none or none left is no end")
+    func routeLifetime() throws {
+        typealias B = NetlinkBuilder
+        func route(cacheInfo: [UInt8]?) -> NetlinkParser.Result {
+            var payload = B.rtmsg(family: AddressFamily.inet6, destinationLength: 0)
+            if let cacheInfo { payload += B.attribute(RTA.cacheInfo, cacheInfo) }
+            return NetlinkParser.parse(B.message(type: NLMsgType.newRoute, payload: payload))
+        }
+        // struct rta_cacheinfo: clntref, lastuse, expires (signed), error, used, id, ts, tsage.
+        func cacheInfo(expires: Int32) -> [UInt8] {
+            B.raw(UInt32(1)) + B.raw(UInt32(20)) + B.raw(expires) + Array(repeating: 0, count: 20)
+        }
+        func lifetime(_ result: NetlinkParser.Result) -> Duration?? {
+            guard case .route(let route, _)? = result.messages.first?.message else { return nil }
+            return .some(route.remainingLifetime)
+        }
+        #expect(lifetime(route(cacheInfo: cacheInfo(expires: 150))) == .some(.milliseconds(1500)))
+        #expect(lifetime(route(cacheInfo: cacheInfo(expires: 0))) == .some(nil))
+        #expect(lifetime(route(cacheInfo: cacheInfo(expires: -3))) == .some(nil))
+        #expect(lifetime(route(cacheInfo: nil)) == .some(nil))
+        #expect(route(cacheInfo: [1, 2, 3, 4, 5, 6, 7, 8]).malformed != nil, "too short for rta_expires")
     }
 
     // MARK: - Alignment and garbage

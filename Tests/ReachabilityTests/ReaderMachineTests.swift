@@ -4,148 +4,383 @@ import Testing
 @_spi(Testing) @testable import ReachabilityCore
 
 /// The reader thread's decisions and its drain, with no kernel and no root: the
-/// machine fed wake-ups, the drain fed scripted datagrams. The real-kernel
-/// tests (forced ENOBUFS, storms) check the same behaviour end to end.
+/// machine driven through its actions, the drain fed scripted datagrams, the
+/// clock given. The real-kernel tests (forced ENOBUFS, storms, the changes the
+/// kernel makes without a message) check the same behaviour end to end.
 @Suite struct ReaderMachineTests {
-    @Test("Idle: no timeout and nothing to do; a change evaluates once")
-    func idleAndChange() {
-        var machine = ReaderMachine()
-        #expect(machine.pollTimeout == -1)
-        #expect(machine.decide(ReaderWakeup()) == ReaderMachine.Decision())
+    typealias Action = ReaderMachine.Action
+    static let start = ContinuousClock.now
+
+    static func request(_ text: String) throws -> LookupRequest { LookupRequest(destination: try IPAddress(text)) }
+
+    /// A route out of link 2, living `lifetime` more (nil: no end).
+    static func route(_ gateway: String = "192.0.2.254", lifetime: Duration? = nil) throws -> LookupResult {
+        var route = RouteMessage(
+            family: AddressFamily.inet, type: RTN.unicast, table: 254, destinationLength: 0, outputInterface: 2,
+            hasGateway: true, preferredSource: nil, priority: nil)
+        route.gateway = try IPAddress(gateway)
+        route.remainingLifetime = lifetime
+        return .route(route)
+    }
+
+    /// A wake-up that changed the table (a link or an address).
+    static var tableChange: ReaderWakeup {
         var wakeup = ReaderWakeup()
         wakeup.messages = 1
         wakeup.changed = true
         wakeup.tableChanged = true
-        let decision = machine.decide(wakeup)
-        #expect(decision.evaluate && decision.tableChanged && !decision.resync && !decision.pause)
-        #expect(decision.cause.interfacesChanged)
-        machine.evaluationFinished(succeeded: true)
-        #expect(machine.pollTimeout == -1)
+        wakeup.cause.interfacesChanged = true
+        return wakeup
     }
 
-    @Test("Overrun: a resync, then a pass caused by it, with the table published")
-    func overrunResyncs() {
+    /// A wake-up of route events alone, for these prefixes (address, length).
+    static func routes(_ prefixes: [(String?, UInt8)]) throws -> ReaderWakeup {
+        var wakeup = ReaderWakeup()
+        wakeup.messages = prefixes.count
+        wakeup.changed = true
+        for (address, length) in prefixes {
+            let destination = try address.map { try IPAddress($0) }
+            let family = destination?.family == .ipv6 ? AddressFamily.inet6 : AddressFamily.inet
+            wakeup.cause.noteRoute(RoutePrefix(family: family, length: length, destination: destination))
+        }
+        return wakeup
+    }
+
+    /// The kinds of change that move answers without a route event: none may keep one.
+    static var otherChanges: [(String, (inout ReaderWakeup) -> Void)] {
+        [
+            ("a link or an address, its carrier included", { $0.cause.interfacesChanged = true }),
+            ("a route storm", { $0.cause.manyRoutes = true }),
+            ("a rule", { $0.cause.rulesChanged = true }),
+            ("netconf", { $0.cause.netconfChanged = true }),
+            ("a nexthop object", { $0.cause.nexthopsChanged = true }),
+            ("the resolver's files", { $0.cause.resolverConfigurationChanged = true }),
+            ("a gateway's neighbor", { $0.cause.gatewayNeighborChanged = true }),
+            ("lost events", { $0.needsResync = true }),
+            ("an expiry", { $0.startsExpire = Self.start }),
+        ]
+    }
+
+    /// Runs the pass `action` begins (a ``Action/plan(_:publishes:)``): `plans` are
+    /// the clients' requests, `kernel` answers what the machine asks. Returns what
+    /// was asked, what was delivered, and the poll that follows.
+    static func pass(
+        _ action: Action, machine: inout ReaderMachine, plans: [[LookupRequest]], at now: ContinuousClock.Instant,
+        kernel: ([LookupRequest]) throws -> [LookupResult]?
+    ) throws -> (asked: [LookupRequest]?, delivery: ReaderMachine.Delivery?, poll: Int32?) {
+        guard case .plan = action else {
+            Issue.record("not a pass: \(action)")
+            return (nil, nil, nil)
+        }
+        var next = machine.planned(plans, at: now)
+        var asked: [LookupRequest]?
+        if case .lookUp(let requests) = next {
+            asked = requests
+            next = machine.lookedUp(try kernel(requests), at: now)
+        }
+        guard case .deliver(let delivery) = next else {
+            guard case .poll(let timeout) = next else { return (asked, nil, nil) }
+            return (asked, nil, timeout)
+        }
+        guard case .poll(let timeout) = machine.delivered(at: now) else { return (asked, delivery, nil) }
+        return (asked, delivery, timeout)
+    }
+
+    @Test("Idle: nothing to do, no timeout; a change is one pass that asks every lookup and delivers its answers")
+    func idleAndChange() throws {
+        var machine = ReaderMachine()
+        #expect(machine.woke(ReaderWakeup(), at: Self.start) == .poll(timeoutMilliseconds: -1))
+        let (a, b) = (try Self.request("192.0.2.1"), try Self.request("2001:db8::1"))
+        let action = machine.woke(Self.tableChange, at: Self.start)
+        #expect(action == .plan(Self.tableChange.cause, publishes: true))
+        let answers = [try Self.route(), LookupResult.noRoute(errno: 101)]
+        let (asked, delivery, poll) = try Self.pass(action, machine: &machine, plans: [[a, b], [b]], at: Self.start) {
+            _ in answers
+        }
+        #expect(asked == [a, b])
+        #expect(delivery?.answers == answers && delivery?.keptAnswers == 0)
+        #expect(delivery?.batch.answers(forPlan: 1, in: answers) == [.noRoute(errno: 101)])
+        #expect(delivery?.gateways == [InterfaceTable.NeighborKey(index: 2, address: try IPAddress("192.0.2.254"))])
+        #expect(poll == -1 && machine.phase == .waiting)
+        #expect(machine.carriesAnswers(2) && !machine.carriesAnswers(3), "the link the answers go out of")
+    }
+
+    @Test("A pass with no lookups (no clients, or an interface list) still delivers, asking nothing")
+    func passWithoutLookups() throws {
+        var machine = ReaderMachine()
+        let action = machine.woke(Self.tableChange, at: Self.start)
+        let (asked, delivery, poll) = try Self.pass(action, machine: &machine, plans: [[]], at: Self.start) { _ in
+            Issue.record("asked the kernel")
+            return []
+        }
+        #expect(asked == nil && delivery?.answers == [] && delivery?.batch.planCount == 1 && poll == -1)
+    }
+
+    @Test("Lost events: a resync, then a pass caused by it that publishes; a poll failure is reported so too")
+    func overrunResyncs() throws {
         var machine = ReaderMachine()
         var wakeup = ReaderWakeup()
         wakeup.needsResync = true
         wakeup.overruns = 1
-        let decision = machine.decide(wakeup)
-        #expect(decision.resync && decision.evaluate && decision.tableChanged)
-        #expect(decision.cause.resynced && decision.cause.interfacesChanged)
-        machine.resyncFinished(succeeded: true)
-        machine.evaluationFinished(succeeded: true)
-        #expect(machine.pollTimeout == -1)
-        #expect(machine.decide(ReaderWakeup()) == ReaderMachine.Decision(), "nothing left to do")
+        #expect(machine.woke(wakeup, at: Self.start) == .resync)
+        let action = machine.resynced(true)
+        guard case .plan(let cause, let publishes) = action else {
+            Issue.record("no pass after the resync: \(action)")
+            return
+        }
+        #expect(cause.resynced && publishes)
+        let a = try Self.request("192.0.2.1")
+        let (asked, _, poll) = try Self.pass(action, machine: &machine, plans: [[a]], at: Self.start) { _ in
+            [.noRoute(errno: 101)]
+        }
+        #expect(asked == [a] && poll == -1)
+        #expect(machine.woke(ReaderWakeup(), at: Self.start) == .poll(timeoutMilliseconds: -1), "nothing left")
     }
 
     @Test("A failed resync is retried every second until one works, never forgotten")
-    func failedResyncRetried() {
+    func failedResyncRetried() throws {
         var machine = ReaderMachine()
         var wakeup = ReaderWakeup()
         wakeup.needsResync = true
-        _ = machine.decide(wakeup)
-        machine.resyncFinished(succeeded: false)
-        machine.evaluationFinished(succeeded: true)
-        #expect(machine.pollTimeout == ReaderMachine.retryMilliseconds)
+        #expect(machine.woke(wakeup, at: Self.start) == .resync)
+        var action = machine.resynced(false)
+        var (_, _, poll) = try Self.pass(action, machine: &machine, plans: [[]], at: Self.start) { _ in [] }
+        #expect(poll == ReaderMachine.retryMilliseconds)
         // The poll times out with nothing new: the resync is due anyway, and a pass after it.
         for _ in 0..<3 {
-            let retry = machine.decide(ReaderWakeup())
-            #expect(retry.resync && retry.evaluate && retry.cause.resynced)
-            machine.resyncFinished(succeeded: false)
-            machine.evaluationFinished(succeeded: true)
+            #expect(machine.woke(ReaderWakeup(), at: Self.start) == .resync)
+            action = machine.resynced(false)
+            guard case .plan(let cause, _) = action else {
+                Issue.record("no pass after the retried resync")
+                return
+            }
+            #expect(cause.resynced)
+            (_, _, poll) = try Self.pass(action, machine: &machine, plans: [[]], at: Self.start) { _ in [] }
+            #expect(poll == ReaderMachine.retryMilliseconds)
         }
-        _ = machine.decide(ReaderWakeup())
-        machine.resyncFinished(succeeded: true)
-        machine.evaluationFinished(succeeded: true)
-        #expect(machine.pollTimeout == -1)
-        #expect(!machine.decide(ReaderWakeup()).resync)
+        #expect(machine.woke(ReaderWakeup(), at: Self.start) == .resync)
+        action = machine.resynced(true)
+        (_, _, poll) = try Self.pass(action, machine: &machine, plans: [[]], at: Self.start) { _ in [] }
+        #expect(poll == -1)
+        #expect(machine.woke(ReaderWakeup(), at: Self.start) == .poll(timeoutMilliseconds: -1))
     }
 
-    @Test("A failed pass (lookups) is retried on the next wake-up or timeout")
-    func failedPassRetried() {
+    @Test("A failed pass is retried a second later with its cause, asking everything, until one works")
+    func failedPassRetried() throws {
         var machine = ReaderMachine()
-        var wakeup = ReaderWakeup()
-        wakeup.changed = true
-        wakeup.messages = 1
-        _ = machine.decide(wakeup)
-        machine.evaluationFinished(succeeded: false)
-        #expect(machine.pollTimeout == ReaderMachine.retryMilliseconds)
-        let retry = machine.decide(ReaderWakeup())
-        #expect(retry.evaluate && !retry.resync && !retry.tableChanged)
-        machine.evaluationFinished(succeeded: true)
-        #expect(machine.pollTimeout == -1)
-        #expect(!machine.decide(ReaderWakeup()).evaluate)
-    }
-
-    @Test("A pass whose answers were stale runs again within 2 ms with its cause, for at most 50 ms")
-    func staleAnswersRunAgain() throws {
-        var machine = ReaderMachine()
-        var wakeup = ReaderWakeup()
-        wakeup.changed = true
-        wakeup.messages = 1
-        wakeup.cause.otherInterfaceChange = true
-        wakeup.cause.noteRoute(RoutePrefix(family: AddressFamily.inet6, length: 0, destination: nil))
-        let first = machine.decide(wakeup)
-        let start = ContinuousClock.now
-        #expect(machine.mayHoldStaleAnswers(at: start))
-        machine.answersStale(cause: first.cause, at: start)
-        #expect(machine.pollTimeout == ReaderMachine.staleAnswerWaitMilliseconds)
-        // Nothing came: the pass runs again, with the held cause.
-        let again = machine.decide(ReaderWakeup())
-        #expect(again.evaluate && again.cause.otherInterfaceChange && again.cause.routes.count == 1)
-        machine.answersStale(cause: again.cause, at: start + .milliseconds(30))
-        #expect(machine.mayHoldStaleAnswers(at: start + .milliseconds(49)), "counted from the first")
-        #expect(!machine.mayHoldStaleAnswers(at: start + .milliseconds(50)), "then it delivers what it has")
-        #expect(machine.decide(ReaderWakeup()).cause.otherInterfaceChange, "the cause is still held")
-        machine.evaluationFinished(succeeded: true)
-        #expect(machine.pollTimeout == -1 && machine.mayHoldStaleAnswers(at: start + .seconds(1)))
-        #expect(!machine.decide(ReaderWakeup()).evaluate, "delivered: nothing held")
-
-        // Causes add up; routes past the limit are many.
-        var cause = PassCause()
-        cause.rulesChanged = true
-        cause.carrierChangedLinks = [2]
-        var other = PassCause()
-        other.carrierChangedLinks = [3]
-        other.gatewayNeighborChanged = true
-        for index in 0..<PassCause.routeLimit {
-            other.noteRoute(
-                RoutePrefix(family: AddressFamily.inet, length: 32, destination: try IPAddress("10.0.0.\(index)")))
+        let (a, b) = (try Self.request("192.0.2.1"), try Self.request("198.51.100.1"))
+        var action = machine.woke(Self.tableChange, at: Self.start)
+        _ = try Self.pass(action, machine: &machine, plans: [[a, b]], at: Self.start) { _ in
+            [.noRoute(errno: 1), .noRoute(errno: 2)]
         }
-        cause.noteRoute(RoutePrefix(family: AddressFamily.inet, length: 0, destination: nil))
-        cause.add(other)
-        #expect(cause.rulesChanged && cause.gatewayNeighborChanged && cause.carrierChangedLinks == [2, 3])
-        #expect(cause.manyRoutes && cause.routes.isEmpty)
-    }
-
-    @Test("A poll failure counts as lost events: a resync follows")
-    func pollFailure() {
-        var machine = ReaderMachine()
-        machine.pollFailed()
-        #expect(machine.pollTimeout == ReaderMachine.retryMilliseconds)
-        let decision = machine.decide(ReaderWakeup())
-        #expect(decision.resync && decision.evaluate)
+        // Routes alone, covering a: b's answer would be kept, but the lookups fail.
+        action = machine.woke(try Self.routes([("192.0.2.0", 24)]), at: Self.start)
+        var (asked, delivery, poll) = try Self.pass(action, machine: &machine, plans: [[a, b]], at: Self.start) {
+            _ in nil
+        }
+        #expect(asked == [a] && delivery == nil && poll == ReaderMachine.retryMilliseconds)
+        #expect(!machine.carriesAnswers(2), "no answer is known after a failure")
+        action = machine.woke(ReaderWakeup(), at: Self.start + .seconds(1))
+        guard case .plan(let cause, let publishes) = action else {
+            Issue.record("no retry: \(action)")
+            return
+        }
+        #expect(cause.routes.count == 1 && !publishes, "the failed pass's cause; nothing new to publish")
+        (asked, delivery, poll) = try Self.pass(action, machine: &machine, plans: [[a, b]], at: Self.start) { _ in
+            [.noRoute(errno: 3), .noRoute(errno: 4)]
+        }
+        #expect(asked == [a, b], "nothing known: everything asked")
+        #expect(delivery?.cause == cause && poll == -1)
+        #expect(machine.woke(ReaderWakeup(), at: Self.start + .seconds(2)) == .poll(timeoutMilliseconds: -1))
     }
 
     @Test("A storm of unrelated events pauses from the eighth wake-up in a row; anything relevant ends the run")
-    func stormPause() {
+    func stormPause() throws {
         var machine = ReaderMachine()
         var unrelated = ReaderWakeup()
         unrelated.messages = 500
-        let pauses = (0..<12).map { _ in machine.decide(unrelated).pause }
-        #expect(pauses == Array(repeating: false, count: 7) + Array(repeating: true, count: 5))
-        #expect(!machine.decide(unrelated).evaluate, "unrelated events never cause a pass")
+        let pause = Action.pause(microseconds: ReaderMachine.stormPauseMicroseconds)
+        var actions: [Action] = []
+        for _ in 0..<12 {
+            let action = machine.woke(unrelated, at: Self.start)
+            actions.append(action)
+            if action == pause { #expect(machine.paused(at: Self.start) == .poll(timeoutMilliseconds: -1)) }
+        }
+        #expect(
+            actions == Array(repeating: .poll(timeoutMilliseconds: -1), count: 7) + Array(repeating: pause, count: 5))
 
-        var relevant = ReaderWakeup()
-        relevant.messages = 1
-        relevant.changed = true
-        #expect(!machine.decide(relevant).pause)
+        let relevant = Self.tableChange
+        #expect(machine.woke(relevant, at: Self.start) == .plan(relevant.cause, publishes: true))
         #expect(machine.unrelatedStreak == 0)
-        #expect(!machine.decide(unrelated).pause, "a new run starts from zero")
+        _ = try Self.pass(.plan(relevant.cause, publishes: true), machine: &machine, plans: [], at: Self.start) { _ in
+            []
+        }
+        #expect(machine.woke(unrelated, at: Self.start) == .poll(timeoutMilliseconds: -1), "a new run starts from zero")
 
         // A wake-up with nothing read (a timeout, the stop eventfd) neither counts nor pauses.
         var quiet = ReaderMachine()
-        for _ in 0..<20 { #expect(!quiet.decide(ReaderWakeup()).pause) }
+        for _ in 0..<20 { #expect(quiet.woke(ReaderWakeup(), at: Self.start) == .poll(timeoutMilliseconds: -1)) }
+    }
+
+    @Test("Ask what moved: routes alone ask only the lookups a drained prefix covers, and those not known")
+    func askWhatMoved() throws {
+        var machine = ReaderMachine()
+        let (a, b, c) = (
+            try Self.request("192.0.2.1"), try Self.request("198.51.100.1"), try Self.request("2001:db8::1")
+        )
+        let first = [try Self.route("192.0.2.254"), try Self.route("192.0.2.253"), LookupResult.noRoute(errno: 101)]
+        _ = try Self.pass(
+            machine.woke(Self.tableChange, at: Self.start), machine: &machine, plans: [[a, b, c]], at: Self.start
+        ) {
+            _ in first
+        }
+
+        // A route into a's network: a alone is asked; b and c keep their answers.
+        let fresh = try Self.route("192.0.2.9")
+        var (asked, delivery, _) = try Self.pass(
+            machine.woke(try Self.routes([("192.0.2.0", 24)]), at: Self.start), machine: &machine, plans: [[a, b, c]],
+            at: Self.start
+        ) { _ in [fresh] }
+        #expect(asked == [a])
+        #expect(delivery?.answers == [fresh, first[1], first[2]] && delivery?.keptAnswers == 2)
+
+        // A route covering nothing looked up: nothing asked, all kept.
+        (asked, delivery, _) = try Self.pass(
+            machine.woke(try Self.routes([("203.0.113.0", 24)]), at: Self.start), machine: &machine,
+            plans: [[a, b, c]], at: Self.start
+        ) { _ in
+            Issue.record("asked the kernel")
+            return []
+        }
+        #expect(asked == nil && delivery?.answers == [fresh, first[1], first[2]] && delivery?.keptAnswers == 3)
+
+        // The IPv4 default route covers every IPv4 lookup; a new client's lookup is not known.
+        let d = try Self.request("203.0.113.7")
+        (asked, delivery, _) = try Self.pass(
+            machine.woke(try Self.routes([(nil, 0)]), at: Self.start), machine: &machine, plans: [[a, b, c], [d]],
+            at: Self.start
+        ) { requests in requests.map { _ in .noRoute(errno: 113) } }
+        #expect(asked == [a, b, d])
+        #expect(delivery?.answers == [.noRoute(errno: 113), .noRoute(errno: 113), first[2], .noRoute(errno: 113)])
+
+        // A Wi-Fi SSID or signal change: nothing routes by it, nothing asked, the table published.
+        var wireless = ReaderWakeup()
+        wireless.noteWireless(changed: true)
+        let action = machine.woke(wireless, at: Self.start)
+        #expect(action == .plan(wireless.cause, publishes: true))
+        (asked, delivery, _) = try Self.pass(action, machine: &machine, plans: [[a, b, c], [d]], at: Self.start) { _ in
+            Issue.record("asked the kernel for a Wi-Fi change")
+            return []
+        }
+        #expect(asked == nil && delivery?.keptAnswers == 4 && delivery?.cause.isWirelessOnly == true)
+    }
+
+    @Test("Correctness: a change that moves answers without a route event never keeps one, with routes or alone")
+    func otherChangesAskEverything() throws {
+        let (a, b) = (try Self.request("192.0.2.1"), try Self.request("198.51.100.1"))
+        for (what, change) in Self.otherChanges {
+            for withRoute in [false, true] {
+                var machine = ReaderMachine()
+                _ = try Self.pass(
+                    machine.woke(Self.tableChange, at: Self.start), machine: &machine, plans: [[a, b]],
+                    at: Self.start
+                ) { _ in [.noRoute(errno: 1), .noRoute(errno: 2)] }
+                var wakeup = withRoute ? try Self.routes([("192.0.2.0", 24)]) : ReaderWakeup()
+                wakeup.changed = true
+                change(&wakeup)
+                var action = machine.woke(wakeup, at: Self.start)
+                if action == .resync { action = machine.resynced(true) }
+                let (asked, delivery, _) = try Self.pass(
+                    action, machine: &machine, plans: [[a, b]], at: Self.start
+                ) { _ in [.noRoute(errno: 3), .noRoute(errno: 4)] }
+                #expect(asked == [a, b], "\(what)\(withRoute ? " with a route" : ""): everything asked")
+                #expect(delivery?.keptAnswers == 0, "\(what)")
+            }
+        }
+    }
+
+    @Test("Re-check at expiry: the poll ends at the earliest route lifetime's end, and that pass asks everything")
+    func expiry() throws {
+        var machine = ReaderMachine()
+        let (a, b) = (try Self.request("192.0.2.1"), try Self.request("198.51.100.1"))
+        let margin = ReaderMachine.expiryMargin
+        var (_, _, poll) = try Self.pass(
+            machine.woke(Self.tableChange, at: Self.start), machine: &machine, plans: [[a, b]], at: Self.start
+        ) { _ in [try Self.route(lifetime: .seconds(30)), try Self.route(lifetime: .seconds(2))] }
+        #expect(poll == 2025 && machine.expiry == Self.start + .seconds(2) + margin)
+
+        // Routes alone before then: b is kept, and so is its end.
+        var asked: [LookupRequest]?
+        (asked, _, poll) = try Self.pass(
+            machine.woke(try Self.routes([("192.0.2.1", 32)]), at: Self.start + .seconds(1)), machine: &machine,
+            plans: [[a, b]], at: Self.start + .seconds(1)
+        ) { _ in [.noRoute(errno: 101)] }
+        #expect(asked == [a] && poll == 1025)
+        #expect(machine.woke(ReaderWakeup(), at: Self.start + .seconds(2)) == .poll(timeoutMilliseconds: 25))
+
+        // The end: a pass that asks everything, whatever else came.
+        let end = Self.start + .seconds(2) + margin
+        let action = machine.woke(ReaderWakeup(), at: end)
+        guard case .plan(let cause, let publishes) = action else {
+            Issue.record("no pass at the expiry: \(action)")
+            return
+        }
+        #expect(cause.answersExpired && !publishes && cause.routesOnly == nil)
+        (asked, _, poll) = try Self.pass(action, machine: &machine, plans: [[a, b]], at: end) { _ in
+            [.noRoute(errno: 101), .noRoute(errno: 101)]
+        }
+        #expect(asked == [a, b] && poll == -1 && machine.expiry == nil)
+    }
+
+    @Test("Expiry: a refreshed route moves the end later; an answer in its route's last tick keeps the end ahead")
+    func expiryEdges() throws {
+        let a = try Self.request("192.0.2.1")
+        var machine = ReaderMachine()
+        var (_, _, poll) = try Self.pass(
+            machine.woke(Self.tableChange, at: Self.start), machine: &machine, plans: [[a]], at: Self.start
+        ) { _ in [try Self.route(lifetime: .seconds(2))] }
+        #expect(poll == 2025)
+        // The route was added again with a longer life before its end: that end stands
+        // until it comes (one pass more), then the new one.
+        let soon = Self.start + .seconds(1)
+        (_, _, poll) = try Self.pass(
+            machine.woke(try Self.routes([(nil, 0)]), at: soon), machine: &machine, plans: [[a]], at: soon
+        ) {
+            _ in [try Self.route(lifetime: .seconds(10))]
+        }
+        #expect(poll == 1025, "the earlier end first")
+        let end = Self.start + .seconds(2) + ReaderMachine.expiryMargin
+        (_, _, poll) = try Self.pass(machine.woke(ReaderWakeup(), at: end), machine: &machine, plans: [[a]], at: end) {
+            _ in [try Self.route(lifetime: .seconds(9))]
+        }
+        #expect(poll == 9025, "then the refreshed one's")
+
+        // In its last 10 ms the kernel shows no lifetime at all: the end already known stands.
+        let last = end + .milliseconds(8990)
+        (_, _, poll) = try Self.pass(
+            machine.woke(try Self.routes([(nil, 0)]), at: last), machine: &machine, plans: [[a]], at: last
+        ) {
+            _ in [try Self.route()]
+        }
+        #expect(poll == 35)
+
+        // A start's answer that ends earlier shortens the poll, with no pass of its own.
+        var started = ReaderWakeup()
+        started.startsExpire = last + .milliseconds(10)
+        #expect(machine.woke(started, at: last) == .poll(timeoutMilliseconds: 10))
+    }
+
+    @Test("The call order is the machine's: a report it doesn't wait for stops the process")
+    func callOrder() async {
+        await #expect(processExitsWith: .failure) {
+            var machine = ReaderMachine()
+            _ = machine.planned([[LookupRequest]](), at: .now)
+        }
+        await #expect(processExitsWith: .failure) {
+            var machine = ReaderMachine()
+            _ = machine.woke(ReaderMachineTests.tableChange, at: .now)
+            _ = machine.woke(ReaderWakeup(), at: .now)
+        }
     }
 
     @Test("Leases: the watch fired → every link's; a table change → new links'; nothing, or no lease files → none")
@@ -169,29 +404,18 @@ import Testing
         #expect(ReaderMachine(watchesLeases: false).leaseRead(for: newLink) == .none)
     }
 
-    @Test("A lease read that changed a metered state is a table change and a pass, not a carrier-only one")
+    @Test("A lease read that changed a metered state is an interface change and a pass that publishes")
     func leaseReadOutcome() {
         var machine = ReaderMachine(watchesLeases: true)
         var wakeup = ReaderWakeup()
         wakeup.noteFiles([.leases])
-        wakeup.messages = 1
-        wakeup.changed = true
-        wakeup.tableChanged = true
-        wakeup.cause.carrierChangedLinks = [2]
         let before = wakeup
         machine.leasesRead(changed: false, wakeup: &wakeup)
         #expect(wakeup == before, "leases that changed nothing change nothing")
-        #expect(wakeup.cause.carrierOnlyLinks == [2])
-
-        var quiet = ReaderWakeup()
-        quiet.noteFiles([.leases])
-        #expect(!machine.decide(quiet).evaluate, "a lease file that changed no metered state makes no pass")
-        machine.leasesRead(changed: true, wakeup: &quiet)
-        #expect(quiet.changed && quiet.tableChanged && quiet.cause.otherInterfaceChange)
-        let decision = machine.decide(quiet)
-        #expect(decision.evaluate && decision.tableChanged && decision.cause.interfacesChanged)
+        #expect(machine.woke(wakeup, at: Self.start) == .poll(timeoutMilliseconds: -1), "and make no pass")
         machine.leasesRead(changed: true, wakeup: &wakeup)
-        #expect(wakeup.cause.carrierOnlyLinks == nil, "a metered change may move an answer: no reuse")
+        #expect(wakeup.changed && wakeup.tableChanged && wakeup.cause.interfacesChanged)
+        #expect(machine.woke(wakeup, at: Self.start) == .plan(wakeup.cause, publishes: true))
     }
 
     @Test("File events: a resolver change is a pass, counted once; the namespace file is no change of its own")
@@ -200,9 +424,9 @@ import Testing
         var resolver = ReaderWakeup()
         resolver.noteFiles([.resolverConfiguration, .namespaceFile])
         #expect(resolver.changed && resolver.cause.resolverConfigurationChanged && !resolver.leasesChanged)
-        let decision = machine.decide(resolver)
-        #expect(decision.evaluate && !decision.tableChanged && decision.cause.resolverConfigurationChanged)
-        #expect(decision.statistics == ReaderMachine.StatisticsUpdate(resolverConfigurationChanges: 1))
+        #expect(machine.woke(resolver, at: Self.start) == .plan(resolver.cause, publishes: false))
+        #expect(
+            ReaderMachine.statistics(of: resolver) == ReaderMachine.StatisticsUpdate(resolverConfigurationChanges: 1))
         var namespace = ReaderWakeup()
         namespace.noteFiles([.namespaceFile])
         #expect(namespace == ReaderWakeup())
@@ -212,7 +436,6 @@ import Testing
         "Counters: a drained wake-up adds its figures and the foreign total; a resolver change one; a quiet one nothing"
     )
     func counters() throws {
-        var machine = ReaderMachine()
         var drained = ReaderWakeup()
         drained.messages = 40
         drained.overruns = 2
@@ -220,18 +443,18 @@ import Testing
         drained.relevantRoutes = 3
         drained.needsResync = true
         drained.noteDrained(foreignDatagrams: 7)
-        let update = machine.decide(drained).statistics
+        let update = ReaderMachine.statistics(of: drained)
         #expect(
             update
                 == ReaderMachine.StatisticsUpdate(
                     eventsReceived: 40, overruns: 2, malformedMessages: 1, relevantRouteEvents: 3, foreignDatagrams: 7))
         var nothingRead = ReaderWakeup()
         nothingRead.noteDrained(foreignDatagrams: 7)
-        #expect(machine.decide(nothingRead).statistics == ReaderMachine.StatisticsUpdate(foreignDatagrams: 7))
-        #expect(machine.decide(ReaderWakeup()).statistics == nil, "a timeout or the stop eventfd: no lock taken")
+        #expect(ReaderMachine.statistics(of: nothingRead) == ReaderMachine.StatisticsUpdate(foreignDatagrams: 7))
+        #expect(ReaderMachine.statistics(of: ReaderWakeup()) == nil, "a timeout or the stop eventfd: no lock taken")
         var leases = ReaderWakeup()
         leases.noteFiles([.leases])
-        #expect(machine.decide(leases).statistics == nil)
+        #expect(ReaderMachine.statistics(of: leases) == nil)
 
         var statistics = MonitorStatistics()
         statistics.foreignDatagrams = 3
@@ -247,36 +470,23 @@ import Testing
         #expect(statistics == expected, "the foreign count is the source's total; the others add up")
     }
 
-    @Test("Publishing: a changed table, a Wi-Fi change or waiting neighbor changes publish with the pass; nothing else")
-    func publishing() {
+    @Test("Publishing: a changed table, a resync or waiting neighbor changes publish with the pass; nothing else")
+    func publishing() throws {
         var machine = ReaderMachine()
-        var route = ReaderWakeup()
-        route.messages = 1
-        route.changed = true
-        route.relevantRoutes = 1
-        let routePass = machine.decide(route)
-        #expect(routePass.evaluate && !routePass.tableChanged)
-        let quiet = machine.passBegins(routePass, wirelessChanged: false)
-        #expect(!quiet, "a route changes no table")
-        let wireless = machine.passBegins(routePass, wirelessChanged: true)
-        #expect(wireless, "a Wi-Fi SSID or signal change publishes")
-        let after = machine.passBegins(routePass, wirelessChanged: false)
-        #expect(!after, "and is not carried over")
+        let route = try Self.routes([("192.0.2.0", 24)])
+        #expect(machine.woke(route, at: Self.start) == .plan(route.cause, publishes: false), "a route changes no table")
+        _ = try Self.pass(.plan(route.cause, publishes: false), machine: &machine, plans: [], at: Self.start) { _ in []
+        }
 
-        var link = ReaderWakeup()
-        link.messages = 1
-        link.changed = true
-        link.tableChanged = true
-        let linkPass = machine.decide(link)
-        let linkPublished = machine.passBegins(linkPass, wirelessChanged: false)
-        #expect(linkPublished, "a changed table is published")
-
-        var failed = ReaderMachine()
-        _ = failed.decide(route)
-        failed.evaluationFinished(succeeded: false)
-        let retry = failed.decide(ReaderWakeup())
-        let retryPublished = failed.passBegins(retry, wirelessChanged: false)
-        #expect(retry.evaluate && !retryPublished, "a retried pass publishes nothing new")
+        var neighbor = ReaderWakeup()
+        neighbor.messages = 1
+        neighbor.neighborsChanged = true
+        #expect(machine.woke(neighbor, at: Self.start) == .poll(timeoutMilliseconds: -1), "no pass of its own")
+        #expect(machine.neighborsUnpublished)
+        #expect(machine.woke(route, at: Self.start) == .plan(route.cause, publishes: true), "published with the next")
+        _ = try Self.pass(.plan(route.cause, publishes: true), machine: &machine, plans: [], at: Self.start) { _ in [] }
+        #expect(!machine.neighborsUnpublished)
+        #expect(machine.woke(route, at: Self.start) == .plan(route.cause, publishes: false), "once")
     }
 }
 
@@ -404,46 +614,34 @@ final class ScriptedEventSource: NetlinkEventSource {
                 + B.attribute(IFLA.operstate, [operState]))
     }
 
-    /// RTM_NEWNETCONF: eth0's IPv4 ignore_routes_with_linkdown.
-    static let netconf = B.message(
-        type: NLMsgType.newNetconf,
-        payload: B.padded([AddressFamily.inet]) + B.attribute(NETCONFA.ifindex, B.raw(Int32(2)))
-            + B.attribute(NETCONFA.ignoreRoutesWithLinkdown, B.raw(Int32(1))))
+    /// RTM_NEWNETCONF: eth0's IPv4 settings (the attributes are not read).
+    static let netconf = B.message(type: NLMsgType.newNetconf, payload: B.padded([AddressFamily.inet]))
 
-    @Test(
-        "Carrier alone: an up link losing LOWER_UP may reuse answers; admin down, renames, addresses, routes, netconf may not"
-    )
-    func carrierOnly() throws {
+    @Test("A carrier change is an interface change, like any other link change; the same state again is none")
+    func carrierChange() throws {
         let (_, up, _) = Self.drain([
             .datagram(Self.eth0(flags: IFF.up | IFF.lowerUp | IFF.running, operState: IFOper.up))
         ])
+        // The kernel revives IPv6 next hops and flushes nexthop objects at a carrier
+        // change without a route event: such a pass asks the kernel (ReaderMachineTests).
         let lost = Self.eth0(flags: IFF.up, operState: IFOper.lowerLayerDown)
         let (carrier, _, _) = Self.drain([.datagram(lost)], table: up)
-        #expect(carrier.changed && carrier.cause.carrierOnlyLinks == [2])
-
-        // A link first seen is a change of another kind; its state again is no change.
-        let (first, _, _) = Self.drain([.datagram(lost)])
-        #expect(first.changed && first.cause.carrierOnlyLinks == nil)
+        #expect(carrier.changed && carrier.tableChanged && carrier.cause.interfacesChanged)
+        #expect(carrier.cause.routesOnly == nil)
         let again = Self.eth0(flags: IFF.up | IFF.lowerUp | IFF.running, operState: IFOper.up)
         #expect(!Self.drain([.datagram(again)], table: up).0.changed)
+    }
 
-        let (adminDown, _, _) = Self.drain([.datagram(Self.eth0(flags: 0, operState: IFOper.down))], table: up)
-        #expect(adminDown.changed && adminDown.cause.carrierOnlyLinks == nil)
-        let renamed = Self.eth0(flags: IFF.up, operState: IFOper.lowerLayerDown, name: "wan0")
-        #expect(Self.drain([.datagram(renamed)], table: up).0.cause.carrierOnlyLinks == nil)
-        let address = B.newAddress(family: AddressFamily.inet, address: [192, 0, 2, 1])
-        #expect(Self.drain([.datagram(lost + address)], table: up).0.cause.carrierOnlyLinks == nil)
-        let (withNetconf, _, _) = Self.drain([.datagram(lost + Self.netconf)], table: up)
-        #expect(withNetconf.cause.netconfChanged && withNetconf.cause.carrierOnlyLinks == nil)
-
-        // A route covering a destination still counts after the carrier change made a pass due.
-        let target = try IPAddress("198.51.100.7")
-        let covering = Self.route([198, 51, 100, 0], length: 24)
-        let (routed, _, _) = Self.drain([.datagram(lost + covering)], destinations: [target], table: up)
-        #expect(routed.cause.relevantRoute && routed.cause.carrierOnlyLinks == nil)
-        let unrelated = Self.route([10, 0, 0, 0], length: 24)
-        let (quiet, _, _) = Self.drain([.datagram(lost + unrelated)], destinations: [target], table: up)
-        #expect(quiet.cause.carrierOnlyLinks == [2], "a route covering no destination changes no answer")
+    @Test("Nexthop objects: a new, replaced or deleted one makes a pass that asks everything")
+    func nexthops() throws {
+        let nexthop = B.message(type: NLMsgType.newNexthop, payload: B.padded([AddressFamily.inet]))
+        let deleted = B.message(type: NLMsgType.delNexthop, payload: B.padded([AddressFamily.inet]))
+        for datagram in [nexthop, deleted] {
+            let (wakeup, _, asked) = Self.drain([.datagram(datagram)], destinations: [try IPAddress("192.0.2.1")])
+            #expect(wakeup.changed && wakeup.cause.nexthopsChanged && !wakeup.tableChanged && asked == 0)
+            #expect(wakeup.cause.routesOnly == nil)
+            #expect(wakeup.cause.isRelevant(toHostAt: []), "hostnames reach their addresses through them too")
+        }
     }
 
     @Test(
@@ -481,14 +679,13 @@ final class ScriptedEventSource: NetlinkEventSource {
             #expect(wakeup.messages == 1 && source.receives == 1 && source.holdsReadDatagrams, "stopped after it")
             #expect(wakeup.leftReadDatagrams)
             wakeup.noteDrained(foreignDatagrams: 0)
-            var machine = ReaderMachine()
-            #expect(machine.decide(wakeup).statistics?.earlyPasses == 1, "counted as an early pass")
+            #expect(ReaderMachine.statistics(of: wakeup)?.earlyPasses == 1, "counted as an early pass")
             #expect(table[2]?.isUsable != true && asked == [2])
             var next = ReaderWakeup()
             drain(&next)
             #expect(next.messages == 2 && !next.answerLinkLost && !source.holdsReadDatagrams, "the rest, next")
             next.noteDrained(foreignDatagrams: 0)
-            #expect(!next.leftReadDatagrams && machine.decide(next).statistics?.earlyPasses == 0)
+            #expect(!next.leftReadDatagrams && ReaderMachine.statistics(of: next)?.earlyPasses == 0)
             #expect(next.cause.routes.count == 1, "the route was read")
         }
 
@@ -553,9 +750,9 @@ final class ScriptedEventSource: NetlinkEventSource {
         #expect(wakeup.neighborsChanged && !wakeup.changed && !wakeup.tableChanged)
         #expect(table.linkLayerAddress(of: try IPAddress("192.0.2.2"), on: 3) == [2, 0, 0, 0, 0, 0xaa])
         var machine = ReaderMachine()
-        #expect(!machine.decide(wakeup).evaluate, "no pass for a host on the LAN")
+        #expect(machine.woke(wakeup, at: .now) == .poll(timeoutMilliseconds: -1), "no pass for a host on the LAN")
         #expect(machine.neighborsUnpublished)
-        #expect(!machine.decide(ReaderWakeup()).evaluate, "still none on the next wake-up")
+        #expect(machine.woke(ReaderWakeup(), at: .now) == .poll(timeoutMilliseconds: -1), "none on the next wake-up")
 
         let (rule, _, _) = Self.drain(
             [
@@ -563,13 +760,9 @@ final class ScriptedEventSource: NetlinkEventSource {
                     B.message(
                         type: NLMsgType.newRule, payload: B.rtmsg(family: AddressFamily.inet, destinationLength: 0)))
             ])
-        let pass = machine.decide(rule)
-        #expect(pass.evaluate && !pass.tableChanged && !pass.cause.interfacesChanged)
-        let published = machine.passBegins(pass, wirelessChanged: false)
-        #expect(published, "the waiting neighbor change is published")
+        #expect(!rule.tableChanged && !rule.cause.interfacesChanged)
+        #expect(machine.woke(rule, at: .now) == .plan(rule.cause, publishes: true), "the waiting change is published")
         #expect(!machine.neighborsUnpublished)
-        let again = machine.passBegins(pass, wirelessChanged: false)
-        #expect(!again, "once")
     }
 
     @Test("A gateway's neighbor change makes a pass, not an interface change, and publishes the table")
@@ -585,12 +778,10 @@ final class ScriptedEventSource: NetlinkEventSource {
             })
         #expect(seen == [gateway])
         #expect(wakeup.changed && wakeup.neighborsChanged && wakeup.cause.gatewayNeighborChanged)
+        #expect(!wakeup.tableChanged && !wakeup.cause.interfacesChanged)
+        #expect(!wakeup.cause.isRelevant(toHostAt: [try IPAddress("203.0.113.1")]), "hostnames need not re-resolve")
         var machine = ReaderMachine()
-        let decision = machine.decide(wakeup)
-        #expect(decision.evaluate && !decision.tableChanged && !decision.cause.interfacesChanged)
-        #expect(!decision.cause.isRelevant(toHostAt: [try IPAddress("203.0.113.1")]), "hostnames need not re-resolve")
-        let published = machine.passBegins(decision, wirelessChanged: false)
-        #expect(published)
+        #expect(machine.woke(wakeup, at: .now) == .plan(wakeup.cause, publishes: true))
 
         let other = Self.drain(
             [.datagram(NeighborTests.datagram(destination: [192, 0, 2, 3]))], table: eth1, isGateway: { $0 == gateway })
@@ -638,20 +829,16 @@ final class ScriptedEventSource: NetlinkEventSource {
 @Suite struct KnownAnswersTests {
     static func request(_ text: String) throws -> LookupRequest { LookupRequest(destination: try IPAddress(text)) }
 
-    @Test("A pass's answers, plus starts' at the same generation; nil while one is unknown")
+    @Test("A pass's answers by request, and the links they go out of")
     func answers() throws {
         let (a, b, c) = (try Self.request("192.0.2.1"), try Self.request("192.0.2.2"), try Self.request("2001:db8::1"))
-        var known = KnownAnswers(
-            slots: [a: 0, b: 1], results: [.noRoute(errno: 101), .noRoute(errno: 113)], generation: 7)
-        #expect(known.answers(for: [b, a]) == [.noRoute(errno: 113), .noRoute(errno: 101)])
-        #expect(known.answers(for: [a, c]) == nil)
-        known.add([c], [.noRoute(errno: 22)], askedAt: 6, settled: true)
-        #expect(known.answers(for: [c]) == nil, "asked before the pass: may predate a change")
-        known.add([c], [.noRoute(errno: 22)], askedAt: 7, settled: true)
-        #expect(known.answers(for: [a, c]) == [.noRoute(errno: 101), .noRoute(errno: 22)])
-        known.stillHold(at: 9)
-        #expect(known.generation == 9 && known.answers(for: [c]) == [.noRoute(errno: 22)])
-        known.add([a], [.noRoute(errno: 1)], askedAt: 9, settled: true)
-        #expect(known.answers(for: [a]) == [.noRoute(errno: 101)], "a pass's answer is not replaced")
+        var route = RouteMessage(
+            family: AddressFamily.inet, type: RTN.unicast, table: 254, destinationLength: 0, outputInterface: nil,
+            hasGateway: false, preferredSource: nil, priority: nil)
+        route.nexthops = [.init(outputInterface: 3, gateway: nil), .init(outputInterface: 4, gateway: nil)]
+        let known = KnownAnswers(requests: DistinctRequests([a, b]), results: [.noRoute(errno: 101), .route(route)])
+        #expect(known.answer(to: b) == .route(route) && known.answer(to: a) == .noRoute(errno: 101))
+        #expect(known.answer(to: c) == nil)
+        #expect(known.goOut(of: 3) && known.goOut(of: 4) && !known.goOut(of: 2), "a multipath route's every hop")
     }
 }

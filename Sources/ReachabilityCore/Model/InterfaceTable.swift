@@ -27,20 +27,6 @@
     var publicInterface: NetworkInterface {
         NetworkInterface(name: name, index: Int(index), type: classification.type)
     }
-
-    /// The flags a carrier change alone moves: IFF_LOWER_UP, IFF_RUNNING, IFF_DORMANT.
-    static let carrierFlags = IFF.lowerUp | IFF.running | IFF.dormant
-
-    /// Whether `after` is this link with only its carrier changed: administratively
-    /// up before and after, the same name, kind and classification, and no flag
-    /// other than ``carrierFlags`` moved. While the link's
-    /// `ignore_routes_with_linkdown` is 0, such a change can't change which route
-    /// the kernel picks (it flags the link's routes `linkdown` and keeps using them).
-    func differsOnlyInCarrier(from after: InterfaceState) -> Bool {
-        isUp && after.isUp && index == after.index && name == after.name && kind == after.kind
-            && hardwareType == after.hardwareType && classification == after.classification
-            && flags & ~Self.carrierFlags == after.flags & ~Self.carrierFlags
-    }
 }
 
 /// An address on an interface, with the flags that decide whether it is usable.
@@ -148,7 +134,7 @@ struct LinkAddresses: Sendable, Equatable, IndexedByLink {
     public mutating func apply(_ message: NetlinkMessage, classify: (LinkMessage) -> InterfaceClassification) -> Bool {
         switch message {
         case .newLink(let link):
-            return applyLink(link, classify: classify) != .none
+            return applyLink(link, classify: classify)
         case .deletedLink(let link):
             let known = Self.search(interfaces, for: link.index)
             if known.found { interfaces.remove(at: known.position) }
@@ -206,20 +192,13 @@ struct LinkAddresses: Sendable, Equatable, IndexedByLink {
             guard neighbors[key] != nil || neighbors.count < Self.neighborLimit else { return false }
             neighbors[key] = linkLayer
             return true
-        case .route, .rule, .netconf, .error, .done, .overrun, .ignored:
+        case .route, .rule, .netconf, .nexthop, .error, .done, .overrun, .ignored:
             return false
         }
     }
 
-    /// What applying a link message changed: nothing, only the carrier of a link
-    /// that stays up (``InterfaceState/differsOnlyInCarrier(from:)``), or more.
-    enum LinkChange {
-        case none, carrierOnly, other
-    }
-
-    /// Applies an RTM_NEWLINK. Tells the drain, without it copying the link's state
-    /// before and after, whether only its carrier changed.
-    mutating func applyLink(_ link: LinkMessage, classify: (LinkMessage) -> InterfaceClassification) -> LinkChange {
+    /// Applies an RTM_NEWLINK; returns whether the link changed.
+    mutating func applyLink(_ link: LinkMessage, classify: (LinkMessage) -> InterfaceClassification) -> Bool {
         let (found, position) = Self.search(interfaces, for: link.index)
         let old = found ? interfaces[position] : nil
         let name = link.name ?? old?.name ?? "if\(link.index)"
@@ -240,12 +219,11 @@ struct LinkAddresses: Sendable, Equatable, IndexedByLink {
             wireless: old?.name == name ? old?.wireless : nil)
         guard let old else {
             interfaces.insert(state, at: position)
-            return .other
+            return true
         }
-        guard state != old else { return .none }
-        let change: LinkChange = old.differsOnlyInCarrier(from: state) ? .carrierOnly : .other
+        guard state != old else { return false }
         interfaces[position] = state
-        return change
+        return true
     }
 
     /// Gives the table's link and address lists storage of their own (a copy of the
@@ -288,6 +266,30 @@ struct LinkAddresses: Sendable, Equatable, IndexedByLink {
         guard found, interfaces[position].wireless != status else { return false }
         interfaces[position].wireless = status
         return true
+    }
+
+    /// The links classified Wi-Fi that are administratively up: those whose nl80211
+    /// status is read.
+    var upWirelessLinks: [Int32] {
+        var links: [Int32] = []
+        for link in interfaces where link.classification.type == .wifi && link.isUp { links.append(link.index) }
+        return links
+    }
+
+    /// Applies nl80211 reads: each link's status, or none (no nl80211, or not a
+    /// wireless device). A read that failed (a busy driver, a timeout) says nothing
+    /// new: the last status stands, so the identity's SSID doesn't flap. Returns
+    /// whether any changed.
+    mutating func apply(_ reads: [Int32: Result<WirelessStatus, WirelessInfo.Unavailable>]) -> Bool {
+        var changed = false
+        for (index, read) in reads {
+            switch read {
+            case .success(let status): changed = setWireless(status, of: index) || changed
+            case .failure(.noNL80211), .failure(.notWireless): changed = setWireless(nil, of: index) || changed
+            case .failure(.failed): break
+            }
+        }
+        return changed
     }
 
     /// Drops the neighbors of link `index`.

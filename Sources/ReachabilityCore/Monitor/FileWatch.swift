@@ -3,10 +3,11 @@ import Glibc
 
 /// Watches a few directories with inotify for changes to the files of interest in
 /// them: the resolver's configuration, and the file a watched namespace is bound
-/// to. Used by the monitor's reader thread only (its descriptor is in the poll set).
+/// to. Read by the monitor's reader thread (its descriptor is in the poll set);
+/// a watch may be added from any thread (a `PathMonitor`'s own resolv.conf).
 ///
-/// `@unchecked Sendable`: made on the reader thread, used there, and closed when
-/// the monitor drops it.
+/// `@unchecked Sendable`: the descriptor is read on the reader thread only, the
+/// watches are behind a lock, and it is closed when the monitor drops it.
 final class FileWatch: @unchecked Sendable {
     enum Subject: Hashable, Sendable {
         /// resolv.conf, hosts, nsswitch.conf (for the process, or `/etc/netns/NAME`).
@@ -19,7 +20,7 @@ final class FileWatch: @unchecked Sendable {
 
     let fd: Int32
     private let system: SystemCalls
-    private var watches: [Int32: [(name: String, subject: Subject)]] = [:]
+    private let watches = LockedValue<[Int32: [(name: String, subject: Subject)]]>([:])
 
     /// A new inotify instance, made (and later read and closed) through `systemCalls`.
     init(systemCalls: SystemCalls) throws(ReachabilityError) {
@@ -39,11 +40,11 @@ final class FileWatch: @unchecked Sendable {
     /// exist, say).
     func add(directory: String, names: [String], subject: Subject) {
         guard case .success(let wd) = system.watchDirectory(fd, directory, writes: subject == .leases) else { return }
-        watches[wd, default: []] += names.isEmpty ? [("", subject)] : names.map { ($0, subject) }
+        watches.withLock { $0[wd, default: []] += names.isEmpty ? [("", subject)] : names.map { ($0, subject) } }
     }
 
     /// Whether anything is watched at all.
-    var isEmpty: Bool { watches.isEmpty }
+    var isEmpty: Bool { watches.withLock { $0.isEmpty } }
 
     /// Reads every pending event; returns the subjects whose files changed (all
     /// of them when the kernel dropped events, or a watched directory went away).
@@ -55,6 +56,8 @@ final class FileWatch: @unchecked Sendable {
             // Nothing left (EAGAIN) ends the drain (SystemCalls retries EINTR).
             let outcome = buffer.withUnsafeMutableBytes { system.read(fd, into: $0, subject: "inotify") }
             guard case .success(let count) = outcome, count > 0 else { break }
+            // Read after the events: a watch added meanwhile is in it.
+            let watches = watches.withLock { $0 }
             var offset = 0
             while offset + header <= count {
                 let (wd, mask, length) = buffer.withUnsafeBytes { raw in

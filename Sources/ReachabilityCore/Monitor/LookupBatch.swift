@@ -1,12 +1,9 @@
 /// One evaluation pass's lookups, apart from their I/O: every client's plan's
 /// requests de-duplicated (an identical lookup is asked once, at its first
-/// place), whether the pass reuses the answers known to hold after a carrier
-/// change alone instead of asking the kernel, which it keeps after route events
-/// alone (DESIGN §4.2), each plan's answers
-/// out of the shared ones, and the gateways they name. Pure: the monitor asks
-/// the kernel, records the ``Outcome`` under its lock
-/// (``NetlinkMonitor/Shared/record(_:of:at:settled:)``) and hands each plan its answers.
-struct LookupBatch: Sendable {
+/// place), each plan's answers out of the shared ones, and the gateways they
+/// name. Pure: ``ReaderMachine`` decides which of them the kernel is asked, the
+/// monitor asks and hands each plan its answers.
+struct LookupBatch: Sendable, Equatable {
     /// The distinct requests, in the order the plans first ask them: what the
     /// kernel is asked, and the order of the answers.
     private(set) var distinct = DistinctRequests()
@@ -79,96 +76,6 @@ struct LookupBatch: Sendable {
         slots(ofPlan: plan).map { answers[$0] }
     }
 
-    /// The address families the requests ask about (`AF_INET`, `AF_INET6`).
-    var families: Set<UInt8> {
-        var families = Set<UInt8>()
-        for request in requests {
-            families.insert(request.destination.family == .ipv4 ? AddressFamily.inet : AddressFamily.inet6)
-            if families.count == 2 { break }
-        }
-        return families
-    }
-
-    /// The answers a pass for `cause` may take without asking the kernel: the
-    /// answers `known` to hold, when only the carrier of links that stayed up
-    /// changed (``PassCause/carrierOnlyLinks``), every request's answer is known,
-    /// and `linkdownRoutesMayBeIgnored(links, families)` (asked last, at most
-    /// once: a netconf round trip) says the kernel keeps using routes over those
-    /// links without their carrier for the requests' ``families``. Nil: look up.
-    func reuse(
-        cause: PassCause, known: KnownAnswers?,
-        linkdownRoutesMayBeIgnored: (_ links: Set<Int32>, _ families: Set<UInt8>) -> Bool
-    ) -> Outcome? {
-        guard let links = cause.carrierOnlyLinks, let answers = known?.answers(for: requests),
-            !linkdownRoutesMayBeIgnored(links, families)
-        else { return nil }
-        return .reused(answers, gateways: Self.gateways(requests, answers))
-    }
-
-    /// What a pass for `cause` may keep of `known`: when route events are all that
-    /// changed (``PassCause/routesOnly``), and every request's answer is known and
-    /// ``KnownAnswers/settled`` (looked up well after the last change that may move
-    /// routes without a message), those answers, and the indexes of the requests a
-    /// drained prefix covers, which the kernel is asked again (a route is an answer
-    /// only for destinations its prefix covers: a route event covering none of a
-    /// request's can't have moved its answer). Nil when nothing may be kept: the
-    /// kernel is asked everything.
-    func unmoved(cause: PassCause, known: KnownAnswers?) -> (answers: [LookupResult], moved: [Int])? {
-        guard let prefixes = cause.routesOnly, let known, known.settled, let answers = known.answers(for: requests)
-        else { return nil }
-        var moved: [Int] = []
-        for (index, request) in requests.enumerated() {
-            if prefixes.contains(where: { $0.covers(request.destination) }) { moved.append(index) }
-        }
-        return moved.count < requests.count ? (answers, moved) : nil
-    }
-
-    /// The outcome of the kernel's `answers` to the requests at `moved` (in order),
-    /// the other requests keeping their answers in `kept` (``unmoved(cause:known:)``).
-    func lookedUp(_ answers: [LookupResult], at moved: [Int], keeping kept: [LookupResult]) -> Outcome {
-        var all = kept
-        for (index, answer) in zip(moved, answers) { all[index] = answer }
-        return lookedUp(all)
-    }
-
-    /// How a pass's lookups ended, with what its answers leave for later passes.
-    enum Outcome: Sendable, Equatable {
-        /// The known answers were reused; `gateways` are those they name.
-        case reused(_ answers: [LookupResult], gateways: Set<InterfaceTable.NeighborKey>)
-        /// The kernel answered; `gateways` are those its answers name.
-        case lookedUp(_ answers: [LookupResult], gateways: Set<InterfaceTable.NeighborKey>)
-        /// The lookups failed (the pass is retried).
-        case failed
-
-        /// The answers, one per request of the batch; nil when the lookups failed.
-        var answers: [LookupResult]? {
-            switch self {
-            case .reused(let answers, _), .lookedUp(let answers, _): answers
-            case .failed: nil
-            }
-        }
-    }
-
-    /// The outcome of the kernel's `answers` to ``requests``.
-    func lookedUp(_ answers: [LookupResult]) -> Outcome {
-        .lookedUp(answers, gateways: Self.gateways(requests, answers))
-    }
-
-    /// Whether `results` may be about to move: a route among them goes out of a link
-    /// that `table` has down (not administratively up) or doesn't have, which the
-    /// kernel answers only while it is still taking that link down, before it
-    /// deletes (IPv6) or retires (IPv4) its routes; and another link (not loopback)
-    /// is usable, so the answer after that may be a route over it. With no other
-    /// usable link, any later answer is as unreachable as this one.
-    static func mayMove(_ results: [LookupResult], in table: InterfaceTable) -> Bool {
-        var downLinks: [Int32] = []
-        for case .route(let route) in results {
-            route.forEachOutputLink { if table[$0]?.isUp != true { downLinks.append($0) } }
-        }
-        guard !downLinks.isEmpty else { return false }
-        return table.interfaces.contains { $0.isUsable && !$0.isLoopback && !downLinks.contains($0.index) }
-    }
-
     /// The gateways `results` name, on their links: for each route answer, the
     /// gateway out of the interface the request named and out of the route's own
     /// (a multipath route's next hop there, else its gateway). These are the
@@ -191,7 +98,7 @@ struct LookupBatch: Sendable {
 /// Distinct lookup requests in the order they were first inserted, each found by
 /// a search while there are at most ``linearLimit`` (the usual pass asks two:
 /// cheaper than hashing), by a dictionary built once there are more.
-struct DistinctRequests: Sendable {
+struct DistinctRequests: Sendable, Equatable {
     /// Requests up to which a search beats hashing.
     static let linearLimit = 16
     /// The requests, each once.

@@ -157,7 +157,8 @@ enum OneShotEvaluator {
             let socket = try NetlinkSocket(
                 receiveBuffer: 1 << 20, role: "one-off", systemCalls: environment.systemCalls)
             var table = InterfaceTable()
-            try NetlinkMonitor.load(into: &table, from: socket, sysfs: sysfs, environment: environment)
+            try NetlinkMonitor.load(into: &table, from: socket, sysfs: sysfs)
+            _ = NetlinkMonitor.refreshWireless(&table, environment: environment)
             return try body(table) { requests throws(ReachabilityError) in try socket.lookup(requests) }
         }
     }

@@ -12,6 +12,14 @@ protocol MonitorClient: AnyObject, Sendable {
     /// The monitor stopped for good: its namespace went away. The client has been
     /// dropped; it should stop and tell its user (on its own queue, not here).
     func monitorFailed(_ error: ReachabilityError)
+
+    /// The resolver's configuration files changed (or everything was read afresh):
+    /// told before the pass's plans, on the reader thread.
+    func resolverConfigurationChanged()
+}
+
+extension MonitorClient {
+    func resolverConfigurationChanged() {}
 }
 
 /// A client's plan for one pass: its lookups, and what it does with their answers
@@ -40,10 +48,15 @@ final class NetlinkMonitor: Sendable {
     /// Left when `start()` has finished; its outcome is in `startOutcome`.
     private let started = DispatchGroup()
     private let startOutcome = LockedValue<Result<Void, ReachabilityError>?>(nil)
+    /// Reads the Wi-Fi links' SSID and signal off the reader thread.
+    let wireless: WirelessReader
+    /// The reader's file watch, once it runs: clients add files of their own to it.
+    private let files = LockedValue<FileWatchBox?>(nil)
 
     init(environment: NetworkEnvironment, namespace: NetworkNamespace?) throws(ReachabilityError) {
         self.environment = environment
         self.namespace = namespace
+        wireless = WirelessReader(namespace: namespace, systemCalls: environment.systemCalls)
         switch environment.systemCalls.eventfd() {
         case .success(let fd): wake = fd
         case .failure(let failure): throw failure.reachabilityError
@@ -57,8 +70,6 @@ final class NetlinkMonitor: Sendable {
 
     var statistics: MonitorStatistics { shared.withLock { $0.statistics } }
     var clientCount: Int { shared.withLock { $0.clients.count } }
-    /// Whether lookups now give settled answers (``Shared/answersSettled(at:)``).
-    var answersSettled: Bool { shared.withLock { $0.answersSettled(at: .now) } }
 
     /// Adds one registration of a client; throws why the monitor stopped, if it did.
     func add(_ client: any MonitorClient) throws(ReachabilityError) {
@@ -151,44 +162,33 @@ final class NetlinkMonitor: Sendable {
     // MARK: Evaluation
 
     /// Evaluates `evaluation` now: the published table plus fresh kernel lookups,
-    /// with the table's generation.
+    /// with the table's generation. The answers' gateways count until the next pass,
+    /// and a route lifetime among them is re-checked at its end.
     func evaluate<E: Evaluation>(_ evaluation: E) throws(ReachabilityError) -> (E.State, UInt64) {
         let (table, generation) = snapshot
         let state = try evaluation.evaluate(in: table) { requests throws(ReachabilityError) in
-            let began = ContinuousClock.now
             let results = try lookup(requests)
             let gateways = LookupBatch.gateways(requests, results)
-            shared.withLock {
-                $0.recordStart(requests, results, gateways: gateways, askedAt: generation, began: began)
-            }
+            let earlier = shared.withLock { $0.recordStart(results, gateways: gateways, at: .now) }
+            // The reader polls until the expiry it knows: tell it of an earlier one.
+            if earlier { systemCalls.signal(wake) }
             return results
         }
         return (state, generation)
     }
 
     /// Reads nl80211's view (SSID, signal) of every up Wi-Fi link of `table` in
-    /// `environment`'s namespace; returns whether any changed. Links of other types
-    /// cost nothing; without nl80211 (no cfg80211) the read fails fast and the
-    /// status stays nil.
+    /// `environment`'s namespace, one short-lived socket per link (a one-off
+    /// evaluation's; a monitor's are its ``WirelessReader``'s); returns whether any
+    /// changed. Without nl80211 (no cfg80211) a read fails fast.
     static func refreshWireless(_ table: inout InterfaceTable, environment: NetworkEnvironment) -> Bool {
-        var changed = false
-        for state in table.interfaces where state.classification.type == .wifi && state.isUp {
-            let index = state.index
-            switch WirelessInfo.read(interfaceIndex: index, environment: environment, timeout: wirelessTimeout) {
-            case .success(let status): changed = table.setWireless(status, of: index) || changed
-            case .failure(.noNL80211), .failure(.notWireless): changed = table.setWireless(nil, of: index) || changed
-            case .failure(.failed):
-                // A busy driver or a timeout says nothing new: the last status stands,
-                // so the identity's SSID doesn't flap.
-                break
-            }
+        var outcomes: [Int32: Result<WirelessStatus, WirelessInfo.Unavailable>] = [:]
+        for index in table.upWirelessLinks {
+            outcomes[index] = WirelessInfo.read(
+                interfaceIndex: index, environment: environment, timeout: WirelessReader.defaultTimeout)
         }
-        return changed
+        return table.apply(outcomes)
     }
-
-    /// How long a pass waits for nl80211 per Wi-Fi link (the kernel answers in
-    /// microseconds; a driver stuck in a firmware reset must not hold the reader).
-    static let wirelessTimeout: Duration = .milliseconds(250)
 
     /// The published interface table and its generation.
     var snapshot: (InterfaceTable, UInt64) { shared.withLock { ($0.table, $0.generation) } }
@@ -222,13 +222,14 @@ final class NetlinkMonitor: Sendable {
                 // Subscribe first, then dump: events that race with the dump queue up
                 // on the event socket and are applied after it.
                 let events = try NetlinkSocket(
-                    receiveBuffer: environment.eventReceiveBuffer, groups: RTNLGroup.monitored, role: "events",
+                    receiveBuffer: environment.eventReceiveBuffer, groups: RTNLGroup.monitored,
+                    optionalGroups: RTNLGroup.monitoredWhereAvailable, role: "events",
                     datagramsPerRead: Self.datagramsPerRead, firstRead: 2, systemCalls: environment.systemCalls)
                 let request = try NetlinkSocket(
                     receiveBuffer: 4 << 20, role: "requests", datagramsPerRead: Self.datagramsPerRead,
                     systemCalls: environment.systemCalls)
                 var table = InterfaceTable()
-                try Self.load(into: &table, from: request, sysfs: sysfs, environment: environment)
+                try Self.load(into: &table, from: request, sysfs: sysfs)
                 return Opened(events: events, request: request, table: table)
             }
         } catch {
@@ -237,13 +238,13 @@ final class NetlinkMonitor: Sendable {
             return
         }
         var table = opened.table
+        // The first table has its Wi-Fi links' status (a start waits for it; a pass never does).
+        let links = table.upWirelessLinks
+        if !links.isEmpty { _ = table.apply(wireless.readSynchronously(links)) }
         let published = table
         shared.withLock {
             $0.table = published
             $0.generation = Generation.next()
-            // A change the dump already showed makes no pass: the kernel may still be
-            // finishing it without a message.
-            $0.unsettledSince = .now
             $0.statistics.eventReceiveBuffer = opened.events.receiveBufferSize
         }
         requests.withLock { $0 = RequestSocket(socket: opened.request) }
@@ -251,6 +252,7 @@ final class NetlinkMonitor: Sendable {
         // once it is: a namespace deleted (or a process gone) between opening it and
         // watching it makes start() throw, rather than going unnoticed for good.
         let watch = Watch(namespace: namespace, leases: sysfs.leases, systemCalls: systemCalls)
+        files.withLock { $0 = watch.files.map(FileWatchBox.init) }
         if let loss = namespaceLoss(processExited: false) {
             watch.close()
             requests.withLock { $0 = nil }
@@ -349,11 +351,9 @@ final class NetlinkMonitor: Sendable {
         let table: InterfaceTable
     }
 
-    /// Replaces `table` with a fresh dump of links and addresses (never routes).
-    static func load(
-        into table: inout InterfaceTable, from socket: NetlinkSocket, sysfs: SysfsReader,
-        environment: NetworkEnvironment
-    )
+    /// Replaces `table` with a fresh dump of links and addresses (never routes). The
+    /// Wi-Fi status is the caller's to read.
+    static func load(into table: inout InterfaceTable, from socket: NetlinkSocket, sysfs: SysfsReader)
         throws(ReachabilityError)
     {
         let links = try socket.dump(NLMsgType.getLink)
@@ -364,7 +364,6 @@ final class NetlinkMonitor: Sendable {
             fresh.apply(message) { table.reuseOrClassify($0, sysfs: sysfs) }
         }
         if sysfs.leases != nil { _ = fresh.updateMeteredByLease(all: true) { sysfs.meteredByLease($0) } }
-        _ = refreshWireless(&fresh, environment: environment)
         table = fresh
     }
 
@@ -375,24 +374,22 @@ final class NetlinkMonitor: Sendable {
     {
         defer { watch.close() }
         var machine = ReaderMachine(watchesLeases: sysfs.leases != nil)
-        /// The last pass's batch, reused while the plans ask the same.
-        var lastBatch: LookupBatch?
+        var timeout: Int32 = -1
         let descriptors = [events.fd, wake, watch.files?.fd ?? -1, watch.process ?? -1]
         while true {
+            var wakeup = ReaderWakeup()
             // Datagrams already read wait when the last drain stopped early after an
             // answer's link went down: poll(2) doesn't see those, so it doesn't wait.
             let held = events.holdsReadDatagrams
             let ready: UInt64
-            switch systemCalls.poll(
-                descriptors, timeoutMilliseconds: held ? 0 : machine.pollTimeout, subject: "monitor")
-            {
+            switch systemCalls.poll(descriptors, timeoutMilliseconds: held ? 0 : timeout, subject: "monitor") {
             case .success(let bits):
                 ready = bits
             case .failure:
                 // Only ENOMEM is plausible: back off, then treat it as lost events.
                 SystemCalls.sleep(microseconds: 100_000)
-                machine.pollFailed()
-                continue
+                ready = 0
+                wakeup.needsResync = true
             }
             // Bit i: descriptors[i] is readable.
             func readable(_ index: Int) -> Bool { ready & 1 << UInt64(index) != 0 }
@@ -400,7 +397,6 @@ final class NetlinkMonitor: Sendable {
                 systemCalls.drain(wake)
                 if shared.withLock({ $0.stopRequested }) { return nil }
             }
-            var wakeup = ReaderWakeup()
             if readable(3) || readable(2) {
                 let touched = readable(2) ? watch.files?.drain() ?? [] : []
                 if readable(3) || touched.contains(.namespaceFile),
@@ -415,8 +411,13 @@ final class NetlinkMonitor: Sendable {
                     events, into: &table, wakeup: &wakeup, destinations: { lookupDestinations($0) },
                     classify: { InterfaceClassifier.classify($0, sysfs: sysfs) },
                     isGateway: { key in shared.withLock { $0.gatewayNeighbors.contains(key) } },
-                    carriesAnswers: { index in shared.withLock { $0.carriesAnswers(index) } })
+                    carriesAnswers: { machine.carriesAnswers($0) })
                 wakeup.noteDrained(foreignDatagrams: events.foreignDatagrams)
+            }
+            wakeup.noteWireless(changed: table.apply(wireless.take()))
+            wakeup.startsExpire = shared.withLock { shared in
+                defer { shared.startsExpire = nil }
+                return shared.startsExpire
             }
             let leases = machine.leaseRead(for: wakeup)
             if leases != .none {
@@ -431,36 +432,73 @@ final class NetlinkMonitor: Sendable {
                     .info, "malformed netlink messages dropped: reading links and addresses again",
                     ["count": "\(wakeup.malformedDatagrams)"])
             }
-            let decision = machine.decide(wakeup)
-            if let update = decision.statistics { shared.withLock { $0.statistics.add(update) } }
-            if decision.pause { SystemCalls.sleep(microseconds: Self.unrelatedBatchPause) }
-            if decision.resync { machine.resyncFinished(succeeded: resync(&table, sysfs: sysfs)) }
-            if decision.evaluate {
-                // Wi-Fi links: their SSID and signal as of this pass (nl80211 sends no
-                // event for a signal change; a pass reads them afresh).
-                let wirelessChanged = Self.refreshWireless(&table, environment: environment)
-                let publishes = machine.passBegins(decision, wirelessChanged: wirelessChanged)
-                let published = publishes ? table : nil
-                let routesOnly = decision.cause.routesOnly != nil
-                let now = ContinuousClock.now
-                let settled = shared.withLock {
-                    $0.beginPass(publishing: published, generation: Generation.next(), routesOnly: routesOnly, at: now)
-                }
-                switch reevaluateAll(
-                    cause: decision.cause, lastBatch: &lastBatch, settled: settled,
-                    holdingStaleAnswers: machine.mayHoldStaleAnswers(at: now))
-                {
-                case .delivered: machine.evaluationFinished(succeeded: true)
-                case .failed: machine.evaluationFinished(succeeded: false)
-                case .stale:
-                    machine.answersStale(cause: decision.cause, at: now)
-                    shared.withLock { $0.statistics.staleAnswerPasses += 1 }
-                }
-                // The published copy shares the table's storage: copy it now, after the
-                // pass's lines are out, not in the next event's drain.
-                if publishes { table.separate() }
-            }
+            if let update = ReaderMachine.statistics(of: wakeup) { shared.withLock { $0.statistics.add(update) } }
+            timeout = carryOut(machine.woke(wakeup, at: .now), machine: &machine, table: &table, sysfs: sysfs)
             if shared.withLock({ $0.stopRequested }) { return nil }
+        }
+    }
+
+    /// Does what `action` says, and what the machine says after it, until it says to
+    /// poll; returns the poll's timeout. A pass plans, looks up and delivers here;
+    /// what it asks and keeps is the machine's.
+    private func carryOut(
+        _ action: ReaderMachine.Action, machine: inout ReaderMachine, table: inout InterfaceTable, sysfs: SysfsReader
+    ) -> Int32 {
+        var action = action
+        var plans: [MonitorPlan] = []
+        var generation: UInt64 = 0
+        var planVersion: UInt64 = 0
+        var published = false
+        while true {
+            switch action {
+            case .poll(let timeout):
+                return timeout
+            case .pause(let microseconds):
+                SystemCalls.sleep(microseconds: microseconds)
+                action = machine.paused(at: .now)
+            case .resync:
+                action = machine.resynced(resync(&table, sysfs: sysfs))
+            case .plan(let cause, let publishes):
+                generation = Generation.next()
+                published = publishes
+                let (clients, planned, version) = shared.withLock { shared in
+                    shared.beginPass(publishing: publishes ? table : nil, generation: generation)
+                    return (shared.clientList, shared.table, shared.planVersion)
+                }
+                planVersion = version
+                if cause.resolverConfigurationChanged || cause.resynced {
+                    for client in clients { client.resolverConfigurationChanged() }
+                }
+                // Each client plans once per pass, on the published table; the plans
+                // also say which route events matter until the next pass.
+                plans = clients.map { $0.plan(for: planned) }
+                action = machine.planned(plans.lazy.map(\.requests), at: .now)
+            case .lookUp(let requests):
+                let answers = try? lookup(requests)
+                if answers == nil { shared.withLock { $0.statistics.failedPasses += 1 } }
+                action = machine.lookedUp(answers, at: .now)
+            case .deliver(let delivery):
+                shared.withLock {
+                    $0.keep(delivery.batch.requests, plannedAt: planVersion)
+                    $0.gatewayNeighbors = delivery.gateways
+                    $0.statistics.keptAnswers += delivery.keptAnswers
+                }
+                for (index, plan) in plans.enumerated() {
+                    plan.finish(
+                        delivery.batch.answers(forPlan: index, in: delivery.answers), generation, delivery.cause)
+                }
+                // After the pass's lines are out: the published copy shares the table's
+                // storage (copied now, not in the next event's drain), and the Wi-Fi
+                // links' SSID and signal are read anew (nl80211 sends no event for a
+                // signal change), unless a Wi-Fi read is what this pass was for.
+                if published { table.separate() }
+                let links = table.upWirelessLinks
+                if !links.isEmpty, !delivery.cause.isWirelessOnly {
+                    wireless.read(links) { [weak self] in self.map { $0.systemCalls.signal($0.wake) } }
+                }
+                plans = []
+                action = machine.delivered(at: .now)
+            }
         }
     }
 
@@ -495,6 +533,22 @@ final class NetlinkMonitor: Sendable {
         return distinct
     }
 
+    /// Watches `path` (a `PathMonitor`'s own resolv.conf) as the resolver's
+    /// configuration: its change makes a pass whose cause says so, and clients read
+    /// it again then (``MonitorClient/resolverConfigurationChanged()``).
+    func watchResolverFile(_ path: String) {
+        guard let files = files.withLock({ $0 }) else { return }
+        var paths = [path]
+        if case .success(let resolved) = systemCalls.realpath(path), resolved != path { paths.append(resolved) }
+        for path in paths {
+            guard let slash = path.lastIndex(of: "/") else { continue }
+            let directory = String(path[..<slash])
+            files.watch.add(
+                directory: directory.isEmpty ? "/" : directory, names: [String(path[path.index(after: slash)...])],
+                subject: .resolverConfiguration)
+        }
+    }
+
     /// A client's lookups changed outside a pass (a hostname resolved to new
     /// addresses): route relevance is planned again.
     func lookupsChanged() {
@@ -508,16 +562,20 @@ final class NetlinkMonitor: Sendable {
             guard let socket else { return .failure(ReachabilityError(.systemCall, "stopped")) }
             var fresh = table
             do throws(ReachabilityError) {
-                try Self.load(into: &fresh, from: socket.socket, sysfs: sysfs, environment: environment)
+                try Self.load(into: &fresh, from: socket.socket, sysfs: sysfs)
                 return .success(fresh)
             } catch { return .failure(error) }
         }
-        guard case .success(let fresh) = outcome else {
+        guard case .success(var fresh) = outcome else {
             shared.withLock { $0.statistics.failedResyncs += 1 }
             if case .failure(let error) = outcome {
                 log(.info, "reading links and addresses again failed; retrying", ["error": "\(error)"])
             }
             return false
+        }
+        // The Wi-Fi links keep their status until the read after the pass.
+        for link in table.interfaces where link.wireless != nil && fresh[link.index]?.name == link.name {
+            _ = fresh.setWireless(link.wireless, of: link.index)
         }
         table = fresh
         shared.withLock { $0.statistics.resyncs += 1 }
@@ -525,83 +583,6 @@ final class NetlinkMonitor: Sendable {
         return true
     }
 
-    /// Whether the kernel may skip routes over `links` without carrier for
-    /// `families` (`ignore_routes_with_linkdown` set on one of them or on `all`);
-    /// also when that can't be read.
-    private func linkdownRoutesMayBeIgnored(_ links: Set<Int32>, _ families: Set<UInt8>) -> Bool {
-        requests.withLock { socket in
-            guard let socket else { return true }
-            return (try? socket.socket.ignoresLinkdownRoutes(links: links, families: families)) ?? true
-        }
-    }
-
-    /// What a pass came to.
-    private enum PassOutcome {
-        /// Every client was handed its new state.
-        case delivered
-        /// The lookups failed.
-        case failed
-        /// An answer went out of a link that is down: nothing was handed out
-        /// (``ReaderMachine/answersStale(cause:at:)``).
-        case stale
-    }
-
-    /// Looks up every client's target (pipelined, identical lookups shared) and
-    /// hands each its new state, unless `holdingStaleAnswers` and an answer goes
-    /// out of a link the table has down while another is usable
-    /// (``LookupBatch/mayMove(_:in:)``): the kernel is still taking that link down,
-    /// and a state from it would be one it is about to take back (a route over the
-    /// other link may be the answer in a moment). `settled`: its lookups give
-    /// settled answers (``Shared/answersSettled(at:)``). The decisions are
-    /// ``LookupBatch``'s; this is the I/O around them.
-    private func reevaluateAll(
-        cause: PassCause, lastBatch: inout LookupBatch?, settled: Bool, holdingStaleAnswers: Bool
-    ) -> PassOutcome {
-        let (clients, table, generation, version) = shared.withLock {
-            ($0.clientList, $0.table, $0.generation, $0.planVersion)
-        }
-        guard !clients.isEmpty else { return .delivered }
-        // Each client plans once per pass; the plans also say which route events
-        // matter until the next pass.
-        let plans = clients.map { $0.plan(for: table) }
-        let batch = LookupBatch(plans.lazy.map(\.requests), unlessSameAs: lastBatch)
-        lastBatch = batch
-        let known = shared.withLock { shared in
-            shared.keep(batch.requests, plannedAt: version)
-            return shared.knownAnswers
-        }
-        let outcome: LookupBatch.Outcome
-        var keptAnswers = 0
-        if let reused = batch.reuse(cause: cause, known: known, linkdownRoutesMayBeIgnored: linkdownRoutesMayBeIgnored)
-        {
-            // Only carrier changed, on links whose routes the kernel keeps using
-            // without it: the known answers still hold (no lookup round trips).
-            outcome = reused
-        } else {
-            do throws(ReachabilityError) {
-                if let (kept, moved) = batch.unmoved(cause: cause, known: known) {
-                    // Only routes changed: the kernel is asked what they cover.
-                    let asked = try lookup(moved.map { batch.requests[$0] })
-                    outcome = batch.lookedUp(asked, at: moved, keeping: kept)
-                    keptAnswers = kept.count - moved.count
-                } else {
-                    outcome = batch.lookedUp(try lookup(batch.requests))
-                }
-            } catch {
-                outcome = .failed
-            }
-        }
-        shared.withLock {
-            $0.record(outcome, of: batch, at: generation, settled: settled)
-            $0.statistics.keptAnswers += keptAnswers
-        }
-        guard let answers = outcome.answers else { return .failed }
-        if holdingStaleAnswers, LookupBatch.mayMove(answers, in: table) { return .stale }
-        for (index, plan) in plans.enumerated() {
-            plan.finish(batch.answers(forPlan: index, in: answers), generation, cause)
-        }
-        return .delivered
-    }
 }
 
 /// Evaluation generations, process-wide and monotonic: an evaluation from a
@@ -610,6 +591,11 @@ final class NetlinkMonitor: Sendable {
 enum Generation {
     private static let counter = Atomic<UInt64>(0)
     static func next() -> UInt64 { counter.add(1, ordering: .relaxed).newValue }
+}
+
+/// The reader's file watch, boxed so the lock can own it.
+struct FileWatchBox: Sendable {
+    let watch: FileWatch
 }
 
 /// The request socket, boxed so the lock can own it.

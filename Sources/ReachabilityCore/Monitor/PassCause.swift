@@ -1,8 +1,9 @@
 /// What made the monitor run an evaluation pass: the kernel and file events it
-/// drained. Hostname targets use it to decide whether the network changed in a
+/// drained. The pass planner (``ReaderMachine``) decides from it which lookups to
+/// ask again; hostname targets use it to decide whether the network changed in a
 /// way that may change what their name resolves to.
 struct PassCause: Sendable, Equatable {
-    /// Links or addresses changed (the interface table).
+    /// Links or addresses changed (the interface table), a link's carrier included.
     var interfacesChanged = false
     /// A policy rule was added or removed.
     var rulesChanged = false
@@ -14,25 +15,26 @@ struct PassCause: Sendable, Equatable {
     var routes: [RoutePrefix] = []
     /// More than ``routeLimit`` route events came: treated as relevant to everything.
     var manyRoutes = false
-    /// A route event covered a looked-up destination.
-    var relevantRoute = false
-    /// A device's or `all`'s IP settings changed (RTM_NEWNETCONF, RTM_DELNETCONF),
-    /// `ignore_routes_with_linkdown` among them.
+    /// A device's or `all`'s IP settings changed (RTM_NEWNETCONF, RTM_DELNETCONF):
+    /// `ignore_routes_with_linkdown` and others decide which routes the kernel uses,
+    /// and changing them sends no route event.
     var netconfChanged = false
-    /// Links whose carrier alone changed (``InterfaceState/differsOnlyInCarrier(from:)``).
-    var carrierChangedLinks: Set<Int32> = []
-    /// The table changed in another way: a link appeared, went, or changed more
-    /// than its carrier, or an address changed.
-    var otherInterfaceChange = false
+    /// A nexthop object was added, replaced or deleted (RTM_NEWNEXTHOP,
+    /// RTM_DELNEXTHOP): the routes using it change without route events.
+    var nexthopsChanged = false
     /// A gateway's link-layer address changed (the network identity); the routes
     /// and addresses did not.
     var gatewayNeighborChanged = false
+    /// A Wi-Fi link's SSID or signal changed (read off the reader thread, §6.3):
+    /// nothing the kernel routes by.
+    var wirelessChanged = false
+    /// An answer reached the end of its route's lifetime (``RouteMessage/remainingLifetime``).
+    var answersExpired = false
 
     /// Route prefixes kept per pass; past this, a pass counts as a route storm.
     static let routeLimit = 64
 
-    /// Adds what `other` says changed (a pass that delivered nothing hands its cause
-    /// to the next).
+    /// Adds what `other` says changed (a pass that failed hands its cause to its retry).
     mutating func add(_ other: PassCause) {
         interfacesChanged = interfacesChanged || other.interfacesChanged
         rulesChanged = rulesChanged || other.rulesChanged
@@ -41,11 +43,11 @@ struct PassCause: Sendable, Equatable {
         if other.manyRoutes { manyRoutes = true }
         for prefix in other.routes { noteRoute(prefix) }
         if manyRoutes { routes = [] }
-        relevantRoute = relevantRoute || other.relevantRoute
         netconfChanged = netconfChanged || other.netconfChanged
-        carrierChangedLinks.formUnion(other.carrierChangedLinks)
-        otherInterfaceChange = otherInterfaceChange || other.otherInterfaceChange
+        nexthopsChanged = nexthopsChanged || other.nexthopsChanged
         gatewayNeighborChanged = gatewayNeighborChanged || other.gatewayNeighborChanged
+        wirelessChanged = wirelessChanged || other.wirelessChanged
+        answersExpired = answersExpired || other.answersExpired
     }
 
     mutating func noteRoute(_ prefix: RoutePrefix) {
@@ -61,41 +63,37 @@ struct PassCause: Sendable, Equatable {
         }
     }
 
-    /// The links whose carrier changed, when that is all that changed since the
-    /// last pass; nil otherwise. Such a pass may reuse the last pass's lookup
-    /// answers, once the kernel confirms that those links' routes don't depend on
-    /// their carrier (``NetlinkSocket/ignoresLinkdownRoutes(links:families:)``).
-    var carrierOnlyLinks: Set<Int32>? {
-        guard !carrierChangedLinks.isEmpty, !relevantRoute, nothingBeyondCarrierAndRoutes else { return nil }
-        return carrierChangedLinks
-    }
-
-    /// No change but links' carrier and a few routes: no other link or address
-    /// change, route storm, rule, resync, setting, resolver or gateway-neighbour
-    /// change. What both ``carrierOnlyLinks`` and ``routesOnly`` rule out.
-    private var nothingBeyondCarrierAndRoutes: Bool {
-        !otherInterfaceChange && !manyRoutes && !rulesChanged && !resynced && !netconfChanged
-            && !resolverConfigurationChanged && !gatewayNeighborChanged
-    }
-
-    /// The prefixes of the route events drained, when route events are all that
-    /// changed since the last pass (no link, address, rule, setting, neighbour or
-    /// resolver change, no resync, no more than ``routeLimit`` of them); nil
-    /// otherwise. A lookup's answer is a route whose prefix covers its destination,
-    /// so a lookup none of these covers has the answer known before them
-    /// (``LookupBatch/unmoved(cause:known:)``).
+    /// The prefixes of the route events drained, when those and Wi-Fi status are all
+    /// that changed since the last pass (no link, address, rule, setting, nexthop,
+    /// neighbour or resolver change, no resync, no expiry, no more than
+    /// ``routeLimit`` route events); nil otherwise. A lookup's answer is a route
+    /// whose prefix covers its destination, so a lookup none of these covers has
+    /// the answer known before them (``ReaderMachine``'s "ask what moved").
     var routesOnly: [RoutePrefix]? {
-        guard !routes.isEmpty, !interfacesChanged, carrierChangedLinks.isEmpty, nothingBeyondCarrierAndRoutes
+        guard
+            !interfacesChanged, !manyRoutes, !rulesChanged, !resynced, !netconfChanged, !nexthopsChanged,
+            !resolverConfigurationChanged, !gatewayNeighborChanged, !answersExpired
         else { return nil }
         return routes
     }
 
+    /// Whether a Wi-Fi link's SSID or signal is all that changed.
+    var isWirelessOnly: Bool {
+        var others = self
+        others.wirelessChanged = false
+        return wirelessChanged && others == PassCause()
+    }
+
     /// Whether this pass may change what a hostname now resolving to `addresses`
-    /// resolves to, or how it is reached: any link, address, rule, resync or
-    /// resolver-configuration change; a default route; or a route covering one of
-    /// its addresses.
+    /// resolves to, or how it is reached: any link, address, rule, nexthop, resync
+    /// or resolver-configuration change; a default route; or a route covering one
+    /// of its addresses.
     func isRelevant(toHostAt addresses: [IPAddress]) -> Bool {
-        if interfacesChanged || rulesChanged || resynced || resolverConfigurationChanged || manyRoutes { return true }
+        if interfacesChanged || rulesChanged || nexthopsChanged || resynced || resolverConfigurationChanged
+            || manyRoutes
+        {
+            return true
+        }
         return routes.contains { route in route.isDefault || addresses.contains(where: route.covers) }
     }
 }

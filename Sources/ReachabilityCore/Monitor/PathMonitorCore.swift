@@ -21,10 +21,17 @@ final class PathMonitorCore: Subscription {
         /// Started by an iterator, not by `start(queue:)`: the last iterator to end
         /// cancels it.
         var startedForIteration = false
+        /// Whether resolv.conf names a nameserver, as read last while registered with
+        /// a monitor: read again when the monitor's file watch says it changed.
+        var dnsConfigured: Bool?
+        /// Changes of the resolver's configuration seen: a read begun before one is
+        /// not kept.
+        var dnsChanges = 0
 
         mutating func didStop() {
             direct = nil
             startedForIteration = false
+            dnsConfigured = nil
         }
     }
 
@@ -44,10 +51,22 @@ final class PathMonitorCore: Subscription {
     /// The path the getter reports: cached while running, else evaluated afresh.
     var currentPath: NetworkPath { currentOrFreshState ?? .unsatisfied }
 
-    /// The evaluator with the resolver configuration read now (file I/O: never
-    /// under the lock).
+    /// The evaluator with the resolver configuration: read now (file I/O: never
+    /// under the lock), unless a monitor this core is registered with watches it and
+    /// saw no change since the last read.
     func currentEvaluation() -> PathEvaluation {
-        PathEvaluation(evaluator: evaluator, dnsConfigured: dns.isConfigured)
+        let (known, changes) = storage.withLock { ($0.monitor == nil ? nil : $0.dnsConfigured, $0.dnsChanges) }
+        if let known { return PathEvaluation(evaluator: evaluator, dnsConfigured: known) }
+        let configured = dns.isConfigured
+        storage.withLock { if $0.monitor != nil && $0.dnsChanges == changes { $0.dnsConfigured = configured } }
+        return PathEvaluation(evaluator: evaluator, dnsConfigured: configured)
+    }
+
+    func resolverConfigurationChanged() {
+        storage.withLock {
+            $0.dnsConfigured = nil
+            $0.dnsChanges += 1
+        }
     }
 
     func observe(_ path: NetworkPath, generation: UInt64, planned evaluation: PathEvaluation) {
@@ -114,6 +133,8 @@ final class PathMonitorCore: Subscription {
                 $0.lastError = nil
             })
         else { return }
+        // Watched before its first read: a change in between makes a pass.
+        if let path = evaluator.options.resolvConfPath { monitor.watchResolverFile(path) }
         try completeStart(token, on: monitor)
     }
 

@@ -1,8 +1,9 @@
 /// What the reader thread drained in one wake-up: kernel events and file
 /// events, reduced to what the decisions need. Filled by the file watch
-/// (``noteFiles(_:)``), by ``ReaderDrain/drain(_:into:wakeup:destinations:classify:isGateway:)``
-/// (``noteDrained(foreignDatagrams:)``) and by the lease read
-/// (``ReaderMachine/leasesRead(changed:wakeup:)``); read by ``ReaderMachine``.
+/// (``noteFiles(_:)``), by ``ReaderDrain/drain(_:into:wakeup:destinations:classify:isGateway:carriesAnswers:)``
+/// (``noteDrained(foreignDatagrams:)``), by the lease read
+/// (``ReaderMachine/leasesRead(changed:wakeup:)``) and by the Wi-Fi reads
+/// (``noteWireless(changed:)``); read by ``ReaderMachine``.
 struct ReaderWakeup: Sendable, Equatable {
     /// The event socket was drained (it was readable).
     var drained = false
@@ -36,6 +37,9 @@ struct ReaderWakeup: Sendable, Equatable {
     /// The drain stopped so with datagrams already read still waiting: the pass
     /// begins before they are handled (counted: ``MonitorStatistics/earlyPasses``).
     var leftReadDatagrams = false
+    /// The earliest end of a route's lifetime among the answers that starts looked
+    /// up since the last wake-up (``NetlinkMonitor/Shared/startsExpire``).
+    var startsExpire: ContinuousClock.Instant?
     /// What changed, for the clients (hostnames re-resolve on some causes only).
     var cause = PassCause()
 
@@ -54,6 +58,16 @@ struct ReaderWakeup: Sendable, Equatable {
         drained = true
         self.foreignDatagrams = foreignDatagrams
     }
+
+    /// Notes the Wi-Fi reads that came in (``WirelessReader``); `changed`: an SSID or
+    /// signal in the table moved. The table is published with a pass, which asks
+    /// the kernel nothing for it.
+    mutating func noteWireless(changed: Bool) {
+        guard changed else { return }
+        self.changed = true
+        tableChanged = true
+        cause.wirelessChanged = true
+    }
 }
 
 /// Which links' DHCP leases a wake-up reads (``LeaseFiles``: `ANDROID_METERED`).
@@ -66,43 +80,65 @@ enum LeaseRead: Sendable, Equatable {
     case all
 }
 
-/// The reader thread's decisions, apart from its I/O, as a pure machine in the
-/// manner of swift-async-algorithms' state machines: the loop reports what a
-/// wake-up brought and what its resync and evaluation did; the machine says how
-/// long to poll, whether to pause, resync and evaluate.
+/// The reader thread's decisions, apart from its I/O, as one pure machine in the
+/// manner of swift-async-algorithms' state machines: the loop reports what
+/// happened (a wake-up, a pause, a resync, the clients' plans, the kernel's
+/// answers, the deliveries), and the machine answers with the one thing to do
+/// next (an ``Action``), until it says to poll. It owns what a pass decides by:
+/// the last pass's answers and batch, the earliest end of a route lifetime among
+/// them, what failed and is retried, and the timing rules.
 ///
-/// - A wake-up that lost events (or found a malformed message) resyncs; a resync
-///   that fails is tried again every second until one works, and every resync is
-///   followed by an evaluation pass, cause `resynced`.
-/// - A pass whose lookups failed is tried again every second until one works.
-/// - A run of ``unrelatedStreakBeforePausing`` wake-ups that brought only events
-///   changing no answer is a storm of unrelated routes: each further one pauses
-///   briefly so the next events gather (one wake-up per batch, not per route).
-///   Anything that matters ends the run.
+/// Its rules, each a **correctness** rule (without it a state the kernel no
+/// longer gives stays reported) or a **speed** rule (without it the same states
+/// come, later or at more cost); each correctness rule has a kernel test that
+/// fails when it is removed:
+/// - **Ask what moved** (speed): a pass caused by route events alone (and Wi-Fi
+///   status, which nothing routes by) asks the kernel only the lookups a drained
+///   prefix covers, and those with no known answer, and keeps the others: a
+///   lookup's answer is a route whose prefix covers its destination
+///   (``PassCause/routesOnly``). Any other cause asks every lookup.
+///   **Correctness:** a cause that moves answers without a route event (link,
+///   address, carrier, rule, netconf, nexthop, neighbour, resolver, resync,
+///   expiry) is never routes-only (`ReachabilityIntegrationTests.routeChangesAskOnlyWhatTheyCover`,
+///   `SilentRouteChangeTests`).
+/// - **Re-check at expiry** (correctness): a route with a lifetime stops being
+///   used when it ends, with no message until the IPv6 garbage collection (up to
+///   30 s later): the machine polls until the earliest end among the known
+///   answers (and the starts'), plus ``expiryMargin``, and asks every lookup then
+///   (`SilentRouteChangeTests.routeLifetimeEnds`).
+/// - **Retry** (correctness): a resync or a pass that failed is tried again after
+///   ``retryMilliseconds``, until one works, with its cause added to the next.
+/// - **Storm pause** (speed): after ``unrelatedStreakBeforePausing`` wake-ups in a
+///   row that brought only events changing no answer, each further one pauses
+///   ``stormPauseMicroseconds`` so the next events gather (one wake-up per batch,
+///   not per route). Anything that matters ends the run.
 /// - Leases (``leaseRead(for:)``): every link's are read when the lease watch
 ///   fired, new links' when the table changed; a changed metered state is a
 ///   table change.
-/// - Publishing (``passBegins(_:wirelessChanged:)``): a pass publishes the table
-///   when it changed, when a Wi-Fi link's SSID or signal did, or when neighbor
-///   changes are waiting. A neighbor change makes no pass unless it is a
-///   gateway's, but it is published with the next pass.
-/// - Counters: what each wake-up adds to ``MonitorStatistics`` (``Decision/statistics``).
-struct ReaderMachine: Sendable, Equatable {
+/// - Publishing: a pass publishes the table when it changed (or was read afresh),
+///   or when neighbour changes wait: a neighbour change makes no pass unless it is
+///   a gateway's, but it is published with the next pass.
+///
+/// What every lookup waits for — the whole of the change whose message was read —
+/// is the socket's (``NetlinkSocket/lookup(_:)``), not a timing rule.
+struct ReaderMachine: Sendable {
     /// Whether lease directories are watched (the environment has lease files).
     let watchesLeases: Bool
-    /// A pass failed; the next is due even if nothing happens.
-    private(set) var retryPending = false
-    /// A resync failed (or the poll did); the next is due even if nothing happens.
-    private(set) var resyncPending = false
+    /// Where the machine is: what it waits for the loop to report.
+    private(set) var phase = Phase.waiting
+    /// What failed and is tried again.
+    private(set) var retry = Retry.nothing
     /// Wake-ups in a row that brought only events changing no answer.
     private(set) var unrelatedStreak = 0
     /// Neighbor changes in the reader's table not yet published.
     private(set) var neighborsUnpublished = false
-    /// Since when the passes' answers have gone out of a link that is down
-    /// (``answersStale(cause:at:)``), and what caused those passes: the next pass's
-    /// cause too.
-    private(set) var staleSince: ContinuousClock.Instant?
-    private(set) var heldCause = PassCause()
+    /// The last pass's answers; nil before the first and after a failed one.
+    private(set) var known: KnownAnswers?
+    /// The last pass's batch, reused while the plans ask the same.
+    private(set) var lastBatch: LookupBatch?
+    /// When the earliest route lifetime among the known answers (and the starts')
+    /// has ended, ``expiryMargin`` included: a pass is due then.
+    private(set) var expiry: ContinuousClock.Instant?
 
     /// A machine with nothing pending; `watchesLeases`: the environment has lease files.
     init(watchesLeases: Bool = false) {
@@ -110,26 +146,76 @@ struct ReaderMachine: Sendable, Equatable {
     }
 
     static let unrelatedStreakBeforePausing = 8
+    static let stormPauseMicroseconds: UInt32 = 500
     /// How long the loop waits to retry a failed pass or resync.
     static let retryMilliseconds: Int32 = 1000
-    /// How long a pass whose answers were stale waits for the kernel's next message
-    /// before it runs again, and for how long passes may hold stale answers back.
-    static let staleAnswerWaitMilliseconds: Int32 = 2
-    static let staleAnswerHoldLimit: Duration = .milliseconds(50)
+    /// How long after a route's lifetime ends by its answer the kernel has surely
+    /// stopped using it: the answer's `rta_expires` is cut down to a tick of 10 ms,
+    /// and the kernel compares in jiffies (up to 10 ms more).
+    static let expiryMargin: Duration = .milliseconds(25)
 
-    /// What to do after a wake-up, in this order.
-    struct Decision: Sendable, Equatable {
-        /// Pause briefly before going on (a storm of unrelated events).
-        var pause = false
-        /// Read the links and addresses afresh, then call ``ReaderMachine/resyncFinished(succeeded:)``.
-        var resync = false
-        /// Run an evaluation pass (publishing the table first when `tableChanged`),
-        /// then call ``ReaderMachine/evaluationFinished(succeeded:)``.
-        var evaluate = false
-        var tableChanged = false
-        var cause = PassCause()
-        /// What to add to the monitor's statistics (nil: nothing).
-        var statistics: StatisticsUpdate?
+    /// What the machine waits for.
+    enum Phase: Sendable, Equatable {
+        /// The next wake-up (``woke(_:at:)``).
+        case waiting
+        /// The end of a storm pause (``paused()``), then `pending`, if any.
+        case pausing(PendingPass?)
+        /// The outcome of a resync (``resynced(_:)``).
+        case resyncing(PendingPass)
+        /// The clients' plans (``planned(_:)``).
+        case planning(PassCause)
+        /// The kernel's answers to the lookups of `batch` at `asked` (nil: all of
+        /// them), the others in `kept` (``lookedUp(_:at:)``).
+        case lookingUp(PassCause, LookupBatch, asked: [Int]?, kept: [LookupResult])
+        /// The deliveries' end (``delivered(at:)``).
+        case delivering
+    }
+
+    /// What failed and is tried again, with the cause of the pass it was for.
+    enum Retry: Sendable, Equatable {
+        case nothing
+        /// A pass's lookups failed.
+        case pass(PassCause)
+        /// A resync failed: the next wake-up resyncs, then passes.
+        case resync(PassCause)
+    }
+
+    /// A pass a wake-up calls for: its cause, whether the table is read afresh
+    /// first, and whether the pass publishes the table.
+    struct PendingPass: Sendable, Equatable {
+        var cause: PassCause
+        var resync: Bool
+        var publishes: Bool
+    }
+
+    /// What the loop does next.
+    enum Action: Sendable, Equatable {
+        /// Poll for the next wake-up, at most this long (-1: no limit).
+        case poll(timeoutMilliseconds: Int32)
+        /// Sleep this long, then report ``paused()``.
+        case pause(microseconds: UInt32)
+        /// Read the links and addresses afresh, then report ``resynced(_:)``.
+        case resync
+        /// Begin a pass for `cause`: publish the table (when `publishes`), ask each
+        /// client for its plan, then report the plans' requests (``planned(_:)``).
+        case plan(PassCause, publishes: Bool)
+        /// Ask the kernel these requests, then report the answers (``lookedUp(_:at:)``).
+        case lookUp([LookupRequest])
+        /// Hand each plan its answers, then report ``delivered(at:)``.
+        case deliver(Delivery)
+    }
+
+    /// A pass's outcome, for the clients.
+    struct Delivery: Sendable, Equatable {
+        /// The pass's batch: each plan's answers are ``LookupBatch/answers(forPlan:in:)``.
+        var batch: LookupBatch
+        /// One answer per request of the batch.
+        var answers: [LookupResult]
+        var cause: PassCause
+        /// The gateways the answers name: they replace the last pass's.
+        var gateways: Set<InterfaceTable.NeighborKey>
+        /// How many answers were kept without asking the kernel.
+        var keptAnswers: Int
     }
 
     /// What one wake-up adds to ``MonitorStatistics``.
@@ -144,23 +230,6 @@ struct ReaderMachine: Sendable, Equatable {
         /// the last); nil when it was not drained.
         var foreignDatagrams: Int?
     }
-
-    /// The poll(2) timeout: none while nothing is pending, a second while a retry is,
-    /// ``staleAnswerWaitMilliseconds`` after a pass whose answers were stale.
-    var pollTimeout: Int32 {
-        if staleSince != nil { return Self.staleAnswerWaitMilliseconds }
-        return retryPending || resyncPending ? Self.retryMilliseconds : -1
-    }
-
-    /// Whether a pass at `now` may hold back answers that go out of a link that is
-    /// down: for ``staleAnswerHoldLimit`` after the first pass that did.
-    func mayHoldStaleAnswers(at now: ContinuousClock.Instant) -> Bool {
-        guard let staleSince else { return true }
-        return now - staleSince < Self.staleAnswerHoldLimit
-    }
-
-    /// poll(2) itself failed (only ENOMEM is plausible): events may be lost.
-    mutating func pollFailed() { resyncPending = true }
 
     /// Which links' leases `wakeup` calls for, once drained: every link's when a
     /// lease file changed, new links' when the table changed, none otherwise (or
@@ -177,33 +246,168 @@ struct ReaderMachine: Sendable, Equatable {
         guard changed else { return }
         wakeup.changed = true
         wakeup.tableChanged = true
-        wakeup.cause.otherInterfaceChange = true
+        wakeup.cause.interfacesChanged = true
     }
 
-    /// Decides what a wake-up calls for.
-    mutating func decide(_ wakeup: ReaderWakeup) -> Decision {
-        var decision = Decision()
-        if wakeup.messages > 0 && !wakeup.changed && !wakeup.needsResync && !resyncPending {
+    /// A wake-up at `now` brought `wakeup` (or nothing, when the poll timed out).
+    mutating func woke(_ wakeup: ReaderWakeup, at now: ContinuousClock.Instant) -> Action {
+        precondition(phase == .waiting, "woke while \(phase)")
+        var resync = wakeup.needsResync
+        if wakeup.messages > 0 && !wakeup.changed && !resync, case .nothing = retry {
             unrelatedStreak += 1
-            decision.pause = unrelatedStreak >= Self.unrelatedStreakBeforePausing
         } else {
             unrelatedStreak = 0
         }
-        decision.resync = wakeup.needsResync || resyncPending
-        decision.evaluate = wakeup.changed || decision.resync || retryPending || staleSince != nil
-        decision.tableChanged = wakeup.tableChanged || decision.resync
-        decision.cause = wakeup.cause
-        if staleSince != nil { decision.cause.add(heldCause) }
-        if decision.resync { decision.cause.resynced = true }
-        decision.cause.interfacesChanged = decision.cause.interfacesChanged || decision.tableChanged
+        let pause = unrelatedStreak >= Self.unrelatedStreakBeforePausing
         neighborsUnpublished = neighborsUnpublished || wakeup.neighborsChanged
-        decision.statistics = Self.statistics(of: wakeup)
-        return decision
+        var cause = wakeup.cause
+        if let ends = wakeup.startsExpire { expiry = min(expiry ?? ends, ends) }
+        if let expiry, now >= expiry {
+            cause.answersExpired = true
+            self.expiry = nil
+        }
+        switch retry {
+        case .nothing: break
+        case .pass(let failed): cause.add(failed)
+        case .resync(let failed):
+            cause.add(failed)
+            resync = true
+        }
+        let due = wakeup.changed || resync || retry != .nothing || cause.answersExpired
+        retry = .nothing
+        if resync { cause.resynced = true }
+        let pending =
+            due
+            ? PendingPass(
+                cause: cause, resync: resync, publishes: wakeup.tableChanged || resync || neighborsUnpublished)
+            : nil
+        if pause {
+            phase = .pausing(pending)
+            return .pause(microseconds: Self.stormPauseMicroseconds)
+        }
+        return begin(pending, at: now)
     }
+
+    /// The storm pause ended.
+    mutating func paused(at now: ContinuousClock.Instant) -> Action {
+        guard case .pausing(let pending) = phase else { preconditionFailure("paused while \(phase)") }
+        return begin(pending, at: now)
+    }
+
+    private mutating func begin(_ pending: PendingPass?, at now: ContinuousClock.Instant) -> Action {
+        guard let pending else {
+            phase = .waiting
+            return .poll(timeoutMilliseconds: timeout(at: now))
+        }
+        if pending.resync {
+            phase = .resyncing(pending)
+            return .resync
+        }
+        return plan(pending)
+    }
+
+    private mutating func plan(_ pending: PendingPass) -> Action {
+        if pending.publishes { neighborsUnpublished = false }
+        phase = .planning(pending.cause)
+        return .plan(pending.cause, publishes: pending.publishes)
+    }
+
+    /// The resync ``Action/resync`` asked for worked, or not (it is tried again a
+    /// second later); the pass goes on either way.
+    mutating func resynced(_ succeeded: Bool) -> Action {
+        guard case .resyncing(let pending) = phase else { preconditionFailure("resynced while \(phase)") }
+        if !succeeded { retry = .resync(pending.cause) }
+        return plan(pending)
+    }
+
+    /// The clients' plans, each given as its requests, in the order they are
+    /// answered in: the machine decides what the kernel is asked (ask what moved).
+    mutating func planned(_ plans: some Collection<[LookupRequest]>, at now: ContinuousClock.Instant) -> Action {
+        guard case .planning(let cause) = phase else { preconditionFailure("planned while \(phase)") }
+        let batch = LookupBatch(plans, unlessSameAs: lastBatch)
+        lastBatch = batch
+        guard let prefixes = cause.routesOnly, let known else {
+            phase = .lookingUp(cause, batch, asked: nil, kept: [])
+            return batch.requests.isEmpty ? lookedUp([], at: now) : .lookUp(batch.requests)
+        }
+        var asked: [Int] = []
+        var kept: [LookupResult] = []
+        kept.reserveCapacity(batch.requests.count)
+        for (index, request) in batch.requests.enumerated() {
+            if let answer = known.answer(to: request), !prefixes.contains(where: { $0.covers(request.destination) }) {
+                kept.append(answer)
+            } else {
+                asked.append(index)
+                kept.append(.noRoute(errno: 0))
+            }
+        }
+        phase = .lookingUp(cause, batch, asked: asked, kept: kept)
+        return asked.isEmpty ? lookedUp([], at: now) : .lookUp(asked.map { batch.requests[$0] })
+    }
+
+    /// The kernel's answers to the lookups ``Action/lookUp(_:)`` asked, in order, at
+    /// `now`; nil when they failed (the pass is tried again a second later, and no
+    /// answer is known until one works).
+    mutating func lookedUp(_ answers: [LookupResult]?, at now: ContinuousClock.Instant) -> Action {
+        guard case .lookingUp(let cause, let batch, let asked, var all) = phase else {
+            preconditionFailure("looked up while \(phase)")
+        }
+        guard let answers, answers.count == (asked?.count ?? batch.requests.count) else {
+            known = nil
+            if case .resync = retry {} else { retry = .pass(cause) }
+            phase = .waiting
+            return .poll(timeoutMilliseconds: timeout(at: now))
+        }
+        if let asked {
+            for (index, answer) in zip(asked, answers) { all[index] = answer }
+        } else {
+            all = answers
+        }
+        known = KnownAnswers(requests: batch.distinct, results: all)
+        // Re-check at expiry: the kept answers' ends are in the expiry already (it
+        // is never later than theirs, and asks everything when it comes); one still
+        // ahead stands, since an answer looked up in its route's last tick shows no
+        // lifetime at all.
+        if let current = expiry, current <= now { expiry = nil }
+        for answer in answers {
+            guard case .route(let route) = answer, let lifetime = route.remainingLifetime else { continue }
+            let ends = now + lifetime + Self.expiryMargin
+            expiry = min(expiry ?? ends, ends)
+        }
+        phase = .delivering
+        return .deliver(
+            Delivery(
+                batch: batch, answers: all, cause: cause, gateways: LookupBatch.gateways(batch.requests, all),
+                keptAnswers: all.count - answers.count))
+    }
+
+    /// The deliveries ``Action/deliver(_:)`` asked for are done.
+    mutating func delivered(at now: ContinuousClock.Instant) -> Action {
+        guard case .delivering = phase else { preconditionFailure("delivered while \(phase)") }
+        phase = .waiting
+        return .poll(timeoutMilliseconds: timeout(at: now))
+    }
+
+    /// The poll(2) timeout at `now`: until the expiry, and at most a second while a
+    /// retry is pending; none otherwise.
+    private func timeout(at now: ContinuousClock.Instant) -> Int32 {
+        var timeout: Int32 = retry == .nothing ? -1 : Self.retryMilliseconds
+        if let expiry {
+            let (seconds, attoseconds) = (expiry - now).components
+            // Rounded up: a poll that ends before the expiry would find nothing due.
+            let milliseconds = max(0, seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+            let clamped = Int32(clamping: milliseconds)
+            timeout = timeout < 0 ? clamped : min(timeout, clamped)
+        }
+        return timeout
+    }
+
+    /// Whether a known answer goes out of `link` (its going down ends the drain).
+    func carriesAnswers(_ link: Int32) -> Bool { known?.goOut(of: link) ?? false }
 
     /// What `wakeup` adds to the counters: the drain's figures when the socket
     /// was drained, a resolver-configuration change when the watch saw one.
-    private static func statistics(of wakeup: ReaderWakeup) -> StatisticsUpdate? {
+    static func statistics(of wakeup: ReaderWakeup) -> StatisticsUpdate? {
         let resolver = wakeup.cause.resolverConfigurationChanged ? 1 : 0
         guard wakeup.drained || resolver > 0 else { return nil }
         var update = StatisticsUpdate(resolverConfigurationChanges: resolver)
@@ -216,37 +420,6 @@ struct ReaderMachine: Sendable, Equatable {
             update.foreignDatagrams = wakeup.foreignDatagrams
         }
         return update
-    }
-
-    /// The pass `decision` asked for begins, its Wi-Fi links read afresh
-    /// (`wirelessChanged`: an SSID or signal moved). Returns whether it publishes
-    /// the table: when the table changed (or was read afresh), when Wi-Fi did,
-    /// or when neighbor changes wait; those are then published.
-    mutating func passBegins(_ decision: Decision, wirelessChanged: Bool) -> Bool {
-        defer { neighborsUnpublished = false }
-        return decision.tableChanged || neighborsUnpublished || wirelessChanged
-    }
-
-    /// The resync a decision asked for worked, or not (then it is retried).
-    mutating func resyncFinished(succeeded: Bool) { resyncPending = !succeeded }
-
-    /// The pass a decision asked for worked, or not (then it is retried).
-    mutating func evaluationFinished(succeeded: Bool) {
-        retryPending = !succeeded
-        staleSince = nil
-        heldCause = PassCause()
-    }
-
-    /// The pass's answers went out of a link that is down, and it delivered nothing:
-    /// the kernel is still taking the link down (IPv6 deletes the link's routes one by
-    /// one after it sent the link's message; until then it answers with them). The
-    /// pass runs again at the kernel's next message, or after
-    /// ``staleAnswerWaitMilliseconds``, with `cause` added to its own (the clients
-    /// were told nothing of it); ``mayHoldStaleAnswers(at:)`` bounds for how long.
-    mutating func answersStale(cause: PassCause, at now: ContinuousClock.Instant) {
-        retryPending = false
-        if staleSince == nil { staleSince = now }
-        heldCause = cause
     }
 }
 
@@ -318,16 +491,14 @@ enum ReaderDrain {
                     switch item.message {
                     case .route(let route, _):
                         wakeup.cause.noteRoute(route.prefix)
-                        // Once a pass is due, a route matters only to whether it may
-                        // reuse the last answers (a carrier change so far alone).
-                        guard !wakeup.cause.relevantRoute, !wakeup.changed || wakeup.cause.carrierOnlyLinks != nil
-                        else { return true }
+                        // Once a pass is due, a route's prefix is noted for it, and
+                        // whether it covers a destination no longer matters.
+                        guard !wakeup.changed else { return true }
                         let targets = known ?? destinations(table)
                         known = targets
                         if targets.contains(where: route.covers) {
                             wakeup.changed = true
                             wakeup.relevantRoutes += 1
-                            wakeup.cause.relevantRoute = true
                         }
                     case .rule:
                         wakeup.changed = true
@@ -337,6 +508,11 @@ enum ReaderDrain {
                         // over a link without carrier are used: it can move an answer.
                         wakeup.changed = true
                         wakeup.cause.netconfChanged = true
+                    case .nexthop:
+                        // Routes using a nexthop object change with it, without route
+                        // events (a deleted one's IPv4 routes go silently).
+                        wakeup.changed = true
+                        wakeup.cause.nexthopsChanged = true
                     case .overrun:
                         wakeup.needsResync = true
                     case .neighbor(let neighbor, _):
@@ -352,23 +528,18 @@ enum ReaderDrain {
                         }
                     case .newLink(let link):
                         let wasUsable = table[link.index]?.isUsable ?? false
-                        let change = table.applyLink(link, classify: classify)
-                        guard change != .none else { return true }
+                        guard table.applyLink(link, classify: classify) else { return true }
                         if wasUsable, table[link.index]?.isUsable == false, carriesAnswers(link.index) {
                             wakeup.answerLinkLost = true
                         }
                         wakeup.changed = true
                         wakeup.tableChanged = true
-                        if change == .carrierOnly {
-                            wakeup.cause.carrierChangedLinks.insert(link.index)
-                        } else {
-                            wakeup.cause.otherInterfaceChange = true
-                        }
+                        wakeup.cause.interfacesChanged = true
                     default:
                         if table.apply(item.message, classify: classify) {
                             wakeup.changed = true
                             wakeup.tableChanged = true
-                            wakeup.cause.otherInterfaceChange = true
+                            wakeup.cause.interfacesChanged = true
                             if case .deletedLink(let link) = item.message, carriesAnswers(link.index) {
                                 wakeup.answerLinkLost = true
                             }

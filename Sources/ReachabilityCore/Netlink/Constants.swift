@@ -25,15 +25,8 @@ enum NLMsgType {
     static let delRule: UInt16 = 33  // RTM_DELRULE
     static let newNetconf: UInt16 = 80  // RTM_NEWNETCONF
     static let delNetconf: UInt16 = 81  // RTM_DELNETCONF
-    static let getNetconf: UInt16 = 82  // RTM_GETNETCONF
-}
-
-/// Attributes of RTM_*NETCONF messages (NETCONFA_*).
-enum NETCONFA {
-    static let ifindex: UInt16 = 1  // NETCONFA_IFINDEX
-    static let ignoreRoutesWithLinkdown: UInt16 = 6  // NETCONFA_IGNORE_ROUTES_WITH_LINKDOWN
-    /// NETCONFA_IFINDEX_ALL: the `all` settings, which the kernel ORs with each device's.
-    static let indexAll: Int32 = -1
+    static let newNexthop: UInt16 = 104  // RTM_NEWNEXTHOP
+    static let delNexthop: UInt16 = 105  // RTM_DELNEXTHOP
 }
 
 /// Netlink header flags (`nlmsghdr.nlmsg_flags`).
@@ -57,11 +50,16 @@ enum RTNLGroup {
     static let ipv6Rule: UInt32 = 19
     static let ipv4Netconf: UInt32 = 24
     static let ipv6Netconf: UInt32 = 25
+    /// Nexthop objects (`ip nexthop`, kernel 5.3 and later).
+    static let nexthop: UInt32 = 32
     /// Everything the monitor listens to.
     static let monitored: [UInt32] = [
         link, ipv4Address, ipv6Address, ipv4Route, ipv6Route, ipv4Rule, ipv6Rule, ipv4Netconf, ipv6Netconf,
         neighbor,
     ]
+    /// Groups the monitor joins where the kernel has them: a kernel without
+    /// nexthop objects refuses the group, and has none to miss.
+    static let monitoredWhereAvailable: [UInt32] = [nexthop]
 }
 
 /// Attributes of RTM_*NEIGH messages (NDA_*), and neighbor states (NUD_*).
@@ -143,6 +141,7 @@ enum RTA {
     static let prefsrc: UInt16 = 7
     static let multipath: UInt16 = 9
     static let table: UInt16 = 15
+    static let cacheInfo: UInt16 = 12
     static let via: UInt16 = 18
 }
 

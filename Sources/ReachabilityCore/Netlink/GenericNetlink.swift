@@ -425,7 +425,8 @@ extension NetlinkSocket: GenericNetlinkTransport {
 final class GenericNetlinkSession<Transport: GenericNetlinkTransport> {
     let transport: Transport
     private let deadline: ContinuousClock.Instant
-    private var sequence: UInt32
+    /// The last sequence number used.
+    private(set) var sequence: UInt32
     /// nl80211's family id, once resolved.
     private(set) var nl80211Family: UInt16?
     /// The most datagrams one exchange reads.
@@ -433,10 +434,14 @@ final class GenericNetlinkSession<Transport: GenericNetlinkTransport> {
     /// The most messages one nl80211 answer (a dump) may hold.
     static var maxMessages: Int { 1024 }
 
-    init(transport: Transport, timeout: Duration, firstSequence: UInt32) {
+    /// A session over `transport` whose exchanges all end within `timeout`, numbered
+    /// after `firstSequence`; `nl80211Family`: the family id, when an earlier session
+    /// over the same socket resolved it.
+    init(transport: Transport, timeout: Duration, firstSequence: UInt32, nl80211Family: UInt16? = nil) {
         self.transport = transport
         self.deadline = .now + timeout
         self.sequence = firstSequence
+        self.nl80211Family = nl80211Family
     }
 
     private func nextSequence() -> UInt32 {

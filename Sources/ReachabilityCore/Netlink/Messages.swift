@@ -51,6 +51,11 @@ import CNetlink
     var gateway: IPAddress? = nil
     /// RTA_MULTIPATH: each next hop's interface and gateway.
     var nexthops: [Nexthop] = []
+    /// How long the route is still used (RTA_CACHEINFO's `rta_expires`): set when it
+    /// has a lifetime, as an IPv6 route from a Router Advertisement or one added with
+    /// `expires` has. The kernel stops answering with it then, with no message until
+    /// its garbage collection deletes it, up to `net.ipv6.route.gc_interval` later.
+    var remainingLifetime: Duration? = nil
 
     /// Calls `body` with each link the route goes out of: its own, and a multipath
     /// route's next hops' (without making an array: a pass asks it of every answer).
@@ -118,9 +123,10 @@ struct RoutePrefix: Sendable, Hashable {
     case neighbor(NeighborMessage, deleted: Bool)
     /// RTM_NEWRULE or (`deleted`) RTM_DELRULE: a policy rule changed.
     case rule(deleted: Bool)
-    /// RTM_NEWNETCONF or RTM_DELNETCONF: a device's (or `all`'s) IP settings
-    /// changed, or the answer to an RTM_GETNETCONF.
-    case netconf(NetconfMessage)
+    /// RTM_NEWNETCONF or RTM_DELNETCONF: a device's (or `all`'s) IP settings changed.
+    case netconf
+    /// RTM_NEWNEXTHOP or (`deleted`) RTM_DELNEXTHOP: a nexthop object changed.
+    case nexthop(deleted: Bool)
     /// NLMSG_ERROR: `errno` 0 is an acknowledgement.
     case error(errno: Int32)
     /// NLMSG_DONE: the end of a dump.
@@ -129,16 +135,6 @@ struct RoutePrefix: Sendable, Hashable {
     case overrun
     /// A valid message of a type or family the monitor does not use.
     case ignored(type: UInt16)
-}
-
-/// An RTM_*NETCONF message: the one setting the monitor reads, of a device or of `all`.
-@_spi(Testing) public struct NetconfMessage: Sendable, Equatable {
-    /// AF_INET or AF_INET6.
-    var family: UInt8
-    /// The device, ``NETCONFA/indexAll`` for `all` (nil when absent).
-    var index: Int32? = nil
-    /// NETCONFA_IGNORE_ROUTES_WITH_LINKDOWN, when the message carries it.
-    var ignoresLinkdownRoutes: Bool? = nil
 }
 
 /// A message with the header fields the socket layer matches on.
@@ -278,7 +274,9 @@ enum NetlinkDatagram {
         case NLMsgType.newRule, NLMsgType.delRule:
             return .success(.rule(deleted: type == NLMsgType.delRule))
         case NLMsgType.newNetconf, NLMsgType.delNetconf:
-            return parseNetconf(header)
+            return .success(.netconf)
+        case NLMsgType.newNexthop, NLMsgType.delNexthop:
+            return .success(.nexthop(deleted: type == NLMsgType.delNexthop))
         case NLMsgType.newNeigh, NLMsgType.delNeigh:
             return parseNeighbor(header, deleted: type == NLMsgType.delNeigh)
         default:
@@ -372,25 +370,6 @@ enum NetlinkDatagram {
         guard let destination else { return .failure("neighbor message without NDA_DST") }
         let message = NeighborMessage(index: index, address: destination, state: state, linkLayerAddress: linkLayer)
         return .success(.neighbor(message, deleted: deleted))
-    }
-
-    /// A netconf message: `struct netconfmsg` (the family, one byte), then attributes.
-    private static func parseNetconf(_ header: UnsafePointer<nlmsghdr>) -> One {
-        guard mnl_nlmsg_get_payload_len(header) >= 1 else { return .failure("netconf message without its family") }
-        var message = NetconfMessage(family: mnl_nlmsg_get_payload(header).load(as: UInt8.self))
-        let failure = forEachAttribute(header, headerSize: 1) { attribute in
-            let kind = mnl_attr_get_type(attribute)
-            guard kind == NETCONFA.ifindex || kind == NETCONFA.ignoreRoutesWithLinkdown else { return nil }
-            let name = kind == NETCONFA.ifindex ? "NETCONFA_IFINDEX" : "NETCONFA_IGNORE_ROUTES_WITH_LINKDOWN"
-            switch u32(attribute, name) {
-            case .success(let value) where kind == NETCONFA.ifindex: message.index = Int32(bitPattern: value)
-            case .success(let value): message.ignoresLinkdownRoutes = value != 0
-            case .failure(let failure): return failure.reason
-            }
-            return nil
-        }
-        if let failure { return .failure(failure) }
-        return .success(.netconf(message))
     }
 
     private static func parseLink(_ header: UnsafePointer<nlmsghdr>, deleted: Bool) -> One {
@@ -576,6 +555,13 @@ enum NetlinkDatagram {
                     route.hasGateway = route.hasGateway || hops.contains { $0.gateway != nil }
                 case .failure(let failure): return failure.reason
                 }
+            case RTA.cacheInfo:
+                // struct rta_cacheinfo: rta_expires (s32, clock ticks of USER_HZ, 100 a
+                // second) follows rta_clntref and rta_lastuse.
+                guard mnl_attr_get_payload_len(attribute) >= 12 else { return "RTA_CACHEINFO shorter than rta_expires" }
+                let expires = UnsafeRawPointer(mnl_attr_get_payload(attribute)!).loadUnaligned(
+                    fromByteOffset: 8, as: Int32.self)
+                route.remainingLifetime = expires > 0 ? .milliseconds(Int64(expires) * 10) : nil
             case RTA.prefsrc:
                 // Only meaningful for IPv4/IPv6; other families have no source we track.
                 if info.rtm_family == AddressFamily.inet || info.rtm_family == AddressFamily.inet6 {

@@ -123,7 +123,9 @@ enum WirelessInfo {
         WirelessStatus, Unavailable
     > {
         do throws(ReachabilityError) {
-            guard try session.resolveFamily(NL80211.familyName) != nil else { return .failure(.noNL80211) }
+            if session.nl80211Family == nil, try session.resolveFamily(NL80211.familyName) == nil {
+                return .failure(.noNL80211)
+            }
             let interface: WirelessInterfaceMessage
             switch try session.nl80211(NL80211.cmdGetInterface, interfaceIndex: interfaceIndex, dump: false) {
             case .failed(let errno) where errno == GenlErrno.noDevice || errno == GenlErrno.notSupported:

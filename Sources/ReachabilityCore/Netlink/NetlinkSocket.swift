@@ -33,7 +33,7 @@ final class NetlinkSocket {
     /// so the next receive after its datagrams says so without a system call (a
     /// datagram that came since makes poll(2) return at once).
     private var readTheQueueEmpty = false
-    /// How many datagrams a burst's first read takes (``init(receiveBuffer:groups:bus:role:datagramsPerRead:firstRead:systemCalls:)``).
+    /// How many datagrams a burst's first read takes (``init(receiveBuffer:groups:optionalGroups:bus:role:datagramsPerRead:firstRead:systemCalls:)``).
     let firstRead: Int
     /// The next read is a burst's first: the socket was found empty (or never read).
     private var burstStarts = true
@@ -47,8 +47,8 @@ final class NetlinkSocket {
     /// Lookups sent per write; each answer is one datagram on the receive queue.
     static let lookupWindow = 128
 
-    /// Opens a non-blocking NETLINK_ROUTE socket, joins `groups`, and asks for a
-    /// receive buffer of `receiveBuffer` bytes (SO_RCVBUFFORCE when privileged,
+    /// Opens a non-blocking NETLINK_ROUTE socket, joins `groups` (and those of
+    /// `optionalGroups` the kernel has), and asks for a receive buffer of `receiveBuffer` bytes (SO_RCVBUFFORCE when privileged,
     /// else SO_RCVBUF, which the kernel caps at net.core.rmem_max).
     /// `bus` is the netlink protocol (NETLINK_ROUTE, or NETLINK_GENERIC); `role`
     /// says what the socket is for ("events", "requests"…), in errors and for fault
@@ -65,7 +65,8 @@ final class NetlinkSocket {
     /// would leave a burst of one unknown to be over, and cost another read
     /// (BENCHMARKS.md, "Issue 30: a link going down").
     init(
-        receiveBuffer: Int, groups: [UInt32] = [], bus: Int32 = netlinkRoute, role: String,
+        receiveBuffer: Int, groups: [UInt32] = [], optionalGroups: [UInt32] = [], bus: Int32 = netlinkRoute,
+        role: String,
         datagramsPerRead: Int = 1, firstRead: Int? = nil, systemCalls: SystemCalls
     ) throws(ReachabilityError) {
         let name =
@@ -91,7 +92,8 @@ final class NetlinkSocket {
         self.firstRead = min(max(1, firstRead ?? datagramsPerRead), self.datagramsPerRead)
         self.buffer = .allocate(byteCount: self.datagramsPerRead * Self.slotSize, alignment: 8)
         self.receipts = .allocate(capacity: self.datagramsPerRead)
-        self.requestBuffer = .allocate(byteCount: Self.lookupWindow * Self.requestSlot, alignment: 8)
+        // A window of lookups, and the barrier ahead of the first (``lookup(_:)``).
+        self.requestBuffer = .allocate(byteCount: (Self.lookupWindow + 1) * Self.requestSlot, alignment: 8)
         if case .failure(let failure) = systemCalls.netlinkBind(handle, subject: label) {
             systemCalls.netlinkClose(handle)
             buffer.deallocate()
@@ -117,6 +119,10 @@ final class NetlinkSocket {
                 requestBuffer.deallocate()
                 throw ReachabilityError(.systemCall, "joining rtnetlink group \(group) failed", errno: failure.errno)
             }
+        }
+        for group in optionalGroups {
+            _ = systemCalls.setOption(
+                fd, level: SockOpt.solNetlink, name: SockOpt.addMembership, value: Int32(group), subject: label)
         }
     }
 
@@ -308,17 +314,38 @@ final class NetlinkSocket {
     /// as `ip route get` does: no packet is sent, policy rules and VRFs apply).
     /// Requests are pipelined: a window of them per write, answers matched by
     /// sequence number.
+    ///
+    /// The answers include the whole of every change the kernel had begun when they
+    /// were asked (a correctness rule, DESIGN §4.2 "Changes without a message"): the
+    /// kernel sends a change's message before it has finished the change — after a
+    /// link's or an address's message it still retires, deletes and revives routes
+    /// and next hops, thousands of them for a big table, and says nothing of it —
+    /// all under the routing lock (RTNL) it took for the change. Lookups don't take
+    /// that lock; an RTM_GETLINK does. So the first write begins with one
+    /// (``putRoutingLockBarrier(seq:into:)``): the kernel handles a write's requests in
+    /// order, and the lookups after it wait until the change that sent the message
+    /// just read is complete.
     func lookup(_ requests: [LookupRequest]) throws(ReachabilityError) -> [LookupResult] {
         var results = [LookupResult](repeating: .noRoute(errno: 0), count: requests.count)
         var start = 0
         while start < requests.count {
             let window = requests[start..<min(start + Self.lookupWindow, requests.count)]
-            try exchange(count: window.count, what: "route lookup") { index, seq, raw in
-                Self.putLookup(window[start + index], seq: seq, into: raw)
+            // The barrier leads the first window only: the kernel takes the lock for it
+            // after every change begun before the write.
+            let barrier = start == 0 ? 1 : 0
+            try exchange(count: window.count + barrier, what: "route lookup") { index, seq, raw in
+                index < barrier
+                    ? Self.putRoutingLockBarrier(seq: seq, into: raw)
+                    : Self.putLookup(window[start + index - barrier], seq: seq, into: raw)
             } answer: { index, message in
+                guard index >= barrier else {
+                    // The barrier's answer is an error (no such link); only its coming counts.
+                    guard case .error = message else { return false }
+                    return true
+                }
                 switch message {
-                case .route(let route, deleted: false): results[start + index] = .route(route)
-                case .error(let errno): results[start + index] = .noRoute(errno: errno)
+                case .route(let route, deleted: false): results[start + index - barrier] = .route(route)
+                case .error(let errno): results[start + index - barrier] = .noRoute(errno: errno)
                 default: return false
                 }
                 return true
@@ -328,35 +355,15 @@ final class NetlinkSocket {
         return results
     }
 
-    /// Whether the kernel ignores routes over any of `links` while they have no
-    /// carrier, for any of `families` (`ignore_routes_with_linkdown`: a device's
-    /// value or `all`'s, which the kernel ORs). One RTM_GETNETCONF per link and
-    /// family, and one for `all`, pipelined in one write. An answer without the
-    /// setting counts as "ignores" (the caller then looks up afresh).
-    func ignoresLinkdownRoutes(links: Set<Int32>, families: Set<UInt8>) throws(ReachabilityError) -> Bool {
-        let questions = families.sorted().flatMap { family in
-            (links.sorted() + [NETCONFA.indexAll]).map { (family, $0) }
-        }
-        var ignores = false
-        try exchange(count: questions.count, what: "netconf request") { index, seq, raw in
-            let header = mnl_nlmsg_put_header(raw.baseAddress)!
-            header.pointee.nlmsg_type = NLMsgType.getNetconf
-            header.pointee.nlmsg_flags = NLMsgFlag.request
-            header.pointee.nlmsg_seq = seq
-            // struct netconfmsg: the family, padded to 4 bytes.
-            mnl_nlmsg_put_extra_header(header, 4)!.storeBytes(of: questions[index].0, as: UInt8.self)
-            mnl_attr_put_u32(header, NETCONFA.ifindex, UInt32(bitPattern: questions[index].1))
-            return Int(header.pointee.nlmsg_len)
-        } answer: { _, message throws(ReachabilityError) in
-            switch message {
-            case .netconf(let answer): ignores = ignores || answer.ignoresLinkdownRoutes != false
-            case .error(let errno):
-                throw ReachabilityError(.systemCall, "reading ignore_routes_with_linkdown failed", errno: errno)
-            default: return false
-            }
-            return true
-        }
-        return ignores
+    /// Writes an RTM_GETLINK for interface index 0 with no name into `raw`: the kernel
+    /// takes RTNL to answer it, then refuses it (EINVAL). Returns its length.
+    static func putRoutingLockBarrier(seq: UInt32, into raw: UnsafeMutableRawBufferPointer) -> Int {
+        let header = mnl_nlmsg_put_header(raw.baseAddress)!
+        header.pointee.nlmsg_type = NLMsgType.getLink
+        header.pointee.nlmsg_flags = NLMsgFlag.request
+        header.pointee.nlmsg_seq = seq
+        _ = mnl_nlmsg_put_extra_header(header, MemoryLayout<ifinfomsg>.size)
+        return Int(header.pointee.nlmsg_len)
     }
 
     /// Sends `count` requests in one write, then waits for an answer to each,

@@ -1,7 +1,7 @@
 import Glibc
 
 /// A fault plan: which system calls of the library fail, with which errno, and
-/// when. Tests set one on a ``NetworkEnvironment`` (its `systemCalls`) to make any
+/// when, or are held back for a while (``delay(_:by:count:matching:)``). Tests set one on a ``NetworkEnvironment`` (its `systemCalls`) to make any
 /// call of that environment's monitor, sockets, file readers, watches, resolver
 /// check or name resolutions fail without root (DESIGN §10): for example
 /// `faults.inject(.recvmsg, errno: ENOBUFS, matching: "NETLINK_ROUTE events")`, with
@@ -124,6 +124,8 @@ import Glibc
         /// Matching calls to let through first.
         var skip: Int
         var subject: String?
+        /// A rule that delays the call rather than failing it.
+        var delay: Duration? = nil
         var fired = 0
         var active = true
 
@@ -192,7 +194,28 @@ import Glibc
         }
     }
 
-    /// Stops `rule` from failing any more calls (its ``fired(_:)`` count stays).
+    /// Makes `call` (on a subject containing `subject`, when given) wait `delay`, or
+    /// until the rule is removed, before it is made, then makes it: a slow kernel or
+    /// a stuck driver. `count` as for ``inject(_:errno:count:after:matching:)``.
+    @_spi(Testing) @discardableResult
+    public func delay(_ call: Call, by delay: Duration, count: Count = .always, matching subject: String? = nil)
+        -> Rule
+    {
+        let remaining: Int? =
+            switch count {
+            case .once: 1
+            case .times(let times): max(times, 0)
+            case .always: nil
+            }
+        return withLock { state in
+            state.entries.append(
+                Entry(call: call, errno: 0, remaining: remaining, skip: 0, subject: subject, delay: delay))
+            return Rule(id: state.entries.count - 1)
+        }
+    }
+
+    /// Stops `rule` from failing or delaying any more calls, and ends the delays it
+    /// holds calls in (its ``fired(_:)`` count stays).
     @_spi(Testing) public func remove(_ rule: Rule) {
         withLock { $0.entries[rule.id].active = false }
     }
@@ -218,20 +241,35 @@ import Glibc
     /// The errno `call` on `subject` fails with now, if a rule says so; counts the
     /// attempt and the rules' skips and failures.
     func failure(of call: Call, subject: String?) -> Int32? {
-        withLock { state in
+        let (failure, delay, delaying) = withLock { state -> (Int32?, Duration, [Int]) in
             state.attempts[call, default: 0] += 1
             var failure: Int32?
+            var delay = Duration.zero
+            var delaying: [Int] = []
             for index in state.entries.indices where state.entries[index].matches(call, subject) {
                 if state.entries[index].skip > 0 {
                     state.entries[index].skip -= 1
                     continue
                 }
-                guard failure == nil, state.entries[index].remaining.map({ $0 > 0 }) ?? true else { continue }
+                let wait = state.entries[index].delay
+                guard wait != nil || failure == nil, state.entries[index].remaining.map({ $0 > 0 }) ?? true
+                else { continue }
                 state.entries[index].fired += 1
                 if let left = state.entries[index].remaining { state.entries[index].remaining = left - 1 }
-                failure = state.entries[index].errno
+                if let wait {
+                    delay = max(delay, wait)
+                    delaying.append(index)
+                } else {
+                    failure = state.entries[index].errno
+                }
             }
-            return failure
+            return (failure, delay, delaying)
         }
+        // Outside the lock, so the plan's other calls go on and a test can end the wait.
+        let end = ContinuousClock.now + delay
+        while ContinuousClock.now < end, withLock({ state in delaying.contains { state.entries[$0].active } }) {
+            usleep(2000)
+        }
+        return failure
     }
 }
