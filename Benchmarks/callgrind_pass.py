@@ -9,8 +9,8 @@ Sets up the namespace of Benchmarks/pass_latency.py (`setup_namespace`: vA with
 namespace), runs
 `BINARY watch --json` under `valgrind --tool=callgrind`, waits until it has started, zeroes
 the counters, makes the changes, dumps the counters and prints, for the reader thread's
-work over those changes: the instructions executed, the evaluation passes
-(NetlinkMonitor.reevaluateAll), malloc calls, netlink reads (recvmsg, or recvmmsg through
+work over those changes: the instructions executed, the evaluation passes (each pass that
+asks the kernel writes its lookups once: mnl_socket_sendto), malloc calls, netlink reads (recvmsg, or recvmmsg through
 syscall(2) since the reads are batched), how many distinct
 functions ran, and on how many 64-byte lines and 4 KiB pages their code lies (what a cold
 pass has to bring back into the caches and the TLB).
@@ -129,10 +129,10 @@ def summarize(path, executable):
 
     return {
         "instructions": sum(self_cost.values()),
-        # NetlinkMonitor.reevaluateAll(cause:…) itself (private: its mangled name carries
-        # a discriminator), not the closures specialized inside it (their names go on
-        # past the function's `tF`).
-        "passes": called(r"^\$s16ReachabilityCore14NetlinkMonitorC13reevaluateAll\w*5cause\w*tF$"),
+        # The pass's functions are inlined into the reader's loop; each pass of these
+        # changes (one target, whose lookups every one of them covers) writes its lookups
+        # once, the one write of the reader's.
+        "passes": called(r"^mnl_socket_sendto$"),
         "malloc": called(r"^malloc$"),
         # recvmsg(2), or recvmmsg(2), which the CNetlink shim makes through syscall(2).
         "reads": called(r"^recvmsg$") + called(r"^syscall$"),

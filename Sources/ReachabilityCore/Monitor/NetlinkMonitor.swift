@@ -433,18 +433,22 @@ final class NetlinkMonitor: Sendable {
                     ["count": "\(wakeup.malformedDatagrams)"])
             }
             if let update = ReaderMachine.statistics(of: wakeup) { shared.withLock { $0.statistics.add(update) } }
-            timeout = carryOut(machine.woke(wakeup, at: .now), machine: &machine, table: &table, sysfs: sysfs)
+            let now = ContinuousClock.now
+            timeout = carryOut(machine.woke(wakeup, at: now), at: now, machine: &machine, table: &table, sysfs: sysfs)
             if shared.withLock({ $0.stopRequested }) { return nil }
         }
     }
 
     /// Does what `action` says, and what the machine says after it, until it says to
     /// poll; returns the poll's timeout. A pass plans, looks up and delivers here;
-    /// what it asks and keeps is the machine's.
+    /// what it asks and keeps is the machine's. `now`: the wake-up's time, until the
+    /// kernel's answers come.
     private func carryOut(
-        _ action: ReaderMachine.Action, machine: inout ReaderMachine, table: inout InterfaceTable, sysfs: SysfsReader
+        _ action: ReaderMachine.Action, at now: ContinuousClock.Instant, machine: inout ReaderMachine,
+        table: inout InterfaceTable, sysfs: SysfsReader
     ) -> Int32 {
         var action = action
+        var now = now
         var plans: [MonitorPlan] = []
         var generation: UInt64 = 0
         var planVersion: UInt64 = 0
@@ -455,7 +459,7 @@ final class NetlinkMonitor: Sendable {
                 return timeout
             case .pause(let microseconds):
                 SystemCalls.sleep(microseconds: microseconds)
-                action = machine.paused(at: .now)
+                action = machine.paused(at: now)
             case .resync:
                 action = machine.resynced(resync(&table, sysfs: sysfs))
             case .plan(let cause, let publishes):
@@ -472,11 +476,13 @@ final class NetlinkMonitor: Sendable {
                 // Each client plans once per pass, on the published table; the plans
                 // also say which route events matter until the next pass.
                 plans = clients.map { $0.plan(for: planned) }
-                action = machine.planned(plans.lazy.map(\.requests), at: .now)
+                action = machine.planned(plans.lazy.map(\.requests), at: now)
             case .lookUp(let requests):
                 let answers = try? lookup(requests)
                 if answers == nil { shared.withLock { $0.statistics.failedPasses += 1 } }
-                action = machine.lookedUp(answers, at: .now)
+                // The answers' lifetimes, and the poll after the pass, count from here.
+                now = .now
+                action = machine.lookedUp(answers, at: now)
             case .deliver(let delivery):
                 shared.withLock {
                     $0.keep(delivery.batch.requests, plannedAt: planVersion)
@@ -497,7 +503,7 @@ final class NetlinkMonitor: Sendable {
                     wireless.read(links) { [weak self] in self.map { $0.systemCalls.signal($0.wake) } }
                 }
                 plans = []
-                action = machine.delivered(at: .now)
+                action = machine.delivered(at: now)
             }
         }
     }
@@ -511,10 +517,6 @@ final class NetlinkMonitor: Sendable {
     /// space: 16 × 64 KiB per socket, of which only the pages datagrams fill are
     /// memory.
     static let datagramsPerRead = 16
-
-    /// Microseconds to pause after a wake-up that brought only unrelated events,
-    /// once ``ReaderMachine/unrelatedStreakBeforePausing`` had in a row.
-    static let unrelatedBatchPause: UInt32 = 500
 
     /// Every distinct destination the clients looked up in the last pass: what
     /// makes a route event relevant. Planned again when a client joins or leaves or

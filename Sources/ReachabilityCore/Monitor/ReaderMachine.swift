@@ -134,7 +134,8 @@ struct ReaderMachine: Sendable {
     private(set) var neighborsUnpublished = false
     /// The last pass's answers; nil before the first and after a failed one.
     private(set) var known: KnownAnswers?
-    /// The last pass's batch, reused while the plans ask the same.
+    /// The last pass's batch (the running pass's, once planned), reused while the
+    /// plans ask the same.
     private(set) var lastBatch: LookupBatch?
     /// When the earliest route lifetime among the known answers (and the starts')
     /// has ended, ``expiryMargin`` included: a pass is due then.
@@ -164,9 +165,9 @@ struct ReaderMachine: Sendable {
         case resyncing(PendingPass)
         /// The clients' plans (``planned(_:)``).
         case planning(PassCause)
-        /// The kernel's answers to the lookups of `batch` at `asked` (nil: all of
-        /// them), the others in `kept` (``lookedUp(_:at:)``).
-        case lookingUp(PassCause, LookupBatch, asked: [Int]?, kept: [LookupResult])
+        /// The kernel's answers to the lookups of the pass's batch (``lastBatch``) at
+        /// `asked` (nil: all of them), the others in `kept` (``lookedUp(_:at:)``).
+        case lookingUp(PassCause, asked: [Int]?, kept: [LookupResult])
         /// The deliveries' end (``delivered(at:)``).
         case delivering
     }
@@ -326,32 +327,35 @@ struct ReaderMachine: Sendable {
         guard case .planning(let cause) = phase else { preconditionFailure("planned while \(phase)") }
         let batch = LookupBatch(plans, unlessSameAs: lastBatch)
         lastBatch = batch
-        guard let prefixes = cause.routesOnly, let known else {
-            phase = .lookingUp(cause, batch, asked: nil, kept: [])
-            return batch.requests.isEmpty ? lookedUp([], at: now) : .lookUp(batch.requests)
-        }
+        guard let prefixes = cause.routesOnly, let known else { return askAll(batch, cause, at: now) }
         var asked: [Int] = []
+        for (index, request) in batch.requests.enumerated()
+        where prefixes.contains(where: { $0.covers(request.destination) }) || known.answer(to: request) == nil {
+            asked.append(index)
+        }
+        // A route covering every lookup (a default route, with one family's targets).
+        guard asked.count < batch.requests.count else { return askAll(batch, cause, at: now) }
         var kept: [LookupResult] = []
         kept.reserveCapacity(batch.requests.count)
-        for (index, request) in batch.requests.enumerated() {
-            if let answer = known.answer(to: request), !prefixes.contains(where: { $0.covers(request.destination) }) {
-                kept.append(answer)
-            } else {
-                asked.append(index)
-                kept.append(.noRoute(errno: 0))
-            }
-        }
-        phase = .lookingUp(cause, batch, asked: asked, kept: kept)
+        for request in batch.requests { kept.append(known.answer(to: request) ?? .noRoute(errno: 0)) }
+        phase = .lookingUp(cause, asked: asked, kept: kept)
         return asked.isEmpty ? lookedUp([], at: now) : .lookUp(asked.map { batch.requests[$0] })
+    }
+
+    private mutating func askAll(_ batch: LookupBatch, _ cause: PassCause, at now: ContinuousClock.Instant) -> Action {
+        phase = .lookingUp(cause, asked: nil, kept: [])
+        return batch.requests.isEmpty ? lookedUp([], at: now) : .lookUp(batch.requests)
     }
 
     /// The kernel's answers to the lookups ``Action/lookUp(_:)`` asked, in order, at
     /// `now`; nil when they failed (the pass is tried again a second later, and no
     /// answer is known until one works).
     mutating func lookedUp(_ answers: [LookupResult]?, at now: ContinuousClock.Instant) -> Action {
-        guard case .lookingUp(let cause, let batch, let asked, var all) = phase else {
+        guard case .lookingUp(let cause, let asked, var all) = phase, let batch = lastBatch else {
             preconditionFailure("looked up while \(phase)")
         }
+        // The phase lets go of the kept answers, so that they are not copied when filled in.
+        phase = .delivering
         guard let answers, answers.count == (asked?.count ?? batch.requests.count) else {
             known = nil
             if case .resync = retry {} else { retry = .pass(cause) }
@@ -374,7 +378,6 @@ struct ReaderMachine: Sendable {
             let ends = now + lifetime + Self.expiryMargin
             expiry = min(expiry ?? ends, ends)
         }
-        phase = .delivering
         return .deliver(
             Delivery(
                 batch: batch, answers: all, cause: cause, gateways: LookupBatch.gateways(batch.requests, all),

@@ -41,6 +41,10 @@ import CNetlink
     var type: UInt8
     var table: UInt32
     var destinationLength: UInt8
+    /// RTA_CACHEINFO's `rta_expires` when positive: ticks of 10 ms (USER_HZ) the route is
+    /// still used for; 0 without a lifetime. (Four bytes where the layout has room: a
+    /// route, and every answer holding one, is copied inline while it takes at most 128.)
+    var lifetimeTicks: UInt32 = 0
     /// RTA_DST: the prefix (nil for a default route, or in a lookup's answer without it).
     public internal(set) var destination: IPAddress? = nil
     var outputInterface: Int32?
@@ -51,11 +55,20 @@ import CNetlink
     var gateway: IPAddress? = nil
     /// RTA_MULTIPATH: each next hop's interface and gateway.
     var nexthops: [Nexthop] = []
+
     /// How long the route is still used (RTA_CACHEINFO's `rta_expires`): set when it
     /// has a lifetime, as an IPv6 route from a Router Advertisement or one added with
     /// `expires` has. The kernel stops answering with it then, with no message until
     /// its garbage collection deletes it, up to `net.ipv6.route.gc_interval` later.
-    var remainingLifetime: Duration? = nil
+    var remainingLifetime: Duration? {
+        get { lifetimeTicks == 0 ? nil : .milliseconds(Int64(lifetimeTicks) * 10) }
+        set {
+            lifetimeTicks =
+                newValue.map {
+                    UInt32(clamping: $0.components.seconds * 100 + $0.components.attoseconds / 10_000_000_000_000_000)
+                } ?? 0
+        }
+    }
 
     /// Calls `body` with each link the route goes out of: its own, and a multipath
     /// route's next hops' (without making an array: a pass asks it of every answer).
@@ -561,7 +574,7 @@ enum NetlinkDatagram {
                 guard mnl_attr_get_payload_len(attribute) >= 12 else { return "RTA_CACHEINFO shorter than rta_expires" }
                 let expires = UnsafeRawPointer(mnl_attr_get_payload(attribute)!).loadUnaligned(
                     fromByteOffset: 8, as: Int32.self)
-                route.remainingLifetime = expires > 0 ? .milliseconds(Int64(expires) * 10) : nil
+                route.lifetimeTicks = UInt32(max(expires, 0))
             case RTA.prefsrc:
                 // Only meaningful for IPv4/IPv6; other families have no source we track.
                 if info.rtm_family == AddressFamily.inet || info.rtm_family == AddressFamily.inet6 {
