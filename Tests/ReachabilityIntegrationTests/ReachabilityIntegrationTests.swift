@@ -49,6 +49,32 @@ struct ReachabilityIntegrationTests {
         try await log.wait(forLast: .reachableViaWiFi, "reachable after link up + route")
     }
 
+    @Test("An IPv6 answer carries its route's remaining lifetime, in every window of lookups; others none")
+    func routeLifetimes() throws {
+        let ns = try TestNamespace()
+        try ns.run(["sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0"])
+        try ns.addVeth("veth0", peer: "veth1", address: "192.0.2.1/24")
+        try ns.ip("-6 addr add 2001:db8::1/64 dev veth0 nodad")
+        try ns.ip("-6 route add default via 2001:db8::2 dev veth0 expires 60")
+        try ns.ip("-6 route add 2001:db8:5::/48 via 2001:db8::3 dev veth0")
+        try ns.ip("route add default via 192.0.2.2")
+        // Three windows' worth of IPv6 lookups, each asked twice, among others.
+        let addresses =
+            ["2001:db8:5::1", "198.51.100.1"] + (1...150).map { "2001:db8:ffff::\(String($0, radix: 16))" }
+        let requests = try addresses.map { LookupRequest(destination: try IPAddress($0)) }
+        let results = try OneShotEvaluator.run(environment: ns.environment) { _, lookup throws(ReachabilityError) in
+            try lookup(requests)
+        }
+        let lifetimes = results.map { answer -> Duration? in
+            guard case .route(let route) = answer else { return .zero }
+            return route.remainingLifetime
+        }
+        #expect(lifetimes[0] == nil && lifetimes[1] == nil, "routes without a lifetime, IPv6 and IPv4")
+        for lifetime in lifetimes.dropFirst(2) {
+            #expect(lifetime.map { $0 > .seconds(50) && $0 <= .seconds(60) } == true, "\(String(describing: lifetime))")
+        }
+    }
+
     @Test("IPv4 only: link down on the default-route interface, then up with the route back")
     func linkDownUp() async throws {
         let (ns, _, log) = try TestNamespace.watchingInternet(ipv4Only: true)

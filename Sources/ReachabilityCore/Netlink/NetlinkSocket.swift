@@ -325,34 +325,77 @@ final class NetlinkSocket {
     /// (``putRoutingLockBarrier(seq:into:)``): the kernel handles a write's requests in
     /// order, and the lookups after it wait until the change that sent the message
     /// just read is complete.
+    ///
+    /// An IPv6 answer carries its route's lifetime (``RouteMessage/remainingLifetime``):
+    /// the kernel's answer to a lookup leaves it out, its answer to the same lookup
+    /// with RTM_F_FIB_MATCH (the table entry that answered) has it, so each IPv6
+    /// request is asked both ways in the same write.
     func lookup(_ requests: [LookupRequest]) throws(ReachabilityError) -> [LookupResult] {
         var results = [LookupResult](repeating: .noRoute(errno: 0), count: requests.count)
         var start = 0
         while start < requests.count {
-            let window = requests[start..<min(start + Self.lookupWindow, requests.count)]
             // The barrier leads the first window only: the kernel takes the lock for it
             // after every change begun before the write.
             let barrier = start == 0 ? 1 : 0
-            try exchange(count: window.count + barrier, what: "route lookup") { index, seq, raw in
-                index < barrier
-                    ? Self.putRoutingLockBarrier(seq: seq, into: raw)
-                    : Self.putLookup(window[start + index - barrier], seq: seq, into: raw)
-            } answer: { index, message in
-                guard index >= barrier else {
+            var end = start
+            var count = barrier
+            while end < requests.count, count + Self.messages(for: requests[end]) <= Self.lookupWindow + barrier {
+                count += Self.messages(for: requests[end])
+                end += 1
+            }
+            try withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { asks throws(ReachabilityError) in
+                // Message i asks for request asks[i] / 2: its route (even), or its
+                // route's lifetime (odd); -1 is the barrier.
+                var message = 0
+                if barrier == 1 {
+                    asks[0] = -1
+                    message = 1
+                }
+                for index in start..<end {
+                    asks[message] = index * 2
+                    message += 1
+                    if Self.messages(for: requests[index]) == 2 {
+                        asks[message] = index * 2 + 1
+                        message += 1
+                    }
+                }
+                try exchange(count: count, what: "route lookup") { message, seq, raw in
+                    let ask = asks[message]
+                    guard ask >= 0 else { return Self.putRoutingLockBarrier(seq: seq, into: raw) }
+                    var request = requests[ask / 2]
+                    if ask % 2 == 1 { request.fibMatch = true }
+                    return Self.putLookup(request, seq: seq, into: raw)
+                } answer: { message, answer in
+                    let ask = asks[message]
+                    switch (ask, answer) {
                     // The barrier's answer is an error (no such link); only its coming counts.
-                    guard case .error = message else { return false }
+                    case (..<0, .error): return true
+                    case (..<0, _): return false
+                    case (_, .route(let route, deleted: false)) where ask % 2 == 1:
+                        // The earlier end, should the answer be a cached route of its own.
+                        if case .route(var answered) = results[ask / 2], route.lifetimeTicks > 0,
+                            answered.lifetimeTicks == 0 || route.lifetimeTicks < answered.lifetimeTicks
+                        {
+                            answered.lifetimeTicks = route.lifetimeTicks
+                            results[ask / 2] = .route(answered)
+                        }
+                    case (_, .error) where ask % 2 == 1: break
+                    case (_, .route(let route, deleted: false)): results[ask / 2] = .route(route)
+                    case (_, .error(let errno)): results[ask / 2] = .noRoute(errno: errno)
+                    default: return false
+                    }
                     return true
                 }
-                switch message {
-                case .route(let route, deleted: false): results[start + index - barrier] = .route(route)
-                case .error(let errno): results[start + index - barrier] = .noRoute(errno: errno)
-                default: return false
-                }
-                return true
             }
-            start = window.endIndex
+            start = end
         }
         return results
+    }
+
+    /// How many lookups a request takes: two for an IPv6 one not matching the table
+    /// entry already (its route's lifetime is asked with RTM_F_FIB_MATCH).
+    private static func messages(for request: LookupRequest) -> Int {
+        request.destination.family == .ipv6 && !request.fibMatch ? 2 : 1
     }
 
     /// Writes an RTM_GETLINK for interface index 0 with no name into `raw`: the kernel
