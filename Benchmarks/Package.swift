@@ -30,7 +30,10 @@ let package = Package(
         // event → callback).
         .executableTarget(
             name: "ReachabilityScale",
-            dependencies: [.product(name: "Reachability", package: "Reachability")],
+            dependencies: [
+                .product(name: "Reachability", package: "Reachability"),
+                .product(name: "ReachabilityCore", package: "Reachability"),
+            ],
             path: "ReachabilityScale"
         ),
         // A Reachability-only program: its peak RSS (BENCHMARKS.md). It links only

@@ -8,6 +8,9 @@ machine's drift hits both alike. Uses scale.py's namespace and figures.
     python3 Benchmarks/ab.py routes OLD/ReachabilityScale NEW/ReachabilityScale [--rounds 6]
         10,000 address targets, a route covering one of them added and deleted 20 times:
         time to that target's callback (p50 per round).
+    python3 Benchmarks/ab.py wifi OLD/ReachabilityScale NEW/ReachabilityScale [--links 8] [--stall 250]
+        one target beside LINKS links classified Wi-Fi, each nl80211 request held STALL ms: a
+        route covering the target added and deleted 20 times, time to its callback (p50).
     python3 Benchmarks/ab.py startup OLD/reachability NEW/reachability [--rounds 12]
         start-up to the first `watch --json` line with 1,000,000 routes, 9 starts per round:
         the rounds' medians and RSS.
@@ -26,10 +29,12 @@ import scale  # noqa: E402
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("figure", choices=["targets", "routes", "startup"])
+    parser.add_argument("figure", choices=["targets", "routes", "wifi", "startup"])
     parser.add_argument("old")
     parser.add_argument("new")
     parser.add_argument("--rounds", type=int, default=12)
+    parser.add_argument("--links", type=int, default=8, help="wifi: links classified Wi-Fi")
+    parser.add_argument("--stall", type=int, default=0, help="wifi: ms each nl80211 request is held")
     args = parser.parse_args()
     sides = {"old": args.old, "new": args.new}
     results = {"old": [], "new": []}
@@ -49,6 +54,9 @@ def main():
                     latency = scale.run_scale(ns, sides[name], "latency", 200)
                     results[name].append((targets["changeToLastCallbackMillis"], latency["p50Micros"],
                                           latency["p99Micros"]))
+                elif args.figure == "wifi":
+                    wifi = scale.run_scale(ns, sides[name], "wifi", args.links, args.stall)
+                    results[name].append((wifi["p50Millis"], wifi["p90Millis"]))
                 elif args.figure == "routes":
                     routes = scale.run_scale(ns, sides[name], "routes", 10_000)
                     if routes["callbacks"] != 10_000 + 40:
@@ -67,6 +75,10 @@ def main():
         elif args.figure == "routes":
             print(f"{name}: a route covering 1 of 10,000 targets, p50 {statistics.median(r[0] for r in rows):.2f} ms "
                   f"{[round(r[0], 2) for r in rows]}; p90 {statistics.median(r[1] for r in rows):.2f} ms")
+        elif args.figure == "wifi":
+            print(f"{name}: a route change beside {args.links} Wi-Fi links, nl80211 held {args.stall} ms: "
+                  f"p50 {statistics.median(r[0] for r in rows):.2f} ms {[round(r[0], 2) for r in rows]}; "
+                  f"p90 {statistics.median(r[1] for r in rows):.2f} ms")
         else:
             print(f"{name}: start-up median {statistics.median(r[0] for r in rows):.1f} ms "
                   f"{[round(r[0], 1) for r in rows]}; RSS median {statistics.median(r[1] for r in rows):.0f} KiB")

@@ -171,8 +171,8 @@ def figure_storm(ns, binary, events):
             "finalStateRight": extra is None and status["status"] == first["status"] == "reachableViaWiFi"}
 
 
-def run_scale(ns, scale_binary, figure, count):
-    out = sh(scale_binary, figure, ns.path, str(count), ns.peer_path)
+def run_scale(ns, scale_binary, figure, count, *extra):
+    out = sh(scale_binary, figure, ns.path, str(count), ns.peer_path, *map(str, extra))
     return json.loads(out.strip().splitlines()[-1])
 
 

@@ -6,12 +6,18 @@
 //   ReachabilityScale latency NSPATH CHANGES [PEERPATH]   kernel event → callback, link down/up
 //   ReachabilityScale routes NSPATH COUNT [PEERPATH]      COUNT address targets, a route covering one
 //                                                         added and deleted 20 times: → its callback
+//   ReachabilityScale wifi NSPATH LINKS PEERPATH [STALL]   one target beside LINKS links a fake sysfs
+//                                                         calls Wi-Fi, each nl80211 request held STALL
+//                                                         ms (0: none); a route covering the target
+//                                                         added and deleted 20 times: → its callback
 //
 // NSPATH has veth0 (10.0.0.1/8, default via 10.0.0.2) whose peer veth1 is up, in
 // PEERPATH when given (then NSPATH sees only veth0's carrier change), else in NSPATH.
 import Dispatch
 import Foundation
 import Reachability
+
+@_spi(Testing) import ReachabilityCore
 
 func now() -> UInt64 {
     var spec = timespec()
@@ -94,14 +100,14 @@ func percentile(_ sorted: [Double], _ p: Double) -> Double {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4 || arguments.count == 5, let count = Int(arguments[3]), count > 0 else {
-    fail("usage: ReachabilityScale targets|latency NSPATH COUNT [PEERPATH]")
+guard (4...6).contains(arguments.count), let count = Int(arguments[3]), count > 0 else {
+    fail("usage: ReachabilityScale targets|latency|routes|wifi NSPATH COUNT [PEERPATH] [STALL]")
 }
 let namespace = arguments[2]
 let environment = NetworkEnvironment(networkNamespacePath: namespace)
 let queue = DispatchQueue(label: "scale.callbacks")
 /// Where veth1, whose state is veth0's carrier, is changed.
-let batch = try IPBatch(namespace: arguments.count == 5 ? arguments[4] : namespace)
+let batch = try IPBatch(namespace: arguments.count >= 5 ? arguments[4] : namespace)
 
 /// COUNT distinct addresses on veth0's directly connected 10.0.0.0/8 (10.1.0.0 first),
 /// each started with its callbacks counted by `tally`; returns once each has had its first.
@@ -159,6 +165,59 @@ case "routes":
         "{\"figure\": \"routes\", \"count\": \(count), \"p50Millis\": \(percentile(sorted, 0.5)), "
             + "\"p90Millis\": \(percentile(sorted, 0.9)), \"callbacks\": \(tally.total)}")
     withExtendedLifetime(instances) {}
+
+case "wifi":
+    // LINKS links more, up and classified Wi-Fi by a fake sysfs (no radio: nl80211 has
+    // no such device, or no family at all), made before the monitor starts; every
+    // nl80211 request held STALL ms (a busy driver). Each pass reads them (after its
+    // lines, on the monitor's Wi-Fi queue; before them, on the reader, until issue 43).
+    let stall = arguments.count == 6 ? Int(arguments[5]) ?? 0 : 0
+    let sysfs = NSTemporaryDirectory() + "scale-sysfs-\(getpid())"
+    var lines: [String] = []
+    for index in 0..<count {
+        let directory = "\(sysfs)/class/net/wl\(index)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try "INTERFACE=wl\(index)\nDEVTYPE=wlan\n".write(
+            toFile: "\(directory)/uevent", atomically: true, encoding: .utf8)
+        lines += ["link add wl\(index) type veth peer name wp\(index)", "link set wl\(index) up"]
+    }
+    let made = Process()
+    made.executableURL = URL(fileURLWithPath: "/usr/bin/nsenter")
+    made.arguments = ["--net=\(namespace)", "--", "ip", "-force", "-batch", "-"]
+    let input = Pipe()
+    made.standardInput = input
+    try made.run()
+    input.fileHandleForWriting.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+    try input.fileHandleForWriting.close()
+    made.waitUntilExit()
+    var wifi = NetworkEnvironment(networkNamespacePath: namespace, sysfsRoot: sysfs)
+    if stall > 0 {
+        let faults = SystemCallFaults()
+        faults.delay(.sendto, by: .milliseconds(stall), matching: "NETLINK_GENERIC nl80211")
+        wifi.systemCalls = SystemCalls(faults: faults)
+    }
+    let tally = Tally()
+    let target = try Reachability(address: "10.1.0.0", environment: wifi, notificationQueue: queue)
+    target.whenReachable = { _ in tally.hit() }
+    target.whenUnreachable = { _ in tally.hit() }
+    try target.start()
+    guard tally.wait(for: 1, seconds: 60) != nil else { fail("no initial delivery") }
+    let routes = try IPBatch(namespace: namespace)
+    var samples: [Double] = []
+    for change in 0..<40 {
+        let before = now()
+        routes.run(change % 2 == 0 ? "route add blackhole 10.1.0.0/32" : "route del blackhole 10.1.0.0/32")
+        guard let seen = tally.wait(for: change + 2, seconds: 120) else { fail("change \(change) not delivered") }
+        samples.append(Double(seen - before) / 1e6)
+        usleep(20_000)
+    }
+    routes.close()
+    let sorted = samples.sorted()
+    print(
+        "{\"figure\": \"wifi\", \"links\": \(count), \"stallMillis\": \(stall), "
+            + "\"p50Millis\": \(percentile(sorted, 0.5)), \"p90Millis\": \(percentile(sorted, 0.9))}")
+    withExtendedLifetime(target) {}
+    try? FileManager.default.removeItem(atPath: sysfs)
 
 case "latency":
     // The Internet target; veth0's peer goes down and up: each change flips it.

@@ -699,6 +699,35 @@ struct ReachabilityIntegrationTests {
         b.stop()
     }
 
+    @Test("More route events than a pass keeps the prefixes of (a storm) ask every lookup")
+    func routeStormAsksEverything() async throws {
+        let (ns, _, log) = try TestNamespace.watchingInternet(ipv4Only: true)
+        let a = try Reachability(address: "198.51.100.7", environment: ns.environment)
+        let logA = try DeliveryLog.started(a)
+        try await log.wait(forLast: .reachableViaWiFi, "the Internet reachable at start")
+        try await logA.wait(forLast: .reachableViaWiFi, "a reachable at start")
+        let monitor = try #require(MonitorRegistry.running(for: ns.environment))
+        // A pass, so that every lookup's answer is known.
+        let passes = monitor.statistics.evaluationPasses
+        try ns.ip("route add 198.51.100.0/24 via 192.0.2.2 dev veth0")
+        try await eventually("a pass for a's new route") { monitor.statistics.evaluationPasses > passes }
+
+        // The reader is held in a pass while a blackhole for a and a hundred other
+        // routes queue up, so that one drain reads them all: more than the cause keeps.
+        let blocker = BlockingClient()
+        try monitor.add(blocker)
+        defer { _ = monitor.remove(blocker) }
+        try ns.ip("route add 198.51.100.0/25 via 192.0.2.2 dev veth0")
+        #expect(blocker.entered.wait(timeout: .now() + 30) == .success, "the reader ran a pass")
+        let kept = monitor.statistics.keptAnswers
+        try ns.batch(
+            ["route add blackhole 198.51.100.7/32"] + (0..<100).map { "route add 10.77.\($0).0/24 dev veth0" })
+        blocker.release()
+        try await logA.wait(forLast: .notReachable, "a unreachable behind its blackhole, among a hundred routes")
+        #expect(monitor.statistics.keptAnswers == kept, "nothing kept")
+        a.stop()
+    }
+
     @Test("Link-local target follows the local link")
     func linkLocal() async throws {
         let ns = try TestNamespace()

@@ -54,8 +54,6 @@ import Testing
             ("a rule", { $0.cause.rulesChanged = true }),
             ("netconf", { $0.cause.netconfChanged = true }),
             ("a nexthop object", { $0.cause.nexthopsChanged = true }),
-            ("the resolver's files", { $0.cause.resolverConfigurationChanged = true }),
-            ("a gateway's neighbor", { $0.cause.gatewayNeighborChanged = true }),
             ("lost events", { $0.needsResync = true }),
             ("an expiry", { $0.startsExpire = Self.start }),
         ]
@@ -296,6 +294,28 @@ import Testing
                 #expect(asked == [a, b], "\(what)\(withRoute ? " with a route" : ""): everything asked")
                 #expect(delivery?.keptAnswers == 0, "\(what)")
             }
+        }
+    }
+
+    @Test("What moves no route's answer keeps every answer: a resolver file, a gateway's link-layer address")
+    func unroutedChangesKeepAnswers() throws {
+        let (a, b) = (try Self.request("192.0.2.1"), try Self.request("198.51.100.1"))
+        let changes: [(String, (inout ReaderWakeup) -> Void)] = [
+            ("the resolver's files", { $0.noteFiles([.resolverConfiguration]) }),
+            ("a gateway's neighbor", { $0.cause.gatewayNeighborChanged = true }),
+        ]
+        for (what, change) in changes {
+            var machine = ReaderMachine()
+            _ = try Self.pass(
+                machine.woke(Self.tableChange, at: Self.start), machine: &machine, plans: [[a, b]], at: Self.start
+            ) { _ in [.noRoute(errno: 1), .noRoute(errno: 2)] }
+            var wakeup = ReaderWakeup()
+            wakeup.changed = true
+            change(&wakeup)
+            let (asked, delivery, _) = try Self.pass(
+                machine.woke(wakeup, at: Self.start), machine: &machine, plans: [[a, b]], at: Self.start
+            ) { _ in [] }
+            #expect(asked == nil && delivery?.keptAnswers == 2, "\(what)")
         }
     }
 

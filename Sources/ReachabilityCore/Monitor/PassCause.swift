@@ -63,16 +63,23 @@ struct PassCause: Sendable, Equatable {
         }
     }
 
-    /// The prefixes of the route events drained, when those and Wi-Fi status are all
-    /// that changed since the last pass (no link, address, rule, setting, nexthop,
-    /// neighbour or resolver change, no resync, no expiry, no more than
-    /// ``routeLimit`` route events); nil otherwise. A lookup's answer is a route
-    /// whose prefix covers its destination, so a lookup none of these covers has
-    /// the answer known before them (``ReaderMachine``'s "ask what moved").
+    /// The prefixes of the route events drained, when nothing else that moves a
+    /// route's answer changed since the last pass; nil otherwise. A lookup's answer is
+    /// a route whose prefix covers its destination, so a lookup none of these covers
+    /// has the answer known before them (``ReaderMachine``'s "ask what moved").
+    /// Each of these moves answers without a route event of its own, and its test
+    /// fails without its guard here: a link, address or carrier change
+    /// (`SilentRouteChangeTests`, `ReachabilityIntegrationTests.linkDownUp`); more
+    /// route events than ``routeLimit`` (their prefixes aren't kept:
+    /// `ReachabilityIntegrationTests.routeStormAsksEverything`); a rule
+    /// (`.policyRuleTable`); a resync (`.overrunResync`); a device setting
+    /// (`.ignoreLinkdownSettingIsAnEvent`); a nexthop object
+    /// (`SilentRouteChangeTests`); a route lifetime's end (`SilentRouteChangeTests`).
+    /// What moves none — a resolver file, a gateway's link-layer address, a Wi-Fi
+    /// SSID or signal — keeps every answer.
     var routesOnly: [RoutePrefix]? {
-        guard
-            !interfacesChanged, !manyRoutes, !rulesChanged, !resynced, !netconfChanged, !nexthopsChanged,
-            !resolverConfigurationChanged, !gatewayNeighborChanged, !answersExpired
+        guard !interfacesChanged, !manyRoutes, !rulesChanged, !resynced, !netconfChanged, !nexthopsChanged,
+            !answersExpired
         else { return nil }
         return routes
     }
