@@ -220,6 +220,27 @@ struct PathMonitorIntegrationTests {
         #expect(dual.gateways == [try IPAddress("192.0.2.2"), try IPAddress("2001:db8::2")])
     }
 
+    @Test("A resolv.conf of the caller's is watched while the monitor runs: supportsDNS follows its changes")
+    func ownResolvConfWatched() async throws {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        let directory = NSTemporaryDirectory() + "rtest-resolvdir-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/resolv.conf"
+        try "nameserver 192.0.2.53\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let monitor = try PathMonitor(environment: ns.environment, options: .init(resolvConfPath: path))
+        let log = try await PathLog.started(monitor, queue: "test.resolv")
+        #expect(log.paths.last?.supportsDNS == true)
+        // Read when it changes, not per pass: a new file in place, then one written over.
+        try "search example\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try await log.wait(for: "no DNS once the nameserver is gone") { $0.last?.supportsDNS == false }
+        try "nameserver 192.0.2.54\n".write(toFile: path, atomically: false, encoding: .utf8)
+        try await log.wait(for: "DNS again") { $0.last?.supportsDNS == true }
+        monitor.stop()
+    }
+
     @Test(
         "for await over a stopped monitor starts it, yields the first path and each change, and cancels it when the loop ends",
         .timeLimit(.minutes(1))
