@@ -69,12 +69,14 @@ struct PassCause: Sendable, Equatable {
     /// has the answer known before them (``ReaderMachine``'s "ask what moved").
     /// Each of these moves answers without a route event of its own, and its test
     /// fails without its guard here: a link, address or carrier change
-    /// (`SilentRouteChangeTests`, `ReachabilityIntegrationTests.linkDownUp`); more
+    /// (`SilentRouteChangeTests.ipv6NextHopRevivedAtCarrierUp`,
+    /// `ReachabilityIntegrationTests.linkDownUp`); more
     /// route events than ``routeLimit`` (their prefixes aren't kept:
     /// `ReachabilityIntegrationTests.routeStormAsksEverything`); a rule
-    /// (`.policyRuleTable`); a resync (`.overrunResync`); a device setting
+    /// (`.policyRule`); a resync (`.overrunResync`); a device setting
     /// (`.ignoreLinkdownSettingIsAnEvent`); a nexthop object
-    /// (`SilentRouteChangeTests`); a route lifetime's end (`SilentRouteChangeTests`).
+    /// (`SilentRouteChangeTests.nexthopDeletion`); a route lifetime's end
+    /// (`SilentRouteChangeTests.ipv6RouteExpires`).
     /// What moves none — a resolver file, a gateway's link-layer address, a Wi-Fi
     /// SSID or signal — keeps every answer.
     var routesOnly: [RoutePrefix]? {

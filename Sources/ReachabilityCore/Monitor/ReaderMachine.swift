@@ -99,13 +99,12 @@ enum LeaseRead: Sendable, Equatable {
 ///   (``PassCause/routesOnly``). Any other cause asks every lookup.
 ///   **Correctness:** a cause that moves answers without a route event (link,
 ///   address, carrier, rule, netconf, nexthop, neighbour, resolver, resync,
-///   expiry) is never routes-only (`ReachabilityIntegrationTests.routeChangesAskOnlyWhatTheyCover`,
-///   `SilentRouteChangeTests`).
+///   expiry) is never routes-only (``PassCause/routesOnly`` names each one's test).
 /// - **Re-check at expiry** (correctness): a route with a lifetime stops being
 ///   used when it ends, with no message until the IPv6 garbage collection (up to
 ///   30 s later): the machine polls until the earliest end among the known
 ///   answers (and the starts'), plus ``expiryMargin``, and asks every lookup then
-///   (`SilentRouteChangeTests.routeLifetimeEnds`).
+///   (`SilentRouteChangeTests.ipv6RouteExpires`, `.ipv6RouteLifetimeRenewed`).
 /// - **Retry** (correctness): a resync or a pass that failed is tried again after
 ///   ``retryMilliseconds``, until one works, with its cause added to the next.
 /// - **Storm pause** (speed): after ``unrelatedStreakBeforePausing`` wake-ups in a
