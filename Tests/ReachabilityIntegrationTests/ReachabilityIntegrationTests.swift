@@ -308,11 +308,19 @@ struct ReachabilityIntegrationTests {
     @Test("A target routed only through an ip rule into another table follows the rule")
     func policyRule() async throws {
         let ns = try TestNamespace()
+        // IPv4 alone: no address of IPv6's coming later makes a pass of its own.
+        try ns.disableIPv6()
         try ns.addVeth("veth0", peer: "veth1", address: "192.0.2.1/24")
         try ns.ip("route add 198.51.100.0/24 via 192.0.2.3 dev veth0 table 100")
         let reachability = try Reachability(address: "198.51.100.7", environment: ns.environment)
         let log = try DeliveryLog.started(reachability)
         try await log.wait(forLast: .notReachable, "notReachable without the rule")
+        // A pass first (a route for the target in a table no rule leads to), so that
+        // the rule's pass has an answer it could keep.
+        let monitor = try #require(MonitorRegistry.running(for: ns.environment))
+        let passes = monitor.statistics.evaluationPasses
+        try ns.ip("route add blackhole 198.51.100.0/24 table 200")
+        try await eventually("a pass for the other table's route") { monitor.statistics.evaluationPasses > passes }
 
         try ns.ip("rule add to 198.51.100.0/24 lookup 100")
         try await log.wait(forLast: .reachableViaWiFi, "reachable through the rule")
@@ -536,6 +544,40 @@ struct ReachabilityIntegrationTests {
         // Deliveries keep flowing after the resync.
         try ns.ip("route add default via 192.0.2.2 dev veth0")
         try await log.wait(forLast: .reachableViaWiFi, "reachable after the resync")
+    }
+
+    @Test("Lost events and no route among those read: the resync's pass asks everything")
+    func overrunWithoutRoutesAsksEverything() async throws {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        try ns.addVeth("veth2", peer: "veth3", address: "203.0.113.1/24")
+        var environment = ns.environment
+        environment.eventReceiveBuffer = 4096  // Tiny: a burst overruns it.
+        let reachability = try Reachability(environment: environment)
+        let log = try DeliveryLog.started(reachability)
+        try await log.wait(forLast: .reachableViaWiFi, "reachable at start")
+        let monitor = try #require(MonitorRegistry.running(for: environment))
+        // A pass first, so that the answers are known and could be kept.
+        let passes = monitor.statistics.evaluationPasses
+        try ns.ip("route add blackhole 0.0.0.0/1 table 200")
+        try await eventually("a pass for the other table's default") { monitor.statistics.evaluationPasses > passes }
+
+        // The reader held in a pass while neighbour entries (no route, link or address:
+        // nothing that asks the kernel of itself) overflow the buffer, and the default
+        // route goes last, its message lost.
+        let blocker = BlockingClient()
+        try monitor.add(blocker)
+        defer { _ = monitor.remove(blocker) }
+        try ns.ip("addr add 203.0.113.2/24 dev veth2")
+        #expect(blocker.entered.wait(timeout: .now() + 30) == .success, "the reader ran a pass")
+        let resyncs = monitor.statistics.resyncs
+        try ns.batch(
+            (10..<210).map { "neigh add 203.0.113.\($0) lladdr 02:00:00:00:00:01 dev veth2 nud permanent" }
+                + ["route del default"])
+        blocker.release()
+        try await log.wait(forLast: .notReachable, "notReachable once the resync's pass asked")
+        #expect(monitor.statistics.overruns >= 1 && monitor.statistics.resyncs > resyncs)
     }
 
     @Test(

@@ -70,10 +70,9 @@ struct PassCause: Sendable, Equatable {
     /// Each of these moves answers without a route event of its own, and its test
     /// fails without its guard here: a link, address or carrier change
     /// (`SilentRouteChangeTests.ipv6NextHopRevivedAtCarrierUp`,
-    /// `ReachabilityIntegrationTests.linkDownUp`); more
-    /// route events than ``routeLimit`` (their prefixes aren't kept:
-    /// `ReachabilityIntegrationTests.routeStormAsksEverything`); a rule
-    /// (`.policyRule`); a resync (`.overrunResync`); a device setting
+    /// `.ipv4NextHopsKilledAfterAddress`); more route events than ``routeLimit``
+    /// (their prefixes aren't kept: `ReachabilityIntegrationTests.routeStormAsksEverything`);
+    /// a rule (`.policyRule`); a resync (`.overrunWithoutRoutesAsksEverything`); a device setting
     /// (`.ignoreLinkdownSettingIsAnEvent`); a nexthop object
     /// (`SilentRouteChangeTests.nexthopDeletion`); a route lifetime's end
     /// (`SilentRouteChangeTests.ipv6RouteExpires`).
