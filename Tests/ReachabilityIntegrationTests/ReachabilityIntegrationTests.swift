@@ -318,9 +318,8 @@ struct ReachabilityIntegrationTests {
         // A pass first (a route for the target in a table no rule leads to), so that
         // the rule's pass has an answer it could keep.
         let monitor = try #require(MonitorRegistry.running(for: ns.environment))
-        let passes = monitor.statistics.evaluationPasses
-        try ns.ip("route add blackhole 198.51.100.0/24 table 200")
-        try await eventually("a pass for the other table's route") { monitor.statistics.evaluationPasses > passes }
+        try await monitor.pass(
+            after: { try ns.ip("route add blackhole 198.51.100.0/24 table 200") }, "a pass for the other table's route")
 
         try ns.ip("rule add to 198.51.100.0/24 lookup 100")
         try await log.wait(forLast: .reachableViaWiFi, "reachable through the rule")
@@ -527,11 +526,8 @@ struct ReachabilityIntegrationTests {
 
         // Hold the reader inside a pass (a client of its own that blocks when asked
         // to), so the burst certainly overflows the small buffer, then let it go.
-        let blocker = BlockingClient()
-        try monitor.add(blocker)
+        let blocker = try BlockingClient.holding(monitor) { try ns.ip("addr add 203.0.113.1/24 dev veth2") }
         defer { _ = monitor.remove(blocker) }
-        try ns.ip("addr add 203.0.113.1/24 dev veth2")  // a pass: the reader is held in it
-        #expect(blocker.entered.wait(timeout: .now() + 30) == .success, "the reader ran a pass")
         var burst: [String] = []
         for i in 0..<2000 { burst.append("route add 10.\(i / 250).\(i % 250).0/24 dev veth2") }
         burst.append("route del default")
@@ -559,18 +555,14 @@ struct ReachabilityIntegrationTests {
         try await log.wait(forLast: .reachableViaWiFi, "reachable at start")
         let monitor = try #require(MonitorRegistry.running(for: environment))
         // A pass first, so that the answers are known and could be kept.
-        let passes = monitor.statistics.evaluationPasses
-        try ns.ip("route add blackhole 0.0.0.0/1 table 200")
-        try await eventually("a pass for the other table's default") { monitor.statistics.evaluationPasses > passes }
+        try await monitor.pass(
+            after: { try ns.ip("route add blackhole 0.0.0.0/1 table 200") }, "a pass for the other table's default")
 
         // The reader held in a pass while neighbour entries (no route, link or address:
         // nothing that asks the kernel of itself) overflow the buffer, and the default
         // route goes last, its message lost.
-        let blocker = BlockingClient()
-        try monitor.add(blocker)
+        let blocker = try BlockingClient.holding(monitor) { try ns.ip("addr add 203.0.113.2/24 dev veth2") }
         defer { _ = monitor.remove(blocker) }
-        try ns.ip("addr add 203.0.113.2/24 dev veth2")
-        #expect(blocker.entered.wait(timeout: .now() + 30) == .success, "the reader ran a pass")
         let resyncs = monitor.statistics.resyncs
         try ns.batch(
             (10..<210).map { "neigh add 203.0.113.\($0) lladdr 02:00:00:00:00:01 dev veth2 nud permanent" }
@@ -608,11 +600,8 @@ struct ReachabilityIntegrationTests {
 
         // Hold the reader inside a pass, so that everything the kernel says about the
         // link going down is queued when it reads: one read takes it all.
-        let blocker = BlockingClient()
-        try monitor.add(blocker)
+        let blocker = try BlockingClient.holding(monitor) { try ns.ip("addr add 203.0.113.1/24 dev veth2") }
         defer { _ = monitor.remove(blocker) }
-        try ns.ip("addr add 203.0.113.1/24 dev veth2")  // a pass: the reader is held in it
-        #expect(blocker.entered.wait(timeout: .now() + 30) == .success, "the reader ran a pass")
         let early = monitor.statistics.earlyPasses
         // Two addresses first (four datagrams: the burst's first read takes two), then
         // the link's RTM_NEWLINK and its routes', neighbours' and addresses'
@@ -722,9 +711,7 @@ struct ReachabilityIntegrationTests {
 
         // An address change asks everything (the kernel may move routes after its
         // message); a route after it, only what it covers.
-        let passes = monitor.statistics.evaluationPasses
-        try ns.ip("addr add 192.0.2.77/24 dev veth0")
-        try await eventually("the address's pass") { monitor.statistics.evaluationPasses > passes }
+        try await monitor.pass(after: { try ns.ip("addr add 192.0.2.77/24 dev veth0") }, "the address's pass")
         #expect(monitor.statistics.keptAnswers == kept + 10)
         try ns.ip("route add 198.51.100.0/24 via 192.0.2.2")
         try await logA.wait(forLast: .reachableViaWiFi, "a reachable over its own route")
@@ -750,17 +737,15 @@ struct ReachabilityIntegrationTests {
         try await logA.wait(forLast: .reachableViaWiFi, "a reachable at start")
         let monitor = try #require(MonitorRegistry.running(for: ns.environment))
         // A pass, so that every lookup's answer is known.
-        let passes = monitor.statistics.evaluationPasses
-        try ns.ip("route add 198.51.100.0/24 via 192.0.2.2 dev veth0")
-        try await eventually("a pass for a's new route") { monitor.statistics.evaluationPasses > passes }
+        try await monitor.pass(
+            after: { try ns.ip("route add 198.51.100.0/24 via 192.0.2.2 dev veth0") }, "a pass for a's new route")
 
         // The reader is held in a pass while a blackhole for a and a hundred other
         // routes queue up, so that one drain reads them all: more than the cause keeps.
-        let blocker = BlockingClient()
-        try monitor.add(blocker)
+        let blocker = try BlockingClient.holding(monitor) {
+            try ns.ip("route add 198.51.100.0/25 via 192.0.2.2 dev veth0")
+        }
         defer { _ = monitor.remove(blocker) }
-        try ns.ip("route add 198.51.100.0/25 via 192.0.2.2 dev veth0")
-        #expect(blocker.entered.wait(timeout: .now() + 30) == .success, "the reader ran a pass")
         let kept = monitor.statistics.keptAnswers
         try ns.batch(
             ["route add blackhole 198.51.100.7/32"] + (0..<100).map { "route add 10.77.\($0).0/24 dev veth0" })
@@ -896,7 +881,27 @@ final class CountingClient: MonitorClient, Sendable {
 
 /// A monitor client that holds the reader thread in the first pass it is called
 /// in, until `release()`: the kernel's events then queue up on the event socket.
+extension NetlinkMonitor {
+    /// Makes `change`, then waits until the monitor has begun a pass after it.
+    func pass(after change: () throws -> Void, _ what: String) async throws {
+        let passes = statistics.evaluationPasses
+        try change()
+        try await eventually(what) { self.statistics.evaluationPasses > passes }
+    }
+}
+
 final class BlockingClient: MonitorClient, Sendable {
+    /// A client added to `monitor` that holds its reader in the pass `trigger` makes,
+    /// until ``release()``: what the kernel sends meanwhile waits in the socket, and the
+    /// reader's next drain reads it at once. The caller removes it.
+    static func holding(_ monitor: NetlinkMonitor, after trigger: () throws -> Void) throws -> BlockingClient {
+        let blocker = BlockingClient()
+        try monitor.add(blocker)
+        try trigger()
+        #expect(blocker.entered.wait(timeout: .now() + 30) == .success, "the reader ran a pass")
+        return blocker
+    }
+
     let entered = DispatchSemaphore(value: 0)
     private let gate = DispatchSemaphore(value: 0)
     private let blocked = LockedValue(false)

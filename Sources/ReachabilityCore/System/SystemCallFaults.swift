@@ -109,6 +109,15 @@ import Glibc
         case times(Int)
         /// Every matching call, until the rule is removed.
         case always
+
+        /// How many calls it takes; nil: all.
+        var calls: Int? {
+            switch self {
+            case .once: 1
+            case .times(let times): max(times, 0)
+            case .always: nil
+            }
+        }
     }
 
     /// A rule of the plan, as ``inject(_:errno:count:after:matching:)`` returned it.
@@ -181,15 +190,9 @@ import Glibc
     public func inject(
         _ call: Call, errno: Int32, count: Count = .once, after successes: Int = 0, matching subject: String? = nil
     ) -> Rule {
-        let remaining: Int? =
-            switch count {
-            case .once: 1
-            case .times(let times): max(times, 0)
-            case .always: nil
-            }
         return withLock { state in
             state.entries.append(
-                Entry(call: call, errno: errno, remaining: remaining, skip: max(successes, 0), subject: subject))
+                Entry(call: call, errno: errno, remaining: count.calls, skip: max(successes, 0), subject: subject))
             return Rule(id: state.entries.count - 1)
         }
     }
@@ -201,15 +204,9 @@ import Glibc
     public func delay(_ call: Call, by delay: Duration, count: Count = .always, matching subject: String? = nil)
         -> Rule
     {
-        let remaining: Int? =
-            switch count {
-            case .once: 1
-            case .times(let times): max(times, 0)
-            case .always: nil
-            }
         return withLock { state in
             state.entries.append(
-                Entry(call: call, errno: 0, remaining: remaining, skip: 0, subject: subject, delay: delay))
+                Entry(call: call, errno: 0, remaining: count.calls, skip: 0, subject: subject, delay: delay))
             return Rule(id: state.entries.count - 1)
         }
     }
