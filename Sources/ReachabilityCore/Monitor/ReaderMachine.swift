@@ -92,21 +92,24 @@ enum LeaseRead: Sendable, Equatable {
 /// longer gives stays reported) or a **speed** rule (without it the same states
 /// come, later or at more cost); each correctness rule has a kernel test that
 /// fails when it is removed:
-/// - **Ask what moved** (speed): a pass caused by route events alone (and Wi-Fi
-///   status, which nothing routes by) asks the kernel only the lookups a drained
-///   prefix covers, and those with no known answer, and keeps the others: a
-///   lookup's answer is a route whose prefix covers its destination
+/// - **Ask what moved** (speed): a pass caused by route events alone, or by what
+///   moves no route's answer (a resolver file, a gateway's link-layer address, a
+///   Wi-Fi SSID or signal), asks the kernel only the lookups a drained prefix
+///   covers, and those with no known answer, and keeps the others: a lookup's
+///   answer is a route whose prefix covers its destination
 ///   (``PassCause/routesOnly``). Any other cause asks every lookup.
-///   **Correctness:** a cause that moves answers without a route event (link,
-///   address, carrier, rule, netconf, nexthop, neighbour, resolver, resync,
-///   expiry) is never routes-only (``PassCause/routesOnly`` names each one's test).
+///   **Correctness:** a cause that moves answers without a route event of its own
+///   (a link, address or carrier change, a rule, a device setting, a nexthop
+///   object, lost events, more route events than a cause keeps, an expiry) is
+///   never routes-only (``PassCause/routesOnly`` names each one's test).
 /// - **Re-check at expiry** (correctness): a route with a lifetime stops being
 ///   used when it ends, with no message until the IPv6 garbage collection (up to
 ///   30 s later): the machine polls until the earliest end among the known
 ///   answers (and the starts'), plus ``expiryMargin``, and asks every lookup then
 ///   (`SilentRouteChangeTests.ipv6RouteExpires`, `.ipv6RouteLifetimeRenewed`).
 /// - **Retry** (correctness): a resync or a pass that failed is tried again after
-///   ``retryMilliseconds``, until one works, with its cause added to the next.
+///   ``retryMilliseconds``, until one works, with its cause added to the next
+///   (`SystemCallFaultIntegrationTests.failingLookupSend`).
 /// - **Storm pause** (speed): after ``unrelatedStreakBeforePausing`` wake-ups in a
 ///   row that brought only events changing no answer, each further one pauses
 ///   ``stormPauseMicroseconds`` so the next events gather (one wake-up per batch,
