@@ -1,0 +1,359 @@
+import Foundation
+import Reachability
+import Testing
+
+@_spi(Testing) @testable import ReachabilityCore
+
+/// What the differential test compares for one target: `watch --json`'s line, or the
+/// library's one-off answer.
+struct DifferentialAnswer: Equatable, Sendable, CustomStringConvertible {
+    var status: String
+    var rawFlags: Int
+    var interface: String?
+
+    var description: String { "\(status) rawFlags=\(rawFlags) interface=\(interface ?? "null")" }
+
+    init(status: String, rawFlags: Int, interface: String?) {
+        self.status = status
+        self.rawFlags = rawFlags
+        self.interface = interface
+    }
+
+    init(_ state: ReachabilityState) {
+        self.init(
+            status: NetworkStatus(flags: state.flags).rawValue, rawFlags: Int(state.flags.rawValue),
+            interface: state.interface?.name)
+    }
+
+    /// A `watch --json` line's target and answer; nil for anything else.
+    static func parse(_ line: String) -> (target: String, answer: DifferentialAnswer)? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let target = object["target"] as? String, let status = object["status"] as? String,
+            let rawFlags = object["rawFlags"] as? Int
+        else { return nil }
+        let interface = (object["interface"] as? [String: Any])?["name"] as? String
+        return (target, DifferentialAnswer(status: status, rawFlags: rawFlags, interface: interface))
+    }
+}
+
+/// One disagreement: a line to list it by, and the full report.
+struct DifferentialFailure: Sendable {
+    var headline: String
+    var report: String
+}
+
+/// How the suite runs: the fixed seeds, one seed replayed, or a long run.
+enum DifferentialConfig {
+    private static let environment = ProcessInfo.processInfo.environment
+
+    /// `REACHABILITY_DIFFERENTIAL_STEPS`: a long run of about this many steps, over
+    /// consecutive seeds from `REACHABILITY_DIFFERENTIAL_SEED` (else one from the clock).
+    static let longRunSteps = environment["REACHABILITY_DIFFERENTIAL_STEPS"].flatMap { Int($0) }
+    /// `REACHABILITY_DIFFERENTIAL_SEED` alone: replay that seed, printing its steps.
+    static let replaySeed = environment["REACHABILITY_DIFFERENTIAL_SEED"].flatMap { UInt64($0) }
+    static var replaying: Bool { longRunSteps == nil && replaySeed != nil }
+
+    /// Every seed runs this many steps (in every mode, so that a seed is the same
+    /// sequence everywhere), each in fresh namespaces with a fresh `watch`.
+    static let stepsPerSeed = 200
+
+    /// Seeds that found real defects, each with what it found (on the code of the
+    /// day it was found).
+    static let regressionSeeds: [(seed: UInt64, found: String)] = []
+
+    /// More seeds for CI, beyond the regression cases.
+    static let extraSeeds: [UInt64] = [1, 2, 3]
+
+    static var fixedSeeds: [UInt64] {
+        if let replaySeed { return [replaySeed] }
+        return regressionSeeds.map(\.seed) + extraSeeds
+    }
+}
+
+/// One seed's run: the namespaces, the `ip` batches, the `watch` under test, and the
+/// one-off `Reachability` instances (never started: each read asks the kernel afresh).
+final class DifferentialWorld {
+    /// What `watch` is given, in order. `@internet` is the default-route target; the
+    /// 198.18.x and 2001:db8:1000:: ones are covered by specific routes, 203.0.113.9
+    /// and 2001:db8:ffff::9 only by defaults, 192.0.2.9 and 2001:db8:2000::9 by the
+    /// policy tables, and the others are on vA's subnets.
+    static let targets = [
+        "@internet", "198.18.5.5", "198.18.9.9", "10.1.0.77", "203.0.113.9", "192.0.2.9",
+        "2001:db8:1000::5", "2001:db8:1000:9::9", "2001:db8:1::77", "2001:db8:ffff::9", "2001:db8:2000::9",
+    ]
+    /// After a step, the time that defines "the step is over" (the kernel's own work
+    /// after the batch's last reply, and a linkwatch event or two).
+    static let quietPeriod: Duration = .milliseconds(30)
+    /// How long `watch` gets to agree with the kernel after a step (plus the time to a
+    /// pending route expiry).
+    static let agreementBound: Duration = .seconds(3)
+
+    let seed: UInt64
+    private let verbose: Bool
+    private let ns: TestNamespace
+    private let far: TestNamespace
+    private let inet: IPBatch
+    private let inet6: IPBatch
+    private let farBatch: IPBatch
+    private var generator: DifferentialGenerator
+    private var replay: [String]
+    private var watch: Child?
+    private var watched: [String: DifferentialAnswer] = [:]
+    private var lastLines: [String: String] = [:]
+    private let fresh: [(target: String, reachability: Reachability)]
+    private var expiries: [ContinuousClock.Instant] = []
+
+    init(seed: UInt64, verbose: Bool) throws {
+        self.seed = seed
+        self.verbose = verbose
+        (ns, far) = try TestNamespace.withFarPeersWithoutDAD()
+        try far.ip("link set lo up")
+        inet = try IPBatch(in: ns)
+        inet6 = try IPBatch(in: ns, options: "-6")
+        farBatch = try IPBatch(in: far)
+        generator = DifferentialGenerator(seed: seed)
+        replay = [
+            "ip netns add dt", "ip netns add dtfar", "ip -n dt link set lo up", "ip -n dtfar link set lo up",
+            "ip netns exec dt sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0",
+        ]
+        let environment = ns.environment
+        fresh = try Self.targets.map { target in
+            let reachability =
+                target == "@internet"
+                ? try Reachability(environment: environment)
+                : try Reachability(address: target, environment: environment)
+            return (target, reachability)
+        }
+        let farPath = far.path
+        let links = DifferentialLink.all.map { link in
+            DifferentialCommand(
+                place: .inet, line: "link add \(link.name) type veth peer name \(link.peer) netns \(farPath)")
+        }
+        _ = try apply(links)
+        replay += links.map { $0.replay.replacingOccurrences(of: far.path, with: "dtfar") }
+        let setup = generator.setup()
+        _ = try apply(setup)
+        replay += setup.map(\.replay)
+    }
+
+    deinit { watch?.terminate() }
+
+    /// Runs the commands in order, each group of lines for the same place in one
+    /// write; returns `ip`'s error lines.
+    private func apply(_ commands: [DifferentialCommand]) throws -> [String] {
+        var said: [String] = []
+        var start = 0
+        while start < commands.count {
+            let place = commands[start].place
+            var end = start
+            while end < commands.count && commands[end].place == place { end += 1 }
+            let lines = commands[start..<end].map(\.line)
+            switch place {
+            case .inet: said += try inet.run(lines)
+            case .inet6: said += try inet6.run(lines)
+            case .far: said += try farBatch.run(lines)
+            case .sysctl:
+                for line in lines {
+                    let output = try Command.run(
+                        ["nsenter", "--net=\(ns.path)", "--", "sysctl", "-qw"]
+                            + line.split(separator: " ").map(String.init))
+                    if output.status != 0 { said.append(output.stderr) }
+                }
+            }
+            start = end
+        }
+        return said
+    }
+
+    // MARK: Running
+
+    /// Starts `watch`, checks the start, then runs `steps` steps, checking after each.
+    /// After a disagreement it starts a new `watch` and goes on, until `maxFailures`
+    /// reports; returns the number of steps run and the reports.
+    func run(steps: Int, maxFailures: Int) throws -> (steps: Int, failures: [DifferentialFailure]) {
+        var failures: [DifferentialFailure] = []
+        if let failure = try startWatch(step: 0) { return (0, [failure]) }
+        if let failure = check(step: 0, kind: "start") { failures.append(failure) }
+        var index = 0
+        while index < steps && failures.count < maxFailures {
+            if watch == nil, let failure = try startWatch(step: index) { return (index, failures + [failure]) }
+            index += 1
+            let step = generator.next()
+            let said = try apply(step.commands)
+            if let seconds = step.expiresIn { expiries.append(.now + .milliseconds(Int(seconds * 1000))) }
+            replay.append("# step \(index): \(step.kind)")
+            replay += step.replay
+            replay += said.prefix(2).map { "#   ip: \($0)" }
+            if verbose { print("differential seed \(seed) step \(index): \(step.replay.joined(separator: "; "))") }
+            if let failure = check(step: index, kind: step.kind) { failures.append(failure) }
+        }
+        return (index, failures)
+    }
+
+    /// Starts `watch` and waits for its first line for every target.
+    private func startWatch(step: Int) throws -> DifferentialFailure? {
+        watch = try ns.spawnCLI(["watch", "--json"] + Self.targets)
+        let restart = step > 0 ? " (after step \(step), a new watch)" : ""
+        replay.append(
+            "ip netns exec dt reachability watch --json \(Self.targets.joined(separator: " "))\(restart.isEmpty ? "" : " #" + restart)"
+        )
+        let started = ContinuousClock.now
+        while watched.count < Self.targets.count {
+            guard ContinuousClock.now - started < .seconds(20) else {
+                let text =
+                    "seed \(seed)\(restart): watch printed no line for \(Set(Self.targets).subtracting(watched.keys))"
+                return DifferentialFailure(headline: text, report: text)
+            }
+            readWatch(timeout: 0.1)
+        }
+        return nil
+    }
+
+    /// Reads `watch`'s lines that arrive within `timeout` seconds, then any already there.
+    private func readWatch(timeout: Double) {
+        guard let watch else { return }
+        var wait = timeout
+        while let line = watch.nextLine(timeout: wait) {
+            if let (target, answer) = DifferentialAnswer.parse(line) {
+                watched[target] = answer
+                lastLines[target] = line
+            }
+            wait = 0.001
+        }
+    }
+
+    private func freshAnswers() -> [DifferentialAnswer] {
+        // `state` once per target: flags and interface from the same lookup.
+        fresh.map { DifferentialAnswer($0.reachability.state) }
+    }
+
+    /// After the quiet period, polls until every target's last `watch` line is the
+    /// kernel's fresh answer; a report when that doesn't happen within the bound.
+    private func check(step: Int, kind: String) -> DifferentialFailure? {
+        Thread.sleep(forTimeInterval: Double(Self.quietPeriod.components.attoseconds) / 1e18)
+        let start = ContinuousClock.now
+        expiries.removeAll { $0 < start }
+        let deadline = start + Self.agreementBound + (expiries.max().map { $0 - start } ?? .zero)
+        var seen: [String: [DifferentialAnswer]] = [:]
+        while true {
+            readWatch(timeout: 0.001)
+            let answers = freshAnswers()
+            var disagreeing: [Int] = []
+            for (index, target) in Self.targets.enumerated() {
+                if seen[target]?.last != answers[index] { seen[target, default: []].append(answers[index]) }
+                if watched[target] != answers[index] { disagreeing.append(index) }
+            }
+            if disagreeing.isEmpty { return nil }
+            if ContinuousClock.now >= deadline {
+                let report = report(
+                    step: step, kind: kind, answers: answers, disagreeing: disagreeing, seen: seen, since: start)
+                // The stale `watch` would only repeat this report: the next step starts
+                // a new one, from the kernel's answers, and the seed goes on.
+                watch?.terminate()
+                watch = nil
+                watched = [:]
+                return report
+            }
+            readWatch(timeout: 0.02)
+        }
+    }
+
+    private func report(
+        step: Int, kind: String, answers: [DifferentialAnswer], disagreeing: [Int],
+        seen: [String: [DifferentialAnswer]], since start: ContinuousClock.Instant
+    ) -> DifferentialFailure {
+        let headline =
+            "seed \(seed) step \(step) (\(kind)): "
+            + disagreeing.map {
+                "\(Self.targets[$0]) watch \(watched[Self.targets[$0]]?.description ?? "nothing"), kernel \(answers[$0])"
+            }
+            .joined(separator: "; ")
+        var text = [
+            "Kernel differential: seed \(seed), step \(step) (\(kind)): watch still disagrees with the kernel after \(ContinuousClock.now - start).",
+            "Replay: REACHABILITY_DIFFERENTIAL_SEED=\(seed) swift test --skip-build --filter KernelDifferential",
+            "",
+        ]
+        for (index, target) in Self.targets.enumerated() {
+            let mark = disagreeing.contains(index) ? "DIFFERS" : "same   "
+            text.append(
+                "\(mark) \(target): watch \(watched[target]?.description ?? "nothing"), kernel \(answers[index])")
+            if disagreeing.contains(index) {
+                text.append("        last watch line: \(lastLines[target] ?? "none")")
+                let history = seen[target] ?? []
+                if history.count > 1 { text.append("        kernel answers while waiting: \(history)") }
+                let probes =
+                    target == "@internet"
+                    ? ["8.8.8.8", "2001:4860:4860::8888"] : [target]
+                for probe in probes {
+                    let family = probe.contains(":") ? ["-6"] : []
+                    let output = try? Command.run(
+                        ["nsenter", "--net=\(ns.path)", "--", "ip"] + family + ["route", "get", probe])
+                    let answer = output.map { ($0.stdout + $0.stderr).trimmingCharacters(in: .whitespacesAndNewlines) }
+                    text.append("        ip \(family.first.map { $0 + " " } ?? "")route get \(probe): \(answer ?? "?")")
+                }
+            }
+        }
+        text += ["", "The commands so far (namespaces dt and dtfar):"] + replay.map { "  " + $0 }
+        var report = text.joined(separator: "\n")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "reachability-differential-\(seed)-\(step).txt")
+        if (try? report.write(to: file, atomically: true, encoding: .utf8)) != nil {
+            report = "(also in \(file.path))\n" + report
+        }
+        return DifferentialFailure(headline: headline, report: report)
+    }
+}
+
+@Suite(
+    "Kernel differential: watch's last line per target is the kernel's fresh answer after every random step",
+    .enabled(if: IntegrationGate.enabled), .serialized)
+struct KernelDifferentialTests {
+    @Test(
+        "Fixed seeds (REACHABILITY_DIFFERENTIAL_SEED replays one)",
+        .enabled(if: DifferentialConfig.longRunSteps == nil), arguments: DifferentialConfig.fixedSeeds)
+    func fixedSeed(_ seed: UInt64) async throws {
+        // A seed stops at its third disagreement, except when replayed by hand.
+        let maxFailures = DifferentialConfig.replaying ? Int.max : 3
+        let outcome = try await offPool {
+            try DifferentialWorld(seed: seed, verbose: DifferentialConfig.replaying).run(
+                steps: DifferentialConfig.stepsPerSeed, maxFailures: maxFailures)
+        }
+        for failure in outcome.failures { Issue.record("\(failure.report)") }
+    }
+
+    @Test(
+        "Long run: REACHABILITY_DIFFERENTIAL_STEPS steps over consecutive seeds",
+        .enabled(if: DifferentialConfig.longRunSteps != nil))
+    func longRun() async throws {
+        let total = DifferentialConfig.longRunSteps ?? 0
+        let first = DifferentialConfig.replaySeed ?? UInt64(Date().timeIntervalSince1970)
+        print("differential long run: \(total) steps from seed \(first), \(DifferentialConfig.stepsPerSeed) per seed")
+        let started = ContinuousClock.now
+        var steps = 0
+        var seed = first
+        var failures: [DifferentialFailure] = []
+        var lastProgress = started
+        func rate() -> String {
+            let seconds = Double((ContinuousClock.now - started).components.seconds)
+            return
+                "\(steps) steps in \(Int(seconds)) s (\(String(format: "%.1f", Double(steps) / max(seconds, 1))) steps/s)"
+        }
+        while steps < total {
+            let (current, count) = (seed, min(DifferentialConfig.stepsPerSeed, total - steps))
+            let outcome = try await offPool {
+                try DifferentialWorld(seed: current, verbose: false).run(steps: count, maxFailures: Int.max)
+            }
+            steps += outcome.steps
+            for failure in outcome.failures { print("differential failure: \(failure.headline)") }
+            failures += outcome.failures
+            seed += 1
+            if ContinuousClock.now - lastProgress > .seconds(30) {
+                lastProgress = .now
+                print("differential: \(rate()), seeds \(first)...\(seed - 1), \(failures.count) failures")
+            }
+        }
+        print("differential summary: \(rate()), seeds \(first)...\(seed - 1), \(failures.count) failures")
+        for failure in failures { print("  \(failure.headline)") }
+        for failure in failures { Issue.record("\(failure.report)") }
+    }
+}
