@@ -93,7 +93,14 @@ struct DifferentialGenerator {
     private var random: SeededGenerator
     private var model = DifferentialModel()
 
-    init(seed: UInt64) { random = SeededGenerator(seed: seed) }
+    /// The step kinds (``Kind``'s names) never drawn: for a long run that looks past a
+    /// known defect. A seed's steps depend on them too.
+    private let excluded: Set<String>
+
+    init(seed: UInt64, excluding excluded: Set<String> = []) {
+        random = SeededGenerator(seed: seed)
+        self.excluded = excluded
+    }
 
     static let ipv4Prefixes = [
         "default", "198.18.0.0/15", "198.18.5.0/24", "198.18.5.5/32", "198.18.9.0/24", "192.0.2.0/24",
@@ -110,8 +117,10 @@ struct DifferentialGenerator {
     static let ipv4Group = 21
     static let ipv6Group = 31
     /// The /32s of the big multipath table: enough that reviving their next hops takes
-    /// the kernel a while after the RTM_NEWADDR that starts it.
-    static let bigTableSize = 3000
+    /// the kernel a while after the RTM_NEWADDR that starts it. Each has a metric of
+    /// its own, so that each is a route of its own to the kernel (routes that differ
+    /// only by prefix share one `fib_info`, revived at once).
+    static let bigTableSize = 5000
 
     // MARK: Setup
 
@@ -152,18 +161,20 @@ struct DifferentialGenerator {
 
     // MARK: Steps
 
-    private enum Kind: CaseIterable {
-        case admin, carrier, address, route, multipath, nexthop, rule, special, expiring, burst, bigTable
-        case addressGeneration, keepAddress
+    enum Kind: String, CaseIterable {
+        case admin, carrier, address, addressFlap, route, multipath, nexthop, nexthopDelete, rule, special, expiring
+        case burst, bigTable, addressGeneration, keepAddress
 
         var weight: Int {
             switch self {
-            case .admin: 8
+            case .admin: 10
             case .carrier: 8
             case .address: 10
+            case .addressFlap: 3
             case .route: 18
-            case .multipath: 9
-            case .nexthop: 14
+            case .multipath: 10
+            case .nexthop: 11
+            case .nexthopDelete: 3
             case .rule: 5
             case .special: 5
             case .expiring: 6
@@ -176,9 +187,10 @@ struct DifferentialGenerator {
     }
 
     mutating func next() -> DifferentialStep {
-        let total = Kind.allCases.reduce(0) { $0 + $1.weight }
+        let kinds = Kind.allCases.filter { !excluded.contains($0.rawValue) }
+        let total = kinds.reduce(0) { $0 + $1.weight }
         var pick = Int.random(in: 0..<total, using: &random)
-        let kind = Kind.allCases.first { kind in
+        let kind = kinds.first { kind in
             defer { pick -= kind.weight }
             return pick < kind.weight
         }!
@@ -186,9 +198,11 @@ struct DifferentialGenerator {
         case .admin: return admin()
         case .carrier: return carrier()
         case .address: return address()
+        case .addressFlap: return addressFlap()
         case .route: return route()
         case .multipath: return multipath()
         case .nexthop: return nexthop()
+        case .nexthopDelete: return nexthopDelete()
         case .rule: return rule()
         case .special: return special()
         case .expiring: return expiring()
@@ -250,6 +264,25 @@ struct DifferentialGenerator {
         let extra = ipv6 && chance(20) ? " noprefixroute" : ""
         return DifferentialStep(
             "address add", [DifferentialCommand(place: place, line: "addr add \(address) dev \(link.name)\(extra)")])
+    }
+
+    /// A link's global addresses of one family removed and ours added back in one
+    /// batch, as a DHCP client that restarts does.
+    private mutating func addressFlap() -> DifferentialStep {
+        let link = anyLink()
+        let ipv6 = chance(40)
+        let place: DifferentialPlace = ipv6 ? .inet6 : .inet
+        let (primary, secondary) =
+            ipv6 ? ("\(link.v6(1))/64", "\(link.v6(5))/64") : ("\(link.v4(1))/24", "\(link.v4(5))/24")
+        model.addresses.remove("\(secondary) \(link.name)")
+        model.addresses.insert("\(primary) \(link.name)")
+        return DifferentialStep(
+            "address flap",
+            [
+                DifferentialCommand(place: place, line: "addr del \(secondary) dev \(link.name)"),
+                DifferentialCommand(place: place, line: "addr del \(primary) dev \(link.name)"),
+                DifferentialCommand(place: place, line: "addr add \(primary) dev \(link.name)"),
+            ])
     }
 
     /// `route add` of a route the model doesn't have, else a replace or a delete of it.
@@ -333,7 +366,7 @@ struct DifferentialGenerator {
         let group = ipv6 ? Self.ipv6Group : Self.ipv4Group
         let existing = (singles + [group]).filter { model.nexthops[$0] != nil }
         let roll = Int.random(in: 0..<100, using: &random)
-        if roll < 30 || existing.isEmpty {
+        if roll < 40 || existing.isEmpty {
             // Add (or replace) a single nexthop.
             let id = pick(singles)
             let link = anyLink()
@@ -349,7 +382,7 @@ struct DifferentialGenerator {
                 "nexthop \(verb)",
                 [DifferentialCommand(place: place, line: "nexthop \(verb) id \(id) \(via)dev \(link.name)")])
         }
-        if roll < 42, singles.contains(where: { model.nexthops[$0] != nil }) {
+        if roll < 55, singles.contains(where: { model.nexthops[$0] != nil }) {
             let members = singles.filter { model.nexthops[$0] != nil }.shuffled(using: &random).prefix(
                 chance(50) ? 2 : 3)
             let spec = members.map { chance(30) ? "\($0),\(Int.random(in: 1...3, using: &random))" : "\($0)" }
@@ -362,17 +395,24 @@ struct DifferentialGenerator {
                         place: place, line: "nexthop \(verb) id \(group) group \(spec.joined(separator: "/"))")
                 ])
         }
-        if roll < 65 {
-            let id = pick(existing)
-            model.nexthops[id] = nil
-            return DifferentialStep("nexthop del", [DifferentialCommand(place: place, line: "nexthop del id \(id)")])
-        }
         // A route through a nexthop object.
         let id = pick(existing)
         let prefix = pick(ipv6 ? Self.ipv6Prefixes : Self.ipv4Prefixes)
         let table: Int? = chance(Self.policyPrefixes.contains(prefix) ? 80 : 15) ? pick([100, 200]) : nil
         let metric = pick(ipv6 ? [10, 50, 1024] : [0, 10, 50])
         return routeChange(place, prefix, table: table, metric: metric, "nhid \(id)", kind: "nhid route")
+    }
+
+    /// `ip nexthop del`: the kernel removes the IPv4 routes that use it without a
+    /// message for them.
+    private mutating func nexthopDelete() -> DifferentialStep {
+        let ipv6 = chance(50)
+        let ids = (ipv6 ? Self.ipv6Nexthops + [Self.ipv6Group] : Self.ipv4Nexthops + [Self.ipv4Group])
+        let existing = ids.filter { model.nexthops[$0] != nil }
+        let id = existing.isEmpty ? pick(ids) : pick(existing)
+        model.nexthops[id] = nil
+        return DifferentialStep(
+            "nexthop del", [DifferentialCommand(place: ipv6 ? .inet6 : .inet, line: "nexthop del id \(id)")])
     }
 
     private mutating func rule() -> DifferentialStep {
@@ -459,10 +499,11 @@ struct DifferentialGenerator {
         let (a, b) = (DifferentialLink.all[0], DifferentialLink.all[1])
         let nexthops = "nexthop via \(a.v4(2)) dev \(a.name) onlink nexthop via \(b.v4(2)) dev \(b.name) onlink"
         let lines = (0..<Self.bigTableSize).map { i in
-            DifferentialCommand(place: .inet, line: "route add 100.65.\(i / 256).\(i % 256)/32 \(nexthops)")
+            DifferentialCommand(
+                place: .inet, line: "route add 100.65.\(i / 256).\(i % 256)/32 metric \(i + 1) \(nexthops)")
         }
         let replay =
-            "for i in $(seq 0 \(Self.bigTableSize - 1)); do echo \"route add 100.65.$((i/256)).$((i%256))/32 \(nexthops)\"; done | ip -n dt -force -batch -"
+            "for i in $(seq 0 \(Self.bigTableSize - 1)); do echo \"route add 100.65.$((i/256)).$((i%256))/32 metric $((i+1)) \(nexthops)\"; done | ip -n dt -force -batch -"
         return DifferentialStep("big multipath table", lines, replay: [replay])
     }
 
