@@ -61,22 +61,35 @@ enum DifferentialConfig {
     static let longRunSteps = environment["REACHABILITY_DIFFERENTIAL_STEPS"].flatMap { Int($0) }
     /// `REACHABILITY_DIFFERENTIAL_SEED` alone: replay that seed, printing its steps.
     static let replaySeed = environment["REACHABILITY_DIFFERENTIAL_SEED"].flatMap { UInt64($0) }
-    static var replaying: Bool { longRunSteps == nil && replaySeed != nil }
+    static var replaying: Bool { longRunSteps == nil && (replaySeed != nil || script != nil) }
     /// `REACHABILITY_DIFFERENTIAL_EXCLUDE=expiring,nexthopDelete`: step kinds never
     /// drawn (``DifferentialGenerator/Kind``), to look past known defects.
     static let excludedKinds = Set(
         (environment["REACHABILITY_DIFFERENTIAL_EXCLUDE"] ?? "").split(separator: ",").map(String.init))
 
+    /// `REACHABILITY_DIFFERENTIAL_SCRIPT=FILE`: run a report's command list (or a
+    /// shortened one) instead of a seed, with the same checks: to minimise a case.
+    static let script = environment["REACHABILITY_DIFFERENTIAL_SCRIPT"]
+
     /// Every seed runs this many steps (in every mode, so that a seed is the same
     /// sequence everywhere), each in fresh namespaces with a fresh `watch`.
     static let stepsPerSeed = 200
 
-    /// Seeds that found real defects, each with what it found (on the code of the
-    /// day it was found).
-    static let regressionSeeds: [(seed: UInt64, found: String)] = []
+    /// Seeds that found real defects, each with what it found (at which step, in the
+    /// code of the day; a step whose defect is a race or an expiry can move by a few);
+    /// the default CI run is these.
+    static let regressionSeeds: [(seed: UInt64, found: String)] = [
+        (12, "step 16: carrier loss flushes a link's IPv4 nexthop objects and the routes using them, silently"),
+        (28, "step 11-14: an IPv6 route with `expires` stops being used with no RTM_DELROUTE until its GC"),
+        (40, "step 97: IPv6 multipath next hops dead since an admin down revive silently with the carrier"),
+        (41, "step 11: IPv4 routes over a link whose last address goes are flushed after the RTM_DELADDR"),
+        (41, "step 30: IPv4 multipath next hops over a link revive after its admin up's RTM_NEWLINK"),
+        (72, "step 37: `ip nexthop del` removes the IPv4 routes that use it with no RTM_DELROUTE"),
+        (112, "step 51: an admin up makes a kept IPv6 address the source of routes over another link"),
+    ]
 
     /// More seeds for CI, beyond the regression cases.
-    static let extraSeeds: [UInt64] = [1, 2, 3]
+    static let extraSeeds: [UInt64] = []
 
     static func checkExcludedKinds() throws {
         let unknown = excludedKinds.subtracting(DifferentialGenerator.Kind.allCases.map(\.rawValue))
@@ -88,7 +101,9 @@ enum DifferentialConfig {
 
     static var fixedSeeds: [UInt64] {
         if let replaySeed { return [replaySeed] }
-        return regressionSeeds.map(\.seed) + extraSeeds
+        if script != nil { return [0] }
+        var seen: Set<UInt64> = []
+        return (regressionSeeds.map(\.seed) + extraSeeds).filter { seen.insert($0).inserted }
     }
 }
 
@@ -103,8 +118,8 @@ final class DifferentialWorld {
         "@internet", "198.18.5.5", "198.18.9.9", "10.1.0.77", "203.0.113.9", "192.0.2.9",
         "2001:db8:1000::5", "2001:db8:1000:9::9", "2001:db8:1::77", "2001:db8:ffff::9", "2001:db8:2000::9",
     ]
-    /// After a step, the time that defines "the step is over" (the kernel's own work
-    /// after the batch's last reply, and a linkwatch event or two).
+    /// After a step, the time that defines "the step is over"; what the kernel does
+    /// later (a delayed linkwatch event, a route expiring) the polling waits for.
     static let quietPeriod: Duration = .milliseconds(30)
     /// How long `watch` gets to agree with the kernel after a step (plus the time to a
     /// pending route expiry).
@@ -118,6 +133,8 @@ final class DifferentialWorld {
     private let inet6: IPBatch
     private let farBatch: IPBatch
     private var generator: DifferentialGenerator
+    /// A script's steps, run instead of the generator's.
+    private var scripted: [DifferentialStep]?
     private var replay: [String]
     private var watch: Child?
     private var watched: [String: DifferentialAnswer] = [:]
@@ -129,7 +146,8 @@ final class DifferentialWorld {
     private var lastExpiry: ContinuousClock.Instant?
     private let born = ContinuousClock.now
 
-    init(seed: UInt64, verbose: Bool) throws {
+    /// `script`: a report's command list, run instead of the seed's steps.
+    init(seed: UInt64, verbose: Bool, script: String? = nil) throws {
         self.seed = seed
         self.verbose = verbose
         (ns, far) = try TestNamespace.withFarPeersWithoutDAD()
@@ -157,7 +175,9 @@ final class DifferentialWorld {
         }
         _ = try apply(links)
         replay += links.map { $0.replay.replacingOccurrences(of: far.path, with: "dtfar") }
-        let setup = generator.setup()
+        let parsed = script.map { DifferentialStep.parse(script: $0) }
+        scripted = parsed?.steps
+        let setup = parsed?.setup ?? generator.setup()
         _ = try apply(setup)
         replay += setup.map(\.replay)
     }
@@ -178,6 +198,15 @@ final class DifferentialWorld {
             case .inet: said += try inet.run(lines)
             case .inet6: said += try inet6.run(lines)
             case .far: said += try farBatch.run(lines)
+            case .shell:
+                for line in lines {
+                    let output = try Command.run(
+                        [
+                            "nsenter", "--net=\(ns.path)", "--", "sh", "-c",
+                            line.replacingOccurrences(of: "ip -n dt ", with: "ip "),
+                        ])
+                    if output.status != 0 { said.append(output.stderr) }
+                }
             case .sysctl:
                 for line in lines {
                     let output = try Command.run(
@@ -197,6 +226,7 @@ final class DifferentialWorld {
     /// After a disagreement it starts a new `watch` and goes on, until `maxFailures`
     /// reports; returns the number of steps run and the reports.
     func run(steps: Int, maxFailures: Int) throws -> (steps: Int, failures: [DifferentialFailure]) {
+        let steps = scripted?.count ?? steps
         var failures: [DifferentialFailure] = []
         if let failure = try startWatch(step: 0) { return (0, [failure]) }
         if let failure = check(step: 0, kind: "start") { failures.append(failure) }
@@ -204,7 +234,7 @@ final class DifferentialWorld {
         while index < steps && failures.count < maxFailures {
             if watch == nil, let failure = try startWatch(step: index) { return (index, failures + [failure]) }
             index += 1
-            let step = generator.next()
+            let step = scripted?[index - 1] ?? generator.next()
             let said = try apply(step.commands)
             if let seconds = step.expiresIn { expiries.append(.now + .milliseconds(Int(seconds * 1000))) }
             replay.append("# step \(index) at \(seconds(ContinuousClock.now - born)) s: \(step.kind)")
@@ -336,6 +366,18 @@ final class DifferentialWorld {
     }
 }
 
+/// The project's promise, tested against the kernel itself: after every random step
+/// of what `ip` can tell the kernel (links, carrier, addresses, routes, multipath,
+/// nexthop objects, rules, special and expiring routes, bursts) and a short quiet
+/// period, `watch`'s last line for each target must become the library's one-off
+/// answer within ``DifferentialWorld/agreementBound``.
+///
+/// Modes (environment): none — the regression seeds; `REACHABILITY_DIFFERENTIAL_SEED=S`
+/// — replay seed S, printing its steps; `REACHABILITY_DIFFERENTIAL_STEPS=N` — a long
+/// run of N steps over consecutive seeds (from S when given), with progress and a
+/// summary; `REACHABILITY_DIFFERENTIAL_EXCLUDE=kind,…` — never draw those step kinds;
+/// `REACHABILITY_DIFFERENTIAL_SCRIPT=FILE` — run a report's command list, or a part of
+/// it. Each report is also written to `$TMPDIR/reachability-differential-SEED-STEP.txt`.
 @Suite(
     "Kernel differential: watch's last line per target is the kernel's fresh answer after every random step",
     .enabled(if: IntegrationGate.enabled), .serialized)
@@ -347,8 +389,9 @@ struct KernelDifferentialTests {
         try DifferentialConfig.checkExcludedKinds()
         // A seed stops at its third disagreement, except when replayed by hand.
         let maxFailures = DifferentialConfig.replaying ? Int.max : 3
+        let script = try DifferentialConfig.script.map { try String(contentsOfFile: $0, encoding: .utf8) }
         let outcome = try await offPool {
-            try DifferentialWorld(seed: seed, verbose: DifferentialConfig.replaying).run(
+            try DifferentialWorld(seed: seed, verbose: DifferentialConfig.replaying, script: script).run(
                 steps: DifferentialConfig.stepsPerSeed, maxFailures: maxFailures)
         }
         for failure in outcome.failures { Issue.record("\(failure.report)") }

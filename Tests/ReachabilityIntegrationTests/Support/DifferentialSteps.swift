@@ -10,6 +10,9 @@ enum DifferentialPlace: Sendable {
     case inet6
     case far
     case sysctl
+    /// A shell line run inside the watched namespace, `ip -n dt` in it meaning `ip`
+    /// there (a script's bursts: `for …; done | ip -n dt -batch -`).
+    case shell
 }
 
 /// One line for `ip -batch` (or a sysctl assignment), and how a person replays it by
@@ -24,7 +27,30 @@ struct DifferentialCommand: Sendable {
         case .inet6: "ip -n dt -6 \(line)"
         case .far: "ip -n dtfar \(line)"
         case .sysctl: "ip netns exec dt sysctl -qw \(line)"
+        case .shell: line
         }
+    }
+}
+
+extension DifferentialCommand {
+    /// The command a replay line stands for (``replay``'s inverse; loops become
+    /// `.shell`); nil for the lines that make the namespaces and links, which the test
+    /// makes itself, for `watch`, and for comments.
+    init?(replay: String) {
+        let line = replay.trimmingCharacters(in: .whitespaces)
+        let prefixes: [(String, DifferentialPlace)] = [
+            ("ip -n dt -6 ", .inet6), ("ip -n dtfar ", .far), ("ip netns exec dt sysctl -qw ", .sysctl),
+            ("ip -n dt ", .inet),
+        ]
+        guard !line.isEmpty, !line.hasPrefix("#"), !line.hasPrefix("ip netns add"), !line.contains(" type veth "),
+            !line.hasSuffix("link set lo up"), !line.contains("accept_dad"), !line.contains("reachability watch")
+        else { return nil }
+        if line.hasPrefix("for ") || line.hasPrefix("{ ") {
+            self.init(place: .shell, line: line)
+            return
+        }
+        guard let (prefix, place) = prefixes.first(where: { line.hasPrefix($0.0) }) else { return nil }
+        self.init(place: place, line: String(line.dropFirst(prefix.count)))
     }
 }
 
@@ -42,6 +68,32 @@ struct DifferentialStep: Sendable {
         self.commands = commands
         self.replay = replay ?? commands.map(\.replay)
         self.expiresIn = expiresIn
+    }
+
+    /// The setup and steps of a report's command list (`# step N …` lines start
+    /// steps), to run them again through the same checks, or fewer of them.
+    static func parse(script: String) -> (setup: [DifferentialCommand], steps: [DifferentialStep]) {
+        var setup: [DifferentialCommand] = []
+        var steps: [DifferentialStep] = []
+        let commands = script.components(separatedBy: "The commands so far").last ?? script
+        for line in commands.split(separator: "\n").map(String.init) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("# step ") {
+                let kind = trimmed.split(separator: ":", maxSplits: 1).last.map(String.init) ?? "step"
+                steps.append(DifferentialStep(kind.trimmingCharacters(in: .whitespaces), []))
+                continue
+            }
+            guard let command = DifferentialCommand(replay: trimmed) else { continue }
+            let expires = command.line.firstRange(of: "expires ").map { command.line[$0.upperBound...].prefix(1) }
+            if steps.isEmpty {
+                setup.append(command)
+            } else {
+                steps[steps.count - 1].commands.append(command)
+                steps[steps.count - 1].replay.append(command.replay)
+                if let expires, let seconds = Double(expires) { steps[steps.count - 1].expiresIn = seconds }
+            }
+        }
+        return (setup, steps)
     }
 }
 
