@@ -86,6 +86,7 @@ enum DifferentialConfig {
         (41, "step 30: IPv4 multipath next hops over a link revive after its admin up's RTM_NEWLINK"),
         (72, "step 37: `ip nexthop del` removes the IPv4 routes that use it with no RTM_DELROUTE"),
         (112, "step 51: an admin up makes a kept IPv6 address the source of routes over another link"),
+        (5004, "step 126: a kept IPv6 address turned tentative at an admin down; its RTM_NEWADDR says no more"),
     ]
 
     /// More seeds for CI, beyond the regression cases.

@@ -300,6 +300,50 @@ struct SilentRouteChangeTests {
         setup.stop()
     }
 
+    @Test(
+        "An IPv6 address kept at an admin down: tentative without a message, the source again with one that says no more"
+    )
+    func ipv6AddressKeptAtAdminDown() async throws {
+        // With keep_addr_on_down, an admin down keeps vA's global address but marks it
+        // tentative, silently: the kernel then sources traffic over vB from vB's
+        // link-local address, and a global target is not reachable. At the admin up the
+        // address goes through duplicate address detection again (a second here), and
+        // its RTM_NEWADDR at the end says what the monitor's table still holds from
+        // before the down, while the kernel sources from it again.
+        let (ns, far) = try TestNamespace.withFarPeersWithoutDAD()
+        defer { withExtendedLifetime(far) {} }
+        try ns.ip("link add vA type veth peer name pA netns \(far.path)")
+        try ns.run([
+            "sysctl", "-qw", "net.ipv6.conf.vA.keep_addr_on_down=1", "net.ipv6.conf.vA.accept_dad=1",
+            "net.ipv6.conf.vA.dad_transmits=1",
+        ])
+        try far.ip("link set pA up")
+        try ns.ip("link set vA up")
+        try ns.ip("-6 addr add 2001:db8:1::5/64 dev vA")
+        try ns.ip("link add vB type veth peer name pB netns \(far.path)")
+        try far.ip("link set pB up")
+        try ns.ip("link set vB up")
+        try ns.ip("-6 route add 2001:db8:2::/64 dev vB")
+        try ns.ip("-6 neigh replace 2001:db8:2::3 lladdr 02:00:00:00:02:03 dev vB nud permanent")
+        try ns.ip("-6 route add 2001:db8:1000::/48 via 2001:db8:2::3 dev vB")
+        let target = "2001:db8:1000::5"
+        let reachability = try Reachability(address: target, environment: ns.environment)
+        let probe = try Reachability(address: target, environment: ns.environment)
+        let log = try DeliveryLog.started(reachability)
+        for cycle in 1...2 {
+            try await Self.requireDelivered(
+                "cycle \(cycle): over vB, from vA's address", log: log, probe: probe, Self.via("vB"))
+            try ns.ip("link set vA down")
+            #expect(try ns.ip("-6 addr show dev vA").contains("tentative"), "kept, and tentative")
+            try await Self.requireDelivered("cycle \(cycle): from vB's link-local address", log: log, probe: probe) {
+                $0.status == .notReachable && $0.interface == "vB"
+            }
+            try ns.ip("link set vA up")
+        }
+        try await Self.requireDelivered("over vB from vA's address again", log: log, probe: probe, Self.via("vB"))
+        reachability.stop()
+    }
+
     /// An IPv6-only namespace (IPv4 has no route) with vA, 2001:db8:a::1/64, up with
     /// carrier, its router fe80::a a permanent neighbour; and the Internet target in
     /// it, started.

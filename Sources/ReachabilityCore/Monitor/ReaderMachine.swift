@@ -330,13 +330,14 @@ struct ReaderMachine: Sendable {
         let batch = LookupBatch(plans, unlessSameAs: lastBatch)
         lastBatch = batch
         guard let prefixes = cause.routesOnly, let known else { return askAll(batch, cause, at: now) }
-        var asked: [Int] = []
-        for (index, request) in batch.requests.enumerated()
-        where prefixes.contains(where: { $0.covers(request.destination) }) || known.answer(to: request) == nil {
-            asked.append(index)
+        func moved(_ request: LookupRequest) -> Bool {
+            prefixes.contains(where: { $0.covers(request.destination) }) || known.answer(to: request) == nil
         }
-        // A route covering every lookup (a default route, with one family's targets).
-        guard asked.count < batch.requests.count else { return askAll(batch, cause, at: now) }
+        // A route covering every lookup (a default route, with one family's targets)
+        // asks them all, with nothing to keep.
+        guard !batch.requests.allSatisfy(moved) else { return askAll(batch, cause, at: now) }
+        var asked: [Int] = []
+        for (index, request) in batch.requests.enumerated() where moved(request) { asked.append(index) }
         var kept: [LookupResult] = []
         kept.reserveCapacity(batch.requests.count)
         for request in batch.requests { kept.append(known.answer(to: request) ?? .noRoute(errno: 0)) }
@@ -539,6 +540,16 @@ enum ReaderDrain {
                         }
                         wakeup.changed = true
                         wakeup.tableChanged = true
+                        wakeup.cause.interfacesChanged = true
+                    case .newAddress(let address), .deletedAddress(let address):
+                        // Every address message of a known link makes a pass, even one that
+                        // says what the table holds: the kernel changes an address without
+                        // one (an IPv6 address kept at an admin down turns tentative), and
+                        // its next message may then say what the table, now stale, still
+                        // holds, while the kernel's choice of source moved back with it.
+                        guard table[address.index] != nil else { return true }
+                        wakeup.tableChanged = table.apply(item.message, classify: classify) || wakeup.tableChanged
+                        wakeup.changed = true
                         wakeup.cause.interfacesChanged = true
                     default:
                         if table.apply(item.message, classify: classify) {
