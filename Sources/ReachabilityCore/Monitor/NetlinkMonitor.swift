@@ -256,6 +256,7 @@ final class NetlinkMonitor: Sendable {
         if let loss = namespaceLoss(processExited: false) {
             watch.close()
             requests.withLock { $0 = nil }
+            files.withLock { $0 = nil }
             ready.set(.failure(loss))
             semaphore.signal()
             return
@@ -266,6 +267,7 @@ final class NetlinkMonitor: Sendable {
             fail(failure)
         }
         requests.withLock { $0 = nil }
+        files.withLock { $0 = nil }
     }
 
     /// What the reader watches besides netlink: the resolver's configuration
