@@ -11,7 +11,8 @@ public struct PathMonitorOptions: Sendable, Hashable {
     public var constrainedInterfaces: Set<String>
     /// The resolv.conf that decides supportsDNS. Default: `/etc/resolv.conf`
     /// (for a `/run/netns/NAME` environment, `/etc/netns/NAME/resolv.conf`
-    /// when it exists). A missing file means no DNS; an empty path, one with a
+    /// when it exists). A running monitor reads it at its start and again when it
+    /// changes (it watches the file). A missing file means no DNS; an empty path, one with a
     /// NUL byte, or one naming something other than a regular file (a FIFO,
     /// `/dev/zero`, a directory) makes the `PathMonitor` initializers throw
     /// ``ReachabilityError/Code/invalidArgument``.
