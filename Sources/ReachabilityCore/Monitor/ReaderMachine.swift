@@ -454,19 +454,25 @@ enum ReaderDrain {
 
     /// Drains `source` into `table` and `wakeup` (``drainLimit`` datagrams, and
     /// those of the last read past it: the rest stays in the kernel's queue, where
-    /// the next poll sees it). `destinations` gives what the
-    /// clients look up in the table as it stands; it is asked at most once, and only when a route event
-    /// came: a route whose prefix covers none of them can't change an answer, so
-    /// a storm of unrelated routes costs parsing, not lookups.
-    ///
-    /// It stops early after a datagram in which a link that `carriesAnswers` (one
-    /// the last pass's answers go out of) lost IFF_UP or its carrier, or went
-    /// away (``ReaderWakeup/answerLinkLost``): that decides those answers, and the
-    /// kernel's other messages about it (a dozen route, neighbour and address
-    /// deletions follow a link going down) can wait for the pass after. A pass
-    /// over the events up to that datagram is one a reader woken a little earlier
-    /// would have made. What the source still holds is the caller's next drain,
-    /// without waiting in poll(2).
+    /// the next poll sees it). Its rules:
+    /// - **Route relevance** (speed; its guard is correctness): `destinations` gives
+    ///   what the clients look up in the table as it stands, asked at most once and
+    ///   only when a route event came; a route whose prefix covers none of them
+    ///   can't change an answer and makes no pass, so a storm of unrelated routes
+    ///   costs parsing, not lookups (`ReachabilityIntegrationTests.unrelatedRoutesCostNoPass`).
+    /// - **Lost events resync** (correctness): ENOBUFS, a truncated or malformed
+    ///   datagram, or a failing socket asks for the table afresh
+    ///   (`ReachabilityIntegrationTests.overrunResync`).
+    /// - **Every address message is a change** (correctness): see the `.newAddress` case
+    ///   (`SilentRouteChangeTests.ipv6AddressKeptAtAdminDown`).
+    /// - **The answers' link lost** (speed): it stops early after a datagram in
+    ///   which a link that `carriesAnswers` (one the last pass's answers go out of)
+    ///   lost IFF_UP or its carrier, or went away (``ReaderWakeup/answerLinkLost``):
+    ///   that decides those answers, and the kernel's other messages about it (a
+    ///   dozen route, neighbour and address deletions follow a link going down) can
+    ///   wait for the pass after. A pass over the events up to that datagram is one
+    ///   a reader woken a little earlier would have made. What the source still
+    ///   holds is the caller's next drain, without waiting in poll(2).
     static func drain(
         _ source: some NetlinkEventSource, into table: inout InterfaceTable, wakeup: inout ReaderWakeup,
         destinations: (InterfaceTable) -> [IPAddress], classify: (LinkMessage) -> InterfaceClassification,
