@@ -72,10 +72,12 @@ static inline int cnl_recvmmsg(int fd, struct cnl_mmsghdr *messages, unsigned in
 static inline int cnl_inotify_init(void) { return inotify_init1(IN_CLOEXEC | IN_NONBLOCK); }
 
 /// The inotify events a directory watch of the library asks for: a file in it
-/// written, created, deleted or renamed (and the directory itself going away).
+/// written, created, deleted or renamed (and the directory itself going away),
+/// added to what the directory is watched for already (IN_MASK_ADD: a second watch
+/// of it never narrows the first's).
 static inline uint32_t cnl_inotify_directory_mask(void) {
     return IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF
-        | IN_ONLYDIR;
+        | IN_ONLYDIR | IN_MASK_ADD;
 }
 
 /// IN_Q_OVERFLOW: the kernel dropped inotify events.

@@ -72,7 +72,7 @@ import Testing
         }
         var next = machine.planned(plans, at: now)
         var asked: [LookupRequest]?
-        if case .lookUp(let requests) = next {
+        if case .lookUp(let requests, _) = next {
             asked = requests
             next = machine.lookedUp(try kernel(requests), at: now)
         }
@@ -352,6 +352,78 @@ import Testing
         #expect(asked == [a, b] && poll == -1 && machine.expiry == nil)
     }
 
+    @Test(
+        "Expiry: an end that comes while the lookups are asked, or that a kept answer holds, stands and is due at once")
+    func expiryDuringAPass() throws {
+        let (a, b) = (try Self.request("192.0.2.1"), try Self.request("198.51.100.1"))
+        var machine = ReaderMachine()
+        _ = try Self.pass(
+            machine.woke(Self.tableChange, at: Self.start), machine: &machine, plans: [[a, b]], at: Self.start
+        ) { _ in [try Self.route(lifetime: .seconds(2)), .noRoute(errno: 101)] }
+        let end = Self.start + .seconds(2) + ReaderMachine.expiryMargin
+        // Routes alone, asking b only, woken just before a's end and answered after it:
+        // a's answer was kept, so its end stands, and the pass after is due at once.
+        let before = end - .milliseconds(1)
+        var action = machine.woke(try Self.routes([("198.51.100.0", 24)]), at: before)
+        #expect(machine.planned([[a, b]], at: before) == .lookUp([b], behindChanges: false))
+        action = machine.lookedUp([.noRoute(errno: 101)], at: end + .milliseconds(5))
+        guard case .deliver = action else {
+            Issue.record("no delivery: \(action)")
+            return
+        }
+        #expect(machine.delivered(at: end + .milliseconds(5)) == .poll(timeoutMilliseconds: 0))
+        // Everything asked, from before the end to after it: the end stands too.
+        action = machine.woke(ReaderWakeup(), at: end + .milliseconds(5))
+        guard case .plan(let cause, _) = action else {
+            Issue.record("no pass at the end: \(action)")
+            return
+        }
+        #expect(cause.answersExpired && machine.expiry == nil, "cleared by the pass it makes")
+        let (asked, _, poll) = try Self.pass(action, machine: &machine, plans: [[a, b]], at: end + .milliseconds(5)) {
+            _ in [.noRoute(errno: 101), .noRoute(errno: 101)]
+        }
+        #expect(asked == [a, b] && poll == -1)
+    }
+
+    @Test(
+        "The lookups wait behind the change in progress after a link's, an address's, a nexthop's message or lost events; not else"
+    )
+    func behindChanges() throws {
+        let a = try Self.request("192.0.2.1")
+        func lookUp(_ wakeup: ReaderWakeup, known: Bool = false) -> Action? {
+            var machine = ReaderMachine()
+            if known {
+                _ = try? Self.pass(
+                    machine.woke(Self.tableChange, at: Self.start), machine: &machine, plans: [[a]], at: Self.start
+                ) { _ in [.noRoute(errno: 101)] }
+            }
+            var action = machine.woke(wakeup, at: Self.start)
+            if action == .resync { action = machine.resynced(true) }
+            guard case .plan = action else { return nil }
+            return machine.planned([[a]], at: Self.start)
+        }
+        #expect(lookUp(Self.tableChange) == .lookUp([a], behindChanges: true))
+        var restated = ReaderWakeup()
+        restated.changed = true
+        restated.cause.addressesRestated = true
+        #expect(lookUp(restated, known: true) == .lookUp([a], behindChanges: true))
+        var nexthop = ReaderWakeup()
+        nexthop.changed = true
+        nexthop.cause.nexthopsChanged = true
+        #expect(lookUp(nexthop, known: true) == .lookUp([a], behindChanges: true))
+        var lost = ReaderWakeup()
+        lost.needsResync = true
+        #expect(lookUp(lost, known: true) == .lookUp([a], behindChanges: true))
+        #expect(lookUp(try Self.routes([("192.0.2.0", 24)]), known: true) == .lookUp([a], behindChanges: false))
+        var rule = ReaderWakeup()
+        rule.changed = true
+        rule.cause.rulesChanged = true
+        #expect(lookUp(rule, known: true) == .lookUp([a], behindChanges: false), "a rule is in place with its message")
+        var expired = ReaderWakeup()
+        expired.startsExpire = Self.start
+        #expect(lookUp(expired, known: true) == .lookUp([a], behindChanges: false))
+    }
+
     @Test("Expiry: a refreshed route moves the end later; an answer in its route's last tick keeps the end ahead")
     func expiryEdges() throws {
         let a = try Self.request("192.0.2.1")
@@ -604,7 +676,10 @@ final class ScriptedEventSource: NetlinkEventSource {
         // The kernel may have changed the address meanwhile without a message (an IPv6
         // address kept at an admin down turns tentative): the same message again is a pass.
         let (again, table, _) = Self.drain([.datagram(address)], table: held)
-        #expect(again.changed && again.cause.interfacesChanged && !again.tableChanged)
+        #expect(again.changed && again.cause.addressesRestated && !again.tableChanged)
+        #expect(again.cause.routesOnly == nil && again.cause.waitsForChanges)
+        #expect(
+            !again.cause.interfacesChanged && !again.cause.isRelevant(toHostAt: []), "no network change to hostnames")
         #expect(table == held)
         let elsewhere = B.newAddress(family: AddressFamily.inet, address: [192, 0, 2, 1], index: 9)
         #expect(!Self.drain([.datagram(elsewhere)], table: held).0.changed, "an address of a link not in the table")

@@ -35,12 +35,23 @@ final class FileWatch: @unchecked Sendable {
         system.close(fd)
     }
 
-    /// Watches `names` in `directory` (every name when empty) for `subject`;
-    /// quietly does nothing when the directory can't be watched (it does not
-    /// exist, say).
-    func add(directory: String, names: [String], subject: Subject) {
-        guard case .success(let wd) = system.watchDirectory(fd, directory, writes: subject == .leases) else { return }
-        watches.withLock { $0[wd, default: []] += names.isEmpty ? [("", subject)] : names.map { ($0, subject) } }
+    /// Watches `names` in `directory` (every name when empty) for `subject`, once;
+    /// returns false, watching nothing, when the directory can't be watched (it does
+    /// not exist, or inotify's limits are reached).
+    @discardableResult
+    func add(directory: String, names: [String], subject: Subject) -> Bool {
+        guard case .success(let wd) = system.watchDirectory(fd, directory, writes: subject == .leases) else {
+            return false
+        }
+        watches.withLock { watches in
+            for name in names.isEmpty ? [""] : names
+            where !(watches[wd] ?? []).contains(where: {
+                $0.name == name && $0.subject == subject
+            }) {
+                watches[wd, default: []].append((name, subject))
+            }
+        }
+        return true
     }
 
     /// Whether anything is watched at all.

@@ -114,7 +114,7 @@ struct MonitorStatistics: Sendable, Equatable {
     /// SO_RCVBUF the kernel granted the event socket.
     var eventReceiveBuffer = 0
 
-    /// Adds what a wake-up brought (``ReaderMachine/Decision/statistics``).
+    /// Adds what a wake-up brought (``ReaderMachine/statistics(of:)``).
     mutating func add(_ update: ReaderMachine.StatisticsUpdate) {
         eventsReceived += update.eventsReceived
         overruns += update.overruns

@@ -193,14 +193,19 @@ final class NetlinkMonitor: Sendable {
     /// The published interface table and its generation.
     var snapshot: (InterfaceTable, UInt64) { shared.withLock { ($0.table, $0.generation) } }
 
-    /// Asks the kernel, on the shared request socket.
-    func lookup(_ requests: [LookupRequest]) throws(ReachabilityError) -> [LookupResult] {
+    /// Asks the kernel, on the shared request socket; `behindChanges`: after the
+    /// change in progress is complete (``NetlinkSocket/lookup(_:behindChanges:)``).
+    func lookup(_ requests: [LookupRequest], behindChanges: Bool = true) throws(ReachabilityError)
+        -> [LookupResult]
+    {
         guard !requests.isEmpty else { return [] }
         let outcome: Result<[LookupResult], ReachabilityError> = self.requests.withLock { socket in
             guard let socket else {
                 return .failure(ReachabilityError(.systemCall, "the netlink monitor is stopped"))
             }
-            do throws(ReachabilityError) { return .success(try socket.socket.lookup(requests)) } catch {
+            do throws(ReachabilityError) {
+                return .success(try socket.socket.lookup(requests, behindChanges: behindChanges))
+            } catch {
                 return .failure(error)
             }
         }
@@ -479,8 +484,8 @@ final class NetlinkMonitor: Sendable {
                 // also say which route events matter until the next pass.
                 plans = clients.map { $0.plan(for: planned) }
                 action = machine.planned(plans.lazy.map(\.requests), at: now)
-            case .lookUp(let requests):
-                let answers = try? lookup(requests)
+            case .lookUp(let requests, let behindChanges):
+                let answers = try? lookup(requests, behindChanges: behindChanges)
                 if answers == nil { shared.withLock { $0.statistics.failedPasses += 1 } }
                 // The answers' lifetimes, and the poll after the pass, count from here.
                 now = .now
@@ -537,17 +542,18 @@ final class NetlinkMonitor: Sendable {
         return distinct
     }
 
-    /// Watches `path` (a `PathMonitor`'s own resolv.conf) as the resolver's
-    /// configuration: its change makes a pass whose cause says so, and clients read
-    /// it again then (``MonitorClient/resolverConfigurationChanged()``).
-    func watchResolverFile(_ path: String) {
-        guard let files = files.withLock({ $0 }) else { return }
+    /// Watches `path` (and where it points) as the resolver's configuration, once: its
+    /// change makes a pass whose cause says so, and clients read it again then
+    /// (``MonitorClient/resolverConfigurationChanged()``). Returns whether it is
+    /// watched: not without the reader's file watch, or when inotify refuses.
+    func watchResolverFile(_ path: String) -> Bool {
+        guard let files = files.withLock({ $0 }) else { return false }
         var paths = [path]
         if case .success(let resolved) = systemCalls.realpath(path), resolved != path { paths.append(resolved) }
-        for path in paths {
-            guard let slash = path.lastIndex(of: "/") else { continue }
+        return paths.allSatisfy { path in
+            guard path.hasPrefix("/"), let slash = path.lastIndex(of: "/") else { return false }
             let directory = String(path[..<slash])
-            files.watch.add(
+            return files.watch.add(
                 directory: directory.isEmpty ? "/" : directory, names: [String(path[path.index(after: slash)...])],
                 subject: .resolverConfiguration)
         }

@@ -5,6 +5,10 @@
 struct PassCause: Sendable, Equatable {
     /// Links or addresses changed (the interface table), a link's carrier included.
     var interfacesChanged = false
+    /// An address message said what the table already held: the kernel may have
+    /// changed the address meanwhile without one (``ReaderDrain``). Not a network
+    /// change to hostnames.
+    var addressesRestated = false
     /// A policy rule was added or removed.
     var rulesChanged = false
     /// Events were lost (or a message was malformed) and everything was re-read.
@@ -37,6 +41,7 @@ struct PassCause: Sendable, Equatable {
     /// Adds what `other` says changed (a pass that failed hands its cause to its retry).
     mutating func add(_ other: PassCause) {
         interfacesChanged = interfacesChanged || other.interfacesChanged
+        addressesRestated = addressesRestated || other.addressesRestated
         rulesChanged = rulesChanged || other.rulesChanged
         resynced = resynced || other.resynced
         resolverConfigurationChanged = resolverConfigurationChanged || other.resolverConfigurationChanged
@@ -73,16 +78,27 @@ struct PassCause: Sendable, Equatable {
     /// `.ipv4NextHopsKilledAfterAddress`); more route events than ``routeLimit``
     /// (their prefixes aren't kept: `ReachabilityIntegrationTests.routeStormAsksEverything`);
     /// a rule (`.policyRule`); a resync (`.overrunWithoutRoutesAsksEverything`); a device setting
-    /// (`.ignoreLinkdownSettingIsAnEvent`); a nexthop object
+    /// (`.ignoreLinkdownSettingIsAnEvent`); an address message that restates the
+    /// table (`SilentRouteChangeTests.ipv6AddressKeptAtAdminDown`); a nexthop object
     /// (`SilentRouteChangeTests.nexthopDeletion`); a route lifetime's end
     /// (`SilentRouteChangeTests.ipv6RouteExpires`).
     /// What moves none — a resolver file, a gateway's link-layer address, a Wi-Fi
     /// SSID or signal — keeps every answer.
     var routesOnly: [RoutePrefix]? {
-        guard !interfacesChanged, !manyRoutes, !rulesChanged, !resynced, !netconfChanged, !nexthopsChanged,
-            !answersExpired
+        guard !interfacesChanged, !addressesRestated, !manyRoutes, !rulesChanged, !resynced, !netconfChanged,
+            !nexthopsChanged, !answersExpired
         else { return nil }
         return routes
+    }
+
+    /// Whether the pass's lookups wait for the change whose message was read to be
+    /// complete (``NetlinkSocket/lookup(_:behindChanges:)``): after a link's, an
+    /// address's or a nexthop's message the kernel goes on changing routes with no
+    /// message of their own, and after lost events what came is unknown. A route's
+    /// message comes once the route is in place, and an expiry or a Wi-Fi reading
+    /// follows no change at all.
+    var waitsForChanges: Bool {
+        interfacesChanged || addressesRestated || nexthopsChanged || resynced
     }
 
     /// Whether a Wi-Fi link's SSID or signal is all that changed.

@@ -52,13 +52,22 @@ final class PathMonitorCore: Subscription {
     var currentPath: NetworkPath { currentOrFreshState ?? .unsatisfied }
 
     /// The evaluator with the resolver configuration: read now (file I/O: never
-    /// under the lock), unless a monitor this core is registered with watches it and
-    /// saw no change since the last read.
+    /// under the lock), unless the monitor this core is registered with watches the
+    /// files that read took and saw no change of them since. Files it can't watch
+    /// (inotify's limits, a directory that doesn't exist yet) are read for every pass.
     func currentEvaluation() -> PathEvaluation {
-        let (known, changes) = storage.withLock { ($0.monitor == nil ? nil : $0.dnsConfigured, $0.dnsChanges) }
-        if let known { return PathEvaluation(evaluator: evaluator, dnsConfigured: known) }
-        let configured = dns.isConfigured
-        storage.withLock { if $0.monitor != nil && $0.dnsChanges == changes { $0.dnsConfigured = configured } }
+        let (known, changes, monitor) = storage.withLock { ($0.dnsConfigured, $0.dnsChanges, $0.monitor) }
+        if monitor != nil, let known { return PathEvaluation(evaluator: evaluator, dnsConfigured: known) }
+        // Watched before each read (a change after it makes a pass), again after every
+        // change: where a symbolic resolv.conf points may have moved.
+        let watched = monitor.map { ($0.watchResolverFile(dns.resolvConf), $0.watchResolverFile(dns.resolvedUpstream)) }
+        var upstreamRead = false
+        let configured = dns.isConfigured(upstreamRead: &upstreamRead)
+        if let (conf, upstream) = watched, conf, upstream || !upstreamRead {
+            storage.withLock {
+                if $0.monitor === monitor && $0.dnsChanges == changes { $0.dnsConfigured = configured }
+            }
+        }
         return PathEvaluation(evaluator: evaluator, dnsConfigured: configured)
     }
 
@@ -133,8 +142,6 @@ final class PathMonitorCore: Subscription {
                 $0.lastError = nil
             })
         else { return }
-        // Watched before its first read: a change in between makes a pass.
-        if let path = evaluator.options.resolvConfPath { monitor.watchResolverFile(path) }
         try completeStart(token, on: monitor)
     }
 

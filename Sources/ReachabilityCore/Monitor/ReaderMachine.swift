@@ -168,8 +168,9 @@ struct ReaderMachine: Sendable {
         /// The clients' plans (``planned(_:)``).
         case planning(PassCause)
         /// The kernel's answers to the lookups of the pass's batch (``lastBatch``) at
-        /// `asked` (nil: all of them), the others in `kept` (``lookedUp(_:at:)``).
-        case lookingUp(PassCause, asked: [Int]?, kept: [LookupResult])
+        /// `asked` (nil: all of them), the others in `kept`, asked at `askedAt`
+        /// (``lookedUp(_:at:)``).
+        case lookingUp(PassCause, asked: [Int]?, kept: [LookupResult], askedAt: ContinuousClock.Instant)
         /// The deliveries' end (``delivered(at:)``).
         case delivering
     }
@@ -202,8 +203,9 @@ struct ReaderMachine: Sendable {
         /// Begin a pass for `cause`: publish the table (when `publishes`), ask each
         /// client for its plan, then report the plans' requests (``planned(_:)``).
         case plan(PassCause, publishes: Bool)
-        /// Ask the kernel these requests, then report the answers (``lookedUp(_:at:)``).
-        case lookUp([LookupRequest])
+        /// Ask the kernel these requests, then report the answers (``lookedUp(_:at:)``);
+        /// `behindChanges`: behind the change in progress (``PassCause/waitsForChanges``).
+        case lookUp([LookupRequest], behindChanges: Bool)
         /// Hand each plan its answers, then report ``delivered(at:)``.
         case deliver(Delivery)
     }
@@ -341,20 +343,23 @@ struct ReaderMachine: Sendable {
         var kept: [LookupResult] = []
         kept.reserveCapacity(batch.requests.count)
         for request in batch.requests { kept.append(known.answer(to: request) ?? .noRoute(errno: 0)) }
-        phase = .lookingUp(cause, asked: asked, kept: kept)
-        return asked.isEmpty ? lookedUp([], at: now) : .lookUp(asked.map { batch.requests[$0] })
+        phase = .lookingUp(cause, asked: asked, kept: kept, askedAt: now)
+        return asked.isEmpty
+            ? lookedUp([], at: now)
+            : .lookUp(asked.map { batch.requests[$0] }, behindChanges: cause.waitsForChanges)
     }
 
     private mutating func askAll(_ batch: LookupBatch, _ cause: PassCause, at now: ContinuousClock.Instant) -> Action {
-        phase = .lookingUp(cause, asked: nil, kept: [])
-        return batch.requests.isEmpty ? lookedUp([], at: now) : .lookUp(batch.requests)
+        phase = .lookingUp(cause, asked: nil, kept: [], askedAt: now)
+        return batch.requests.isEmpty
+            ? lookedUp([], at: now) : .lookUp(batch.requests, behindChanges: cause.waitsForChanges)
     }
 
     /// The kernel's answers to the lookups ``Action/lookUp(_:)`` asked, in order, at
     /// `now`; nil when they failed (the pass is tried again a second later, and no
     /// answer is known until one works).
     mutating func lookedUp(_ answers: [LookupResult]?, at now: ContinuousClock.Instant) -> Action {
-        guard case .lookingUp(let cause, let asked, var all) = phase, let batch = lastBatch else {
+        guard case .lookingUp(let cause, let asked, var all, let askedAt) = phase, let batch = lastBatch else {
             preconditionFailure("looked up while \(phase)")
         }
         // The phase lets go of the kept answers, so that they are not copied when filled in.
@@ -372,10 +377,11 @@ struct ReaderMachine: Sendable {
         }
         known = KnownAnswers(requests: batch.distinct, results: all)
         // Re-check at expiry: the kept answers' ends are in the expiry already (it
-        // is never later than theirs, and asks everything when it comes); one still
-        // ahead stands, since an answer looked up in its route's last tick shows no
-        // lifetime at all.
-        if let current = expiry, current <= now { expiry = nil }
+        // is never later than theirs, and asks everything when it comes). It goes
+        // only when every lookup was asked after it: one that came while they were
+        // asked, or that a kept answer holds, stands (and is due at once), and an
+        // answer looked up in its route's last tick shows no lifetime at all.
+        if let current = expiry, asked == nil, current <= askedAt { expiry = nil }
         for answer in answers {
             guard case .route(let route) = answer, let lifetime = route.remainingLifetime else { continue }
             let ends = now + lifetime + Self.expiryMargin
@@ -548,15 +554,20 @@ enum ReaderDrain {
                         wakeup.tableChanged = true
                         wakeup.cause.interfacesChanged = true
                     case .newAddress(let address), .deletedAddress(let address):
-                        // Every address message of a known link makes a pass, even one that
-                        // says what the table holds: the kernel changes an address without
-                        // one (an IPv6 address kept at an admin down turns tentative), and
-                        // its next message may then say what the table, now stale, still
-                        // holds, while the kernel's choice of source moved back with it.
+                        // Every address message of a known link makes a pass that asks the
+                        // kernel, even one that says what the table holds: the kernel
+                        // changes an address without one (an IPv6 address kept at an admin
+                        // down turns tentative), and its next message may then say what
+                        // the table, now stale, still holds, while the kernel's choice of
+                        // source moved back with it.
                         guard table[address.index] != nil else { return true }
-                        wakeup.tableChanged = table.apply(item.message, classify: classify) || wakeup.tableChanged
                         wakeup.changed = true
-                        wakeup.cause.interfacesChanged = true
+                        if table.apply(item.message, classify: classify) {
+                            wakeup.tableChanged = true
+                            wakeup.cause.interfacesChanged = true
+                        } else {
+                            wakeup.cause.addressesRestated = true
+                        }
                     default:
                         if table.apply(item.message, classify: classify) {
                             wakeup.changed = true

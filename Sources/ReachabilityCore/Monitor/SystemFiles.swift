@@ -74,9 +74,19 @@ struct DNSConfiguration: Sendable, Hashable {
     var systemCalls: SystemCalls = .live
 
     var isConfigured: Bool {
+        var upstreamRead = false
+        return isConfigured(upstreamRead: &upstreamRead)
+    }
+
+    /// ``isConfigured``, and whether it read `resolvedUpstream` for it (only behind
+    /// systemd-resolved's stub).
+    func isConfigured(upstreamRead: inout Bool) -> Bool {
         NameserverRule.isConfigured(
             resolvConf: readSmallFile(resolvConf, limit: Self.sizeLimit, systemCalls: systemCalls),
-            resolvedUpstream: { readSmallFile(resolvedUpstream, limit: Self.sizeLimit, systemCalls: systemCalls) })
+            resolvedUpstream: {
+                upstreamRead = true
+                return readSmallFile(resolvedUpstream, limit: Self.sizeLimit, systemCalls: systemCalls)
+            })
     }
 
     /// The resolv.conf that applies to `environment`: `override` when given; for a

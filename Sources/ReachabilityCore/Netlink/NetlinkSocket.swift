@@ -315,28 +315,31 @@ final class NetlinkSocket {
     /// Requests are pipelined: a window of them per write, answers matched by
     /// sequence number.
     ///
-    /// The answers include the whole of every change the kernel had begun when they
-    /// were asked (a correctness rule, DESIGN §4.2 "Changes without a message"): the
-    /// kernel sends a change's message before it has finished the change — after a
-    /// link's or an address's message it still retires, deletes and revives routes
-    /// and next hops, thousands of them for a big table, and says nothing of it —
-    /// all under the routing lock (RTNL) it took for the change. Lookups don't take
-    /// that lock; an RTM_GETLINK does. So the first write begins with one
-    /// (``putRoutingLockBarrier(seq:into:)``): the kernel handles a write's requests in
-    /// order, and the lookups after it wait until the change that sent the message
-    /// just read is complete.
+    /// With `behindChanges`, the answers include the whole of every change the kernel
+    /// had begun when they were asked (a correctness rule, DESIGN §4.2 "Changes
+    /// without a message"): the kernel sends a change's message before it has
+    /// finished the change — after a link's or an address's message it still
+    /// retires, deletes and revives routes and next hops, thousands of them for a
+    /// big table, and says nothing of it — all under the routing lock (RTNL) it took
+    /// for the change. Lookups don't take that lock; an RTM_GETLINK does. So the
+    /// first write begins with one (``putRoutingLockBarrier(seq:into:)``): the kernel
+    /// handles a write's requests in order, and the lookups after it wait until the
+    /// change that sent the message just read is complete. The wait is the kernel's,
+    /// inside the write, with no timeout of ours: as long as anything holds RTNL.
     ///
     /// An IPv6 answer carries its route's lifetime (``RouteMessage/remainingLifetime``):
     /// the kernel's answer to a lookup leaves it out, its answer to the same lookup
     /// with RTM_F_FIB_MATCH (the table entry that answered) has it, so each IPv6
     /// request is asked both ways in the same write.
-    func lookup(_ requests: [LookupRequest]) throws(ReachabilityError) -> [LookupResult] {
+    func lookup(_ requests: [LookupRequest], behindChanges: Bool = true) throws(ReachabilityError)
+        -> [LookupResult]
+    {
         var results = [LookupResult](repeating: .noRoute(errno: 0), count: requests.count)
         var start = 0
         while start < requests.count {
             // The barrier leads the first window only: the kernel takes the lock for it
             // after every change begun before the write.
-            let barrier = start == 0 ? 1 : 0
+            let barrier = start == 0 && behindChanges ? 1 : 0
             var end = start
             var count = barrier
             while end < requests.count, count + Self.messages(for: requests[end]) <= Self.lookupWindow + barrier {
@@ -368,9 +371,8 @@ final class NetlinkSocket {
                 } answer: { message, answer in
                     let ask = asks[message]
                     switch (ask, answer) {
-                    // The barrier's answer is an error (no such link); only its coming counts.
-                    case (..<0, .error): return true
-                    case (..<0, _): return false
+                    // The barrier's answer (an error: no such link) counts by its coming alone.
+                    case (..<0, _): return true
                     case (_, .route(let route, deleted: false)) where ask % 2 == 1:
                         // The earlier end, should the answer be a cached route of its own.
                         if case .route(var answered) = results[ask / 2], route.lifetimeTicks > 0,
@@ -422,7 +424,7 @@ final class NetlinkSocket {
         guard count > 0 else { return }
         let first = sequence &+ 1
         // The socket's own buffer when the requests fit (every lookup window does);
-        // a larger one for this call when they don't (netconf questions of many links).
+        // a larger one for this call when they don't.
         let needed = count * Self.requestSlot
         let requests =
             needed <= requestBuffer.count ? requestBuffer : .allocate(byteCount: needed, alignment: 8)
