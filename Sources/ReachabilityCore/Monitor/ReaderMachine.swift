@@ -142,6 +142,9 @@ struct ReaderMachine: Sendable {
     /// When the earliest route lifetime among the known answers (and the starts')
     /// has ended, ``expiryMargin`` included: a pass is due then.
     private(set) var expiry: ContinuousClock.Instant?
+    /// When the running pass's lookups were asked. (Not in ``Phase/lookingUp(_:asked:kept:)``:
+    /// a payload without spare bits makes every phase change a runtime call.)
+    private var askedAt = ContinuousClock.Instant.now
 
     /// A machine with nothing pending; `watchesLeases`: the environment has lease files.
     init(watchesLeases: Bool = false) {
@@ -168,9 +171,9 @@ struct ReaderMachine: Sendable {
         /// The clients' plans (``planned(_:)``).
         case planning(PassCause)
         /// The kernel's answers to the lookups of the pass's batch (``lastBatch``) at
-        /// `asked` (nil: all of them), the others in `kept`, asked at `askedAt`
+        /// `asked` (nil: all of them), the others in `kept`, asked at ``askedAt``
         /// (``lookedUp(_:at:)``).
-        case lookingUp(PassCause, asked: [Int]?, kept: [LookupResult], askedAt: ContinuousClock.Instant)
+        case lookingUp(PassCause, asked: [Int]?, kept: [LookupResult])
         /// The deliveries' end (``delivered(at:)``).
         case delivering
     }
@@ -256,7 +259,7 @@ struct ReaderMachine: Sendable {
 
     /// A wake-up at `now` brought `wakeup` (or nothing, when the poll timed out).
     mutating func woke(_ wakeup: ReaderWakeup, at now: ContinuousClock.Instant) -> Action {
-        precondition(phase == .waiting, "woke while \(phase)")
+        guard case .waiting = phase else { preconditionFailure("woke while \(phase)") }
         var resync = wakeup.needsResync
         if wakeup.messages > 0 && !wakeup.changed && !resync, case .nothing = retry {
             unrelatedStreak += 1
@@ -343,14 +346,16 @@ struct ReaderMachine: Sendable {
         var kept: [LookupResult] = []
         kept.reserveCapacity(batch.requests.count)
         for request in batch.requests { kept.append(known.answer(to: request) ?? .noRoute(errno: 0)) }
-        phase = .lookingUp(cause, asked: asked, kept: kept, askedAt: now)
+        phase = .lookingUp(cause, asked: asked, kept: kept)
+        askedAt = now
         return asked.isEmpty
             ? lookedUp([], at: now)
             : .lookUp(asked.map { batch.requests[$0] }, behindChanges: cause.waitsForChanges)
     }
 
     private mutating func askAll(_ batch: LookupBatch, _ cause: PassCause, at now: ContinuousClock.Instant) -> Action {
-        phase = .lookingUp(cause, asked: nil, kept: [], askedAt: now)
+        phase = .lookingUp(cause, asked: nil, kept: [])
+        askedAt = now
         return batch.requests.isEmpty
             ? lookedUp([], at: now) : .lookUp(batch.requests, behindChanges: cause.waitsForChanges)
     }
@@ -359,7 +364,7 @@ struct ReaderMachine: Sendable {
     /// `now`; nil when they failed (the pass is tried again a second later, and no
     /// answer is known until one works).
     mutating func lookedUp(_ answers: [LookupResult]?, at now: ContinuousClock.Instant) -> Action {
-        guard case .lookingUp(let cause, let asked, var all, let askedAt) = phase, let batch = lastBatch else {
+        guard case .lookingUp(let cause, let asked, var all) = phase, let batch = lastBatch else {
             preconditionFailure("looked up while \(phase)")
         }
         // The phase lets go of the kept answers, so that they are not copied when filled in.
