@@ -220,7 +220,9 @@ struct PathMonitorIntegrationTests {
         #expect(dual.gateways == [try IPAddress("192.0.2.2"), try IPAddress("2001:db8::2")])
     }
 
-    @Test("A resolv.conf of the caller's is watched while the monitor runs: supportsDNS follows its changes")
+    @Test(
+        "A resolv.conf of the caller's is watched while the monitor runs, one it can't watch read at every pass: supportsDNS follows"
+    )
     func ownResolvConfWatched() async throws {
         let ns = try TestNamespace()
         try ns.disableIPv6()
@@ -239,6 +241,17 @@ struct PathMonitorIntegrationTests {
         try "nameserver 192.0.2.54\n".write(toFile: path, atomically: false, encoding: .utf8)
         try await log.wait(for: "DNS again") { $0.last?.supportsDNS == true }
         monitor.stop()
+
+        // One it can't watch (its directory doesn't exist yet) is read at every pass.
+        let later = directory + "/later/resolv.conf"
+        let unwatched = try PathMonitor(environment: ns.environment, options: .init(resolvConfPath: later))
+        let unwatchedLog = try await PathLog.started(unwatched, queue: "test.resolv.later")
+        #expect(unwatchedLog.paths.last?.supportsDNS == false)
+        try FileManager.default.createDirectory(atPath: directory + "/later", withIntermediateDirectories: false)
+        try "nameserver 192.0.2.55\n".write(toFile: later, atomically: true, encoding: .utf8)
+        try ns.ip("addr add 192.0.2.77/24 dev veth0")
+        try await unwatchedLog.wait(for: "DNS at the address's pass") { $0.last?.supportsDNS == true }
+        unwatched.stop()
     }
 
     @Test(

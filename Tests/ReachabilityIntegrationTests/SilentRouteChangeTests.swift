@@ -309,13 +309,15 @@ struct SilentRouteChangeTests {
         // link-local address, and a global target is not reachable. At the admin up the
         // address goes through duplicate address detection again (a second here), and
         // its RTM_NEWADDR at the end says what the monitor's table still holds from
-        // before the down, while the kernel sources from it again.
+        // before the down, while the kernel sources from it again. vA has no link-local
+        // address: its message at the end of its own detection would change the table
+        // and ask everything in the same pass, hiding a pass that keeps its answers.
         let (ns, far) = try TestNamespace.withFarPeersWithoutDAD()
         defer { withExtendedLifetime(far) {} }
         try ns.ip("link add vA type veth peer name pA netns \(far.path)")
         try ns.run([
             "sysctl", "-qw", "net.ipv6.conf.vA.keep_addr_on_down=1", "net.ipv6.conf.vA.accept_dad=1",
-            "net.ipv6.conf.vA.dad_transmits=1",
+            "net.ipv6.conf.vA.dad_transmits=1", "net.ipv6.conf.vA.addr_gen_mode=1",
         ])
         try far.ip("link set pA up")
         try ns.ip("link set vA up")

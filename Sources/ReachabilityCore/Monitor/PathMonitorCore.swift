@@ -54,7 +54,8 @@ final class PathMonitorCore: Subscription {
     /// The evaluator with the resolver configuration: read now (file I/O: never
     /// under the lock), unless the monitor this core is registered with watches the
     /// files that read took and saw no change of them since. Files it can't watch
-    /// (inotify's limits, a directory that doesn't exist yet) are read for every pass.
+    /// (inotify's limits, a directory that doesn't exist yet) are read for every pass
+    /// (`PathMonitorIntegrationTests.ownResolvConfWatched`).
     func currentEvaluation() -> PathEvaluation {
         let (known, changes, monitor) = storage.withLock { ($0.dnsConfigured, $0.dnsChanges, $0.monitor) }
         if monitor != nil, let known { return PathEvaluation(evaluator: evaluator, dnsConfigured: known) }
