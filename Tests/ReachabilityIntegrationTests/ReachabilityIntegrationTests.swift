@@ -879,8 +879,6 @@ final class CountingClient: MonitorClient, Sendable {
     func monitorFailed(_ error: ReachabilityError) {}
 }
 
-/// A monitor client that holds the reader thread in the first pass it is called
-/// in, until `release()`: the kernel's events then queue up on the event socket.
 extension NetlinkMonitor {
     /// Makes `change`, then waits until the monitor has begun a pass after it.
     func pass(after change: () throws -> Void, _ what: String) async throws {
@@ -890,6 +888,8 @@ extension NetlinkMonitor {
     }
 }
 
+/// A monitor client that holds the reader thread in the first pass it is called
+/// in, until `release()`: the kernel's events then queue up on the event socket.
 final class BlockingClient: MonitorClient, Sendable {
     /// A client added to `monitor` that holds its reader in the pass `trigger` makes,
     /// until ``release()``: what the kernel sends meanwhile waits in the socket, and the

@@ -335,14 +335,14 @@ struct ReaderMachine: Sendable {
         let batch = LookupBatch(plans, unlessSameAs: lastBatch)
         lastBatch = batch
         guard let prefixes = cause.routesOnly, let known else { return askAll(batch, cause, at: now) }
-        func moved(_ request: LookupRequest) -> Bool {
-            prefixes.contains(where: { $0.covers(request.destination) }) || known.answer(to: request) == nil
+        var asked: [Int] = []
+        for (index, request) in batch.requests.enumerated()
+        where prefixes.contains(where: { $0.covers(request.destination) }) || known.answer(to: request) == nil {
+            asked.append(index)
         }
         // A route covering every lookup (a default route, with one family's targets)
         // asks them all, with nothing to keep.
-        guard !batch.requests.allSatisfy(moved) else { return askAll(batch, cause, at: now) }
-        var asked: [Int] = []
-        for (index, request) in batch.requests.enumerated() where moved(request) { asked.append(index) }
+        guard asked.count < batch.requests.count else { return askAll(batch, cause, at: now) }
         var kept: [LookupResult] = []
         kept.reserveCapacity(batch.requests.count)
         for request in batch.requests { kept.append(known.answer(to: request) ?? .noRoute(errno: 0)) }
@@ -360,7 +360,7 @@ struct ReaderMachine: Sendable {
             ? lookedUp([], at: now) : .lookUp(batch.requests, behindChanges: cause.waitsForChanges)
     }
 
-    /// The kernel's answers to the lookups ``Action/lookUp(_:)`` asked, in order, at
+    /// The kernel's answers to the lookups ``Action/lookUp(_:behindChanges:)`` asked, in order, at
     /// `now`; nil when they failed (the pass is tried again a second later, and no
     /// answer is known until one works).
     mutating func lookedUp(_ answers: [LookupResult]?, at now: ContinuousClock.Instant) -> Action {
