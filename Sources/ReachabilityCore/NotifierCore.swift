@@ -387,7 +387,10 @@ final class NotifierCore: Subscription {
     // MARK: Delivery
 
     func schedule(_ action: NotifierStateMachine.Action, in storage: inout Storage) {
-        guard case .deliver(let state, let session) = action else { return }
+        guard case .deliver(let state, let session) = action else {
+            if case .wake(let deadline, let token) = action { armWake(at: deadline, token: token) }
+            return
+        }
         // Streams keep only the newest state; yielding runs no user code.
         storage.streams.yield(state)
         // The package's own sinks (the CLI's line writer): at once, no queue hop.

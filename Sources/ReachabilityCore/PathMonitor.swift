@@ -154,6 +154,26 @@ public final class PathMonitor: Sendable, AsyncSequence {
     /// The current path: cached while started, else evaluated afresh.
     public var currentPath: NetworkPath { core.currentPath }
 
+    /// A hold-down against a flapping link: how long a change of the path must last
+    /// before the monitor delivers it. Off by default (nil; nil or a duration of zero
+    /// or less turns it off). Set it before or after starting; it is kept across stop
+    /// and start.
+    ///
+    /// With one set, every change of the path, in either direction, is held: it is
+    /// delivered once the path has stayed away from the path delivered last for
+    /// `holdDown`, measured from the latest change. A change that lasts is delivered
+    /// once, `holdDown` after the path settled; a change back within the hold-down is
+    /// never delivered. The start still delivers the current path at once.
+    ///
+    /// It applies to ``pathUpdateHandler``, ``updates`` and iteration alike, and,
+    /// while the monitor runs, to ``currentPath``, which reports the delivered path.
+    /// Changed while a change is held, the new value applies to that change from when
+    /// it happened. The loss of the watched namespace is delivered at once.
+    public var holdDown: Duration? {
+        get { core.holdDown }
+        set { core.setHoldDown(newValue) }
+    }
+
     /// The paths as an `AsyncSequence`: the current one first when started, then
     /// every change; a slow consumer sees only the newest. It finishes on
     /// ``stop()`` (a sequence made before ``start(queue:)`` waits for it). Unlike

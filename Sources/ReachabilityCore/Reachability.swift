@@ -294,6 +294,39 @@ public final class Reachability: Sendable {
         set { core.storage.withLock { $0.queue = newValue } }
     }
 
+    /// A hold-down against a flapping link: how long a change must last before the
+    /// notifier delivers it. Off by default (nil; nil or a duration of zero or less
+    /// turns it off). Set it before or after ``start()``; it is kept across stop and
+    /// start.
+    ///
+    /// ```swift
+    /// reachability.holdDown = .seconds(2)  // A Wi-Fi blip of 200 ms is never heard of.
+    /// ```
+    ///
+    /// With one set, every change — to unreachable and back to reachable alike, and
+    /// a change of flags or of the output interface — is held: it is delivered once
+    /// the state has stayed away from the state delivered last for `holdDown`,
+    /// measured from the latest change. A change that lasts is delivered once,
+    /// `holdDown` after the state settled; a change back to the delivered state
+    /// within the hold-down is never delivered; a link that keeps flapping faster
+    /// than that delivers nothing until it settles. The start still delivers the
+    /// current state at once.
+    ///
+    /// It applies to everything that delivers: ``whenReachable``,
+    /// ``whenUnreachable``, observers, the notification and ``updates``. While the
+    /// notifier runs, the getters (``state``, ``flags``,
+    /// ``currentReachabilityStatus``, ``interface``…) report the delivered state too,
+    /// so that a callback reading the instance sees what it was told; stopped, they
+    /// evaluate afresh as always. ``waitUntilReachable(timeout:)`` doesn't wait for it.
+    ///
+    /// Changed while a change is held, the new value applies to that change from
+    /// when it happened: it is delivered at once if it has lasted that long (or the
+    /// hold-down is turned off), else when it has.
+    public var holdDown: Duration? {
+        get { core.holdDown }
+        set { core.setHoldDown(newValue) }
+    }
+
     /// Whether the notifier is running: from ``start()`` until ``stop()`` (or the
     /// loss of the watched namespace).
     public var isRunning: Bool { core.isRunning }

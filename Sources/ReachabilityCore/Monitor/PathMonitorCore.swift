@@ -179,7 +179,10 @@ final class PathMonitorCore: Subscription {
     }
 
     func schedule(_ action: DeliveryStateMachine<NetworkPath>.Action, in storage: inout Storage) {
-        guard case .deliver(let path, let session) = action else { return }
+        guard case .deliver(let path, let session) = action else {
+            if case .wake(let deadline, let token) = action { armWake(at: deadline, token: token) }
+            return
+        }
         storage.streams.yield(path)
         if let direct = storage.direct {
             direct(path)

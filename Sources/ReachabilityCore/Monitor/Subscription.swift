@@ -1,3 +1,5 @@
+import Dispatch
+
 /// What a subscription keeps under its lock that the shared part needs.
 protocol SubscriptionStorage {
     associatedtype State: Sendable & Equatable
@@ -172,5 +174,36 @@ extension Subscription {
             withExtendedLifetime(removed) {}
         }
         return stream
+    }
+
+    // MARK: Hold-down
+
+    /// How long a change must last before it is delivered (nil: off); see `HoldDown.md`.
+    var holdDown: Duration? { storage.withLock { $0.machine.holdDown } }
+
+    /// Changes the hold-down; a change held now is delivered at once when it has
+    /// lasted the new one (or it is turned off), else at its new deadline.
+    func setHoldDown(_ holdDown: Duration?) {
+        storage.withLock { storage in
+            guard let action = storage.machine.setHoldDown(holdDown) else { return }
+            schedule(action, in: &storage)
+        }
+    }
+
+    /// Arms the wake-up the state machine asked for (a change being held down): at
+    /// `deadline`, the machine decides under the lock whether the change has lasted
+    /// (a delivery) or needs the next wake-up. One timer at a time per subscription;
+    /// one fired a little early by Dispatch's clock (another one) just arms again.
+    func armWake(at deadline: ContinuousClock.Instant, token: UInt64) {
+        let delay = max(.zero, deadline - .now)
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000) + 1
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+            guard let self else { return }
+            storage.withLock { storage in
+                guard let action = storage.machine.wake(token, at: .now) else { return }
+                schedule(action, in: &storage)
+            }
+        }
     }
 }
