@@ -111,6 +111,8 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         /// Bumped by every start and stop: deliveries of another run are dropped.
         var run: UInt64 = 0
         var monitor: PathMonitor?
+        /// ``Connectivity/holdDown``: set on the run's monitor.
+        var holdDown: Duration?
         /// The namespace of the run (the configuration's at start).
         var environment: NetworkEnvironment
         /// The queue given to start, if any.
@@ -244,6 +246,39 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     /// The result behind ``status``: verdict, interface and per-endpoint outcomes.
     public var latestResult: ConnectivityResult? { state.withLock { $0.current } }
 
+    /// A hold-down against a flapping link, for the path this instance watches (its
+    /// own ``PathMonitor/holdDown``, not inherited from any other monitor): a change
+    /// of the path — its loss as well as its return — reaches the checks only once
+    /// it has lasted this long, measured from the latest change. A Wi-Fi blip
+    /// shorter than it neither cancels the probes in flight nor reports
+    /// notConnected; a path that stays gone does, `holdDown` after it went. Off by
+    /// default (nil; nil or zero turns it off). It applies at once, to a running
+    /// notifier too, and is kept across stop and start; one-off checks
+    /// (``checkConnectivity()``) don't use it.
+    public var holdDown: Duration? {
+        get { state.withLock { $0.holdDown } }
+        set {
+            let monitor = state.withLock { state in
+                state.holdDown = newValue
+                return state.monitor
+            }
+            if let monitor { applyHoldDown(to: monitor) }
+        }
+    }
+
+    /// Sets the run's monitor's hold-down outside this instance's lock (the monitor
+    /// calls into it under its own), reading it again after each write so that a
+    /// concurrent change is never overwritten by an older value.
+    private func applyHoldDown(to monitor: PathMonitor) {
+        var applied: Duration?? = .none
+        while true {
+            let wanted = state.withLock { $0.holdDown }
+            if applied == .some(wanted) { return }
+            monitor.holdDown = wanted
+            applied = .some(wanted)
+        }
+    }
+
     /// rwbutler's description: the status's, e.g. `"Wi-Fi with Internet access"`.
     public var description: String { status.description }
 
@@ -363,6 +398,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             // Subscribed directly: each path goes to the machine as the monitor
             // evaluates it, in order, with no queue in between (`handle` only takes
             // this instance's lock and starts tasks; it never calls back into the monitor).
+            applyHoldDown(to: monitor)
             try monitor.start(directly: { [weak self] path in
                 self?.handle(run: run) { machine in machine.pathChanged(path, at: Date()) }
             })
