@@ -174,11 +174,12 @@ struct HoldDownIntegrationTests {
     @Test("PathMonitor: flapping at 10 Hz delivers nothing; a lasting loss once, no earlier than the hold-down")
     func pathMonitorFlapping() async throws {
         let ns = try Self.namespace()
-        let monitor = try PathMonitor(environment: ns.environment)
+        let monitor = try PathMonitor(
+            environment: ns.environment, notificationQueue: DispatchQueue(label: "test.holddown.path"))
         monitor.holdDown = Self.holdDown
         let timed = TimedLog<NetworkPath.Status>()
         monitor.pathUpdateHandler = { timed.record($0.status) }
-        try monitor.start(queue: DispatchQueue(label: "test.holddown.path"))
+        try monitor.start()
         defer { monitor.stop() }
         #expect(try await timed.wait(forCount: 1, "the first path").map(\.value) == [.satisfied])
         let witness = try PathMonitor(environment: ns.environment)

@@ -103,8 +103,14 @@ struct DeliveryStateMachine<State: Sendable & Equatable>: Sendable, Equatable {
     /// user last saw. With a hold-down, a change is held instead (a wake-up to arm,
     /// or nothing while one is armed), and a change back to the delivered state
     /// drops the held one. `now` is read only with a hold-down.
+    mutating func observe(_ state: State, generation: UInt64) -> Action? {
+        // Its own function, under the name Scripts/link-order.txt knows (the event path's).
+        observe(state, generation: generation, at: .now)
+    }
+
+    /// ``observe(_:generation:)`` at `now` (tests pass a simulated clock).
     mutating func observe(
-        _ state: State, generation: UInt64, at now: @autoclosure () -> ContinuousClock.Instant = .now
+        _ state: State, generation: UInt64, at now: @autoclosure () -> ContinuousClock.Instant
     ) -> Action? {
         if isStarting {
             if generation >= (pending?.generation ?? 0) { pending = (state, generation) }
