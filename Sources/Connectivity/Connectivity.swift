@@ -249,7 +249,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     public var latestResult: ConnectivityResult? { state.withLock { $0.current } }
 
     /// A hold-down against a flapping link, for the path this instance watches (its
-    /// own ``PathMonitor/holdDown``, not inherited from any other monitor): a change
+    /// own `PathMonitor.holdDown`, not inherited from any other monitor): a change
     /// of the path — its loss as well as its return — reaches the checks only once
     /// it has lasted this long, measured from the latest change. A Wi-Fi blip
     /// shorter than it neither cancels the probes in flight nor reports

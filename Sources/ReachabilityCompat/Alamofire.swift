@@ -108,7 +108,7 @@ open class NetworkReachabilityManager: @unchecked Sendable {
     }
 
     /// Not Alamofire's: this package's hold-down against a flapping link
-    /// (Alamofire#2677), ``Reachability/holdDown`` of the instance behind the manager.
+    /// (Alamofire#2677), `Reachability.holdDown` of the instance behind the manager.
     /// A change reaches the listener, and ``flags`` and ``status`` while listening,
     /// only once it has lasted this long; off (nil) by default.
     public var holdDown: Duration? {

@@ -300,6 +300,7 @@ public final class Reachability: Sendable {
     /// start.
     ///
     /// ```swift
+    /// let reachability = try Reachability()
     /// reachability.holdDown = .seconds(2)  // A Wi-Fi blip of 200 ms is never heard of.
     /// ```
     ///
