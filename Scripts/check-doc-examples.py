@@ -15,7 +15,8 @@ modules, as a user of the package sees them (public API only):
   ones are written for Apple platforms and are not compiled.
 
 A README or MIGRATING program is followed by its expected output: a ```text block
-right after it (blank lines between, nothing else), one printed line each, `…` for any
+right after it (between them, at most a one-paragraph caption ending in a colon), one
+printed line each, `…` for any
 text (a name, a time). An example that runs until stopped must have printed it all
 within RUN_SECONDS.
 
@@ -122,8 +123,8 @@ def doc_examples():
 
 def expected_output(path, start):
     """The ```text block that follows the ```swift block opened at line `start` (1-based)
-    with nothing but blank lines between: what the program prints, one line each; None
-    without one."""
+    with nothing between but blank lines and at most one paragraph ending in a colon (its
+    caption): what the program prints, one line each; None without one."""
     lines = open(path, encoding="utf-8").read().split("\n")
     index = start  # the line after the opening fence, 0-based
     while index < len(lines) and lines[index].strip() != "```":
@@ -131,6 +132,14 @@ def expected_output(path, start):
     index += 1
     while index < len(lines) and not lines[index].strip():
         index += 1
+    caption = index
+    while index < len(lines) and lines[index].strip() and not lines[index].startswith("```"):
+        index += 1
+    if index > caption:
+        if not lines[index - 1].rstrip().endswith(":"):
+            return None
+        while index < len(lines) and not lines[index].strip():
+            index += 1
     if index >= len(lines) or lines[index].strip() != "```text":
         return None
     expected = []
