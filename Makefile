@@ -44,8 +44,8 @@ DEB_ARCH = $(shell dpkg --print-architecture 2>/dev/null)
 DEB_ROOT = $(SCRATCH)/deb/root
 DEB = $(SCRATCH)/deb/reachability_$(VERSION)_$(DEB_ARCH).deb
 
-# The event path's code in one place (BENCHMARKS.md, "Issue 30: the event path's code in
-# one place"): each function in a section of its own, which lld lays out in the order of
+# The event path's code in one place (docs/BENCHMARKS-HISTORY.md, "Issue 30: the event
+# path's code in one place"): each function in a section of its own, which lld lays out in the order of
 # Scripts/link-order.txt (the functions a change runs, hottest first), so that a change
 # after an idle wait finds its code on 20 pages instead of 150. lld ships with Swift's
 # toolchain; without it the build links as before, unordered.

@@ -91,12 +91,13 @@ struct Exporter: ParsableCommand {
             }
             try reachability.start()
         }
-        let pathMonitor = try PathMonitor(environment: environment)
+        let pathMonitor = try PathMonitor(
+            environment: environment, notificationQueue: DispatchQueue(label: "reachability.exporter.path"))
         pathMonitor.pathUpdateHandler = { path in
             metrics.record(path)
             board.setPath(Output.pathJSON(path))
         }
-        try pathMonitor.start(queue: DispatchQueue(label: "reachability.exporter.path"))
+        try pathMonitor.start()
         var kept: [AnyObject] = watched.map(\.reachability) + [pathMonitor]
         if connectivity {
             var configuration = try probes.configuration()
