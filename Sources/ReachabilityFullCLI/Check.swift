@@ -194,7 +194,7 @@ struct Check: AsyncParsableCommand {
             captivePortal), "status" (a Connectivity status, e.g. \
             connectedViaEthernetWithoutInternet), "endpoints": [{"url", "ok", "httpStatus", \
             "error", "millis"}], "captivePortalAPI", "captivePortalAPISource"}; per interface or \
-            family: {"verdict": BEST, "scopes": [{"scope", "interface", "family", …}]}, BEST the \
+            family: {"verdict": BEST, "scopes": [{"scope", "interface", "family", ...}]}, BEST the \
             best verdict of the scopes (online, limited, captivePortal, proxyFailed, \
             noInternet, notConnected in that order). docs/CLI.md in the repository has every \
             key.

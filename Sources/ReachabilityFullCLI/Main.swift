@@ -49,7 +49,7 @@ struct ReachabilityCommand: ParsableCommand {
             written is finished first, never cut in half. Output is unbuffered: each line is \
             written with one write loop, so `watch | head -1` and a pipe to a log reader see \
             every line at once. A write to stdout that fails (/dev/full, a closed descriptor) \
-            exits 1 with "reachability: write error: …" on stderr; a reader that went away ends \
+            exits 1 with "reachability: write error: ..." on stderr; a reader that went away ends \
             it by SIGPIPE, as `cat`. A closed stdin, stdout or stderr is held by /dev/null so no \
             socket takes its number. The soft descriptor limit is raised to the hard one; with \
             fewer than 64 descriptors free the command exits 2 at once, naming the limit.

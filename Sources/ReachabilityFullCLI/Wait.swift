@@ -30,7 +30,7 @@ struct Wait: AsyncParsableCommand {
 
             Under systemd (NOTIFY_SOCKET set) it reports with sd_notify, no libsystemd needed: \
             "STATUS=Waiting for eth0:routable and a nameserver that answers", then READY=1 with \
-            "STATUS=Online: …", or "STATUS=Timed out after 120 s waiting for …". The unit \
+            "STATUS=Online: ...", or "STATUS=Timed out after 120 s waiting for ...". The unit \
             reachability-wait-online.service, which `make install` installs, orders itself \
             Before=network-online.target, as systemd-networkd-wait-online.service does \
             (docs/OPERATIONS.md in the repository).

@@ -12,10 +12,9 @@ struct Watch: ParsableCommand {
             exit status 0. When the watched namespace goes away (--namespace), it says so on \
             stderr and exits 1; a resolver failure is reported on stderr and the name retried.
 
-            A text line is TIME  TARGET  STATUS  FLAGS  INTERFACE, e.g. \
-            "2026-11-22T08:42:21.440Z  192.0.2.1  reachableViaWiFi  -R ------d  eth0 (#3, \
-            wiredEthernet)": the time in UTC with milliseconds, the target as given (@internet for \
-            the Internet), the status (reachableViaWiFi is any link that is not cellular), the \
+            A text line is TIME  TARGET  STATUS  FLAGS  INTERFACE, aligned in columns: the time \
+            in UTC with milliseconds (2026-11-22T08:42:21.440Z), the target as given (@internet \
+            for the Internet), the status (reachableViaWiFi is any link that is not cellular), the \
             flags in Apple's letters (W isWWAN, R reachable, c connectionRequired, t \
             transientConnection, i interventionRequired, C connectionOnTraffic, D \
             connectionOnDemand, l isLocalAddress, d isDirect; `-` for a clear bit) and the output \
@@ -34,7 +33,7 @@ struct Watch: ParsableCommand {
             "gateways", "supportsIPv4", "supportsIPv6", "supportsDNS", "isExpensive", \
             "linkQuality", "networkIdentity"}}. --connectivity adds a line per change of the \
             connectivity verdict (see `reachability check`): "TIME  connectivity  captivePortal \
-            (login at …)  via eth0 (…)"; JSON: {"time", "connectivity": {…}}, the object `check \
+            (login at ...)  via eth0 (...)"; JSON: {"time", "connectivity": {...}}, the object `check \
             --json` prints. With either, targets are watched only when given.
 
             Exit status: 0 on SIGINT or SIGTERM, 1 when the watched namespace goes away, 2 for a \
