@@ -99,7 +99,7 @@ uninstall:
 
 # A Debian package of what `make install PREFIX=/usr` installs, with the copyright and
 # changelog Debian asks for and the shared libraries the executables load as
-# dependencies (libmnl0 among them). The unit is installed, not enabled (README,
+# dependencies (libmnl0 among them). The unit is installed, not enabled (docs/OPERATIONS.md,
 # "Wait for the network at boot"). Needs dpkg-deb (dpkg); check it with lintian.
 deb:
 	rm -rf $(SCRATCH)/deb && mkdir -p $(DEB_ROOT)/DEBIAN
