@@ -46,7 +46,7 @@ extension Notification.Name {
 /// from the next check, and a change of polling at once; only the
 /// ``ConnectivityConfiguration/environment`` waits for the next start. A setting
 /// that can't work doesn't stop anything: checks then fail, and ``lastError`` says
-/// why (``init(validating:)`` and ``start()`` throw it instead).
+/// why (``init(validating:notificationQueue:)`` and ``start()`` throw it instead).
 ///
 /// rwbutler/Connectivity's spellings (`Connectivity(shouldUseHTTPS:)`,
 /// `connectivityURLs`, `validationMode`, `isConnectedViaWiFi`, the fluent
@@ -150,7 +150,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
 
     /// Checks as `configuration` says; never fails. A configuration that can't work
     /// (no endpoints, a bad URL, header, pattern or threshold) makes every check fail
-    /// with ``lastError`` saying why; ``init(validating:)`` throws instead.
+    /// with ``lastError`` saying why; ``init(validating:notificationQueue:)`` throws instead.
     ///
     /// rwbutler's `Connectivity(configuration:)`: its URLs (those set through
     /// `connectivityURLs` or `configureConnectivity(urls:)`, rwbutler's defaults

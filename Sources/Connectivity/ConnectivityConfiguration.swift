@@ -187,7 +187,7 @@ public struct ConnectivityConfiguration: Sendable {
     }
 
     /// Checks every setting; throws ``ConnectivityError`` naming the first bad one
-    /// (``Connectivity/init(validating:)`` does the same; ``Connectivity/init(configuration:)``
+    /// (``Connectivity/init(validating:notificationQueue:)`` does the same; ``Connectivity/init(configuration:notificationQueue:)``
     /// takes any configuration and reports a bad one through ``Connectivity/lastError``).
     ///
     /// Besides the limits documented on each setting: endpoint and API URLs must

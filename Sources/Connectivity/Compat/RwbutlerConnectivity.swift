@@ -109,7 +109,7 @@ extension Connectivity {
     /// rwbutler/Connectivity's process-wide setting: whether only HTTPS URLs are
     /// checked. Default true, as rwbutler's. While it is set, plain-HTTP URLs are
     /// dropped from `connectivityURLs` when set, and from a configuration's URLs by
-    /// ``init(configuration:)``; ``init(shouldUseHTTPS:)`` sets it.
+    /// ``init(configuration:notificationQueue:)``; ``init(shouldUseHTTPS:)`` sets it.
     ///
     /// On Apple platforms turning it off sticks only where App Transport Security
     /// allows arbitrary loads; Linux has no such policy, so it sticks. Plain HTTP is
