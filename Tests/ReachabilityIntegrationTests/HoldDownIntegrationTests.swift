@@ -71,31 +71,58 @@ final class TimedLog<Value: Sendable>: Sendable {
 /// checked here — what is delivered, and no earlier than the hold-down after the
 /// change; the rules and their exact timing are HoldDownStateMachineTests'. A
 /// second instance without a hold-down (the witness) proves that the monitor saw
-/// the flapping.
-@Suite("Hold-down against the kernel", .enabled(if: IntegrationGate.enabled))
+/// the flapping. One test at a time: each flaps a link for seconds, a burst of events and
+/// evaluations that the timed tests beside should not have to share.
+@Suite("Hold-down against the kernel", .enabled(if: IntegrationGate.enabled), .serialized)
 struct HoldDownIntegrationTests {
     static let holdDown = Duration.seconds(2)
     /// The failure timeout of a delivery due the hold-down after a change.
     static let deliveryTimeout = holdDown + .seconds(30)
 
     /// An IPv4-only namespace with veth0 (192.0.2.1/24, default route via .2), its
-    /// carrier following veth1.
-    static func namespace() throws -> TestNamespace {
-        let ns = try TestNamespace()
-        try ns.disableIPv6()
-        try ns.ipv4WithDefaultRoute()
-        return ns
-    }
-
-    /// Flaps veth0's carrier: `changes` changes of veth1's admin state, one every
-    /// 100 ms, starting with down (the pacing of the stimulus, not a wait for an effect).
-    static func flap(_ ns: TestNamespace, changes: Int) async throws {
-        let begin = ContinuousClock.now
-        for change in 0..<changes {
-            try await Task.sleep(until: begin + .milliseconds(100 * change), clock: .continuous)
-            try ns.ip("link set veth1 \(change.isMultiple(of: 2) ? "down" : "up")")
+    /// carrier following veth1. Made, as every command here runs, off the cooperative
+    /// pool (``offPool(_:)``): a blocked pool thread would starve the tests beside.
+    static func namespace() async throws -> TestNamespace {
+        try await offPool {
+            let ns = try TestNamespace()
+            try ns.disableIPv6()
+            try ns.ipv4WithDefaultRoute()
+            return ns
         }
     }
+
+    /// Sets veth1's admin state, and so veth0's carrier.
+    static func setPeer(_ ns: TestNamespace, _ state: String) async throws {
+        try await offPool { try ns.ip("link set veth1 \(state)") }
+    }
+
+    /// Flaps veth0's carrier: veth1's admin state set by `states` in turn, one every
+    /// 100 ms (the pacing of the stimulus, not a wait for an effect), on a thread of
+    /// its own. One `ip -batch` takes them all, a line at a time: a process per change
+    /// would take the tests' spawn lock (``Child``) 30 times and load the machine the
+    /// tests beside share.
+    static func flap(_ ns: TestNamespace, _ states: [String]) async throws {
+        try await offPool {
+            let ip = try ns.spawn(["ip", "-batch", "-"])
+            let begin = ContinuousClock.now
+            for (index, state) in states.enumerated() {
+                let wait = begin + .milliseconds(100 * index) - ContinuousClock.now
+                if wait > .zero {
+                    let (seconds, attoseconds) = wait.components
+                    Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
+                }
+                ip.write("link set veth1 \(state)\n")
+            }
+            ip.closeInput()
+            let status = ip.wait()
+            guard status == 0 else {
+                throw CommandFailed(command: "ip -batch - (flapping veth1)", status: status, stderr: "")
+            }
+        }
+    }
+
+    /// 30 changes at 10 Hz, starting with down and ending up.
+    static let flapping = (0..<30).map { $0.isMultiple(of: 2) ? "down" : "up" }
 
     /// The Internet watched with the hold-down, its observer's states timed, and its
     /// closures logged; started, with the first delivery in.
@@ -114,19 +141,19 @@ struct HoldDownIntegrationTests {
 
     @Test("A link flapping at 10 Hz for 3 s with a 2 s hold-down: nothing delivered but the start")
     func flappingLink() async throws {
-        let ns = try Self.namespace()
+        let ns = try await Self.namespace()
         let (held, timed, log, observation) = try await Self.heldReachability(in: ns)
         defer { observation.remove() }
         let witness = try DeliveryLog.started(try Reachability(environment: ns.environment))
         try await witness.wait(forCount: 1, "the witness's start")
 
-        try await Self.flap(ns, changes: 30)  // Ends up, as delivered.
+        try await Self.flap(ns, Self.flapping)  // Ends up, as delivered.
         try await witness.wait(for: "the flapping, seen without a hold-down") { entries in
             entries.filter { $0.status == .notReachable }.count >= 5 && entries.last?.status == .reachableViaWiFi
         }
         // Then a change that lasts: the next delivery must be it, the hold-down after it.
         let change = ContinuousClock.now
-        try ns.ip("link set veth1 down")
+        try await Self.setPeer(ns, "down")
         let entries = try await timed.wait(forCount: 2, "the lasting change", timeout: Self.deliveryTimeout)
         #expect(entries.map(\.value) == [.reachableViaWiFi, .notReachable], "nothing of the flapping delivered")
         #expect(entries[1].at - change >= Self.holdDown, "delivered \(entries[1].at - change) after the change")
@@ -139,7 +166,7 @@ struct HoldDownIntegrationTests {
 
     @Test("A link down that stays down: one delivery, no earlier than the hold-down; its return likewise")
     func lastingChanges() async throws {
-        let ns = try Self.namespace()
+        let ns = try await Self.namespace()
         let (held, timed, log, observation) = try await Self.heldReachability(in: ns)
         defer { observation.remove() }
         let witness = try DeliveryLog.started(try Reachability(environment: ns.environment))
@@ -149,7 +176,7 @@ struct HoldDownIntegrationTests {
             .enumerated()
         {
             let change = ContinuousClock.now
-            try ns.ip("link set veth1 \(command)")
+            try await Self.setPeer(ns, command)
             try await witness.wait(forLast: status, "the witness sees veth1 \(command)")
             // Held: the getters report the delivered state until the change is delivered.
             let read = held.currentReachabilityStatus
@@ -173,7 +200,7 @@ struct HoldDownIntegrationTests {
 
     @Test("PathMonitor: flapping at 10 Hz delivers nothing; a lasting loss once, no earlier than the hold-down")
     func pathMonitorFlapping() async throws {
-        let ns = try Self.namespace()
+        let ns = try await Self.namespace()
         let monitor = try PathMonitor(
             environment: ns.environment, notificationQueue: DispatchQueue(label: "test.holddown.path"))
         monitor.holdDown = Self.holdDown
@@ -186,12 +213,12 @@ struct HoldDownIntegrationTests {
         let witnessLog = try await PathLog.started(witness, queue: "test.holddown.witness")
         defer { witness.stop() }
 
-        try await Self.flap(ns, changes: 30)
+        try await Self.flap(ns, Self.flapping)
         try await witnessLog.wait(for: "the flapping, seen without a hold-down") { paths in
             paths.filter { $0.status != .satisfied }.count >= 5 && paths.last?.status == .satisfied
         }
         let change = ContinuousClock.now
-        try ns.ip("link set veth1 down")
+        try await Self.setPeer(ns, "down")
         let entries = try await timed.wait(forCount: 2, "the lasting loss", timeout: Self.deliveryTimeout)
         #expect(entries.map(\.value) == [.satisfied, .unsatisfied], "nothing of the flapping delivered")
         #expect(entries[1].at - change >= Self.holdDown, "delivered \(entries[1].at - change) after the change")
@@ -212,15 +239,13 @@ struct HoldDownIntegrationTests {
         let witnessLog = try await PathLog.started(witness, queue: "test.holddown.connectivity.witness")
         defer { witness.stop() }
 
-        // A blip of about 200 ms (the pacing of the stimulus), seen by the witness.
-        try ns.ip("link set veth1 down")
-        try await Task.sleep(for: .milliseconds(200))
-        try ns.ip("link set veth1 up")
+        // A blip of about 200 ms (down again at 100 ms changes nothing), seen by the witness.
+        try await Self.flap(ns, ["down", "down", "up"])
         try await witnessLog.wait(for: "the blip, seen without a hold-down") { paths in
             paths.contains { $0.status != .satisfied } && paths.last?.status == .satisfied
         }
         let change = Date()
-        try ns.ip("link set veth1 down")
+        try await Self.setPeer(ns, "down")
         try await log.wait("notConnected", timeout: Self.deliveryTimeout) { $0.last?.verdict == .notConnected }
         #expect(log.verdicts == ["online", "notConnected"], "the blip neither cancelled nor reported anything")
         let lost = try #require(log.results.last?.date)
