@@ -30,6 +30,8 @@ let package = Package(
         .library(name: "ReachabilityMetrics", targets: ["ReachabilityMetrics"]),
         // Reachability, PathMonitor and Connectivity as swift-service-lifecycle services.
         .library(name: "ReachabilityServiceLifecycle", targets: ["ReachabilityServiceLifecycle"]),
+        // A simulated network for users' own tests (no kernel, no root).
+        .library(name: "ReachabilityTestKit", targets: ["ReachabilityTestKit"]),
         // The command (docs/DESIGN.md §4.5): `reachability` runs status, watch, wait and
         // interfaces on ReachabilityCore alone and runs `reachability-full`, the whole
         // command, for anything else.
@@ -114,6 +116,11 @@ let package = Package(
                     condition: .when(traits: serviceLifecycle)),
             ]
         ),
+        // Its Connectivity part comes with that trait (`#if Connectivity`).
+        .target(
+            name: "ReachabilityTestKit",
+            dependencies: ["Reachability", .target(name: "Connectivity", condition: .when(traits: connectivity))]
+        ),
         .executableTarget(
             name: "ReachabilityExample",
             dependencies: ["Reachability", "Connectivity"]
@@ -150,6 +157,10 @@ let package = Package(
         .testTarget(
             name: "ConnectivityTests",
             dependencies: ["Connectivity", "Reachability", "ReachabilityCore", "TestSupport"]
+        ),
+        .testTarget(
+            name: "ReachabilityTestKitTests",
+            dependencies: ["ReachabilityTestKit", "Reachability", "Connectivity"]
         ),
         .testTarget(
             name: "ReachabilityIntegrationTests",
@@ -196,6 +207,14 @@ package.targets.append(
     .executableTarget(
         name: "AshleyMillsSwift5Example", dependencies: ["Reachability"], path: "Examples/AshleyMillsSwift5",
         swiftSettings: [.swiftLanguageMode(.v5)]))
+
+// A library of the user's (an app type) and its tests on ReachabilityTestKit.
+package.targets += [
+    .target(name: "TestKitExample", dependencies: ["Reachability"], path: "Examples/TestKit/Sources"),
+    .testTarget(
+        name: "TestKitExampleTests", dependencies: ["TestKitExample", "ReachabilityTestKit", "Reachability"],
+        path: "Examples/TestKit/Tests"),
+]
 
 // Storm and churn runs measured in a process of their own (the hardening tests start it).
 // The benchmarks (Benchmarks/Package.swift) and the fuzzer (Fuzz/Package.swift) are
