@@ -30,8 +30,10 @@ let package = Package(
         .library(name: "ReachabilityMetrics", targets: ["ReachabilityMetrics"]),
         // Reachability, PathMonitor and Connectivity as swift-service-lifecycle services.
         .library(name: "ReachabilityServiceLifecycle", targets: ["ReachabilityServiceLifecycle"]),
-        // A simulated network for users' own tests (no kernel, no root).
+        // A simulated network for users' own tests (no kernel, no root), and Observation
+        // models of the monitors (a module of their own: Observation is a library to load).
         .library(name: "ReachabilityTestKit", targets: ["ReachabilityTestKit"]),
+        .library(name: "ReachabilityObservable", targets: ["ReachabilityObservable"]),
         // The command (docs/DESIGN.md §4.5): `reachability` runs status, watch, wait and
         // interfaces on ReachabilityCore alone and runs `reachability-full`, the whole
         // command, for anything else.
@@ -116,9 +118,13 @@ let package = Package(
                     condition: .when(traits: serviceLifecycle)),
             ]
         ),
-        // Its Connectivity part comes with that trait (`#if Connectivity`).
+        // Their Connectivity parts come with its trait (`#if Connectivity`).
         .target(
             name: "ReachabilityTestKit",
+            dependencies: ["Reachability", .target(name: "Connectivity", condition: .when(traits: connectivity))]
+        ),
+        .target(
+            name: "ReachabilityObservable",
             dependencies: ["Reachability", .target(name: "Connectivity", condition: .when(traits: connectivity))]
         ),
         .executableTarget(
@@ -160,7 +166,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReachabilityTestKitTests",
-            dependencies: ["ReachabilityTestKit", "Reachability", "Connectivity"]
+            dependencies: ["ReachabilityTestKit", "ReachabilityObservable", "Reachability", "Connectivity"]
         ),
         .testTarget(
             name: "ReachabilityIntegrationTests",
