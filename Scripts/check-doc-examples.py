@@ -3,8 +3,9 @@
 modules, as a user of the package sees them (public API only):
 
 - every ```swift block of a /// comment in Sources/ReachabilityCore, Sources/Reachability,
-  Sources/Connectivity and Sources/ReachabilityCompat, and of their DocC articles, each as the body of an async
-  throwing function (names an example takes from its surroundings, such as
+  Sources/Connectivity, Sources/ReachabilityCompat, Sources/ReachabilityTestKit and
+  Sources/ReachabilityObservable (these two with Testing and Observation imported), and of
+  their DocC articles, each as the body of an async throwing function (names an example takes from its surroundings, such as
   `connectivity`, are declared first: CONTEXT);
 - README.md's ```swift blocks, each a program of its own as a user pastes it (what it
   uses, it imports and declares);
@@ -29,7 +30,10 @@ import concurrent.futures, json, os, re, shutil, subprocess, sys, tempfile
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 SOURCES = [
-    "Sources/ReachabilityCore", "Sources/Reachability", "Sources/Connectivity", "Sources/ConnectivityURLSession", "Sources/ReachabilityCompat"]
+    "Sources/ReachabilityCore", "Sources/Reachability", "Sources/Connectivity", "Sources/ConnectivityURLSession", "Sources/ReachabilityCompat",
+    "Sources/ReachabilityTestKit", "Sources/ReachabilityObservable"]
+# Modules whose examples are written for tests (`#expect`) and Observation.
+TEST_KIT = {"Sources/ReachabilityTestKit", "Sources/ReachabilityObservable"}
 
 # Names an example uses from its surroundings, declared before it.
 CONTEXT = {
@@ -77,7 +81,7 @@ def doc_examples():
     or a DocC article. Module ConnectivityURLSession's examples import it alone (it
     re-exports Connectivity): a file importing both modules by name sees both
     modules' `ConnectivityResponseValidator` and must qualify it."""
-    functions = {False: [], True: []}
+    functions = {False: [], True: [], "testkit": []}
     for folder in SOURCES:
         for directory, _, names in sorted(os.walk(os.path.join(ROOT, folder))):
             for name in sorted(names):
@@ -94,13 +98,16 @@ def doc_examples():
                                if re.search(rf"\b{word}\b", code) and not re.search(rf"\blet {word}\b", code)]
                     body = "\n".join("    " + text for text in context + code.split("\n"))
                     name_part = re.sub(r"\W", "_", relative)
-                    functions[folder == "Sources/ConnectivityURLSession"].append(
+                    group = "testkit" if folder in TEST_KIT else folder == "Sources/ConnectivityURLSession"
+                    functions[group].append(
                         f"// {relative}:{line}\nfunc example_{name_part}_{line}() async throws {{\n{body}\n}}\n")
     common = "import Dispatch\nimport Foundation\nimport Reachability\nimport ReachabilityCompat\n"
     header = {False: "import Connectivity\n" + common + "\n",
-              True: "import ConnectivityURLSession\nimport FoundationNetworking\n" + common + "\n"}
-    files = [(f"docs{'-urlsession' if urlsession else ''}.swift", header[urlsession] + "\n".join(found))
-             for urlsession, found in functions.items()]
+              True: "import ConnectivityURLSession\nimport FoundationNetworking\n" + common + "\n",
+              "testkit": "import Connectivity\nimport Observation\nimport ReachabilityObservable\n"
+              + "import ReachabilityTestKit\nimport Testing\n" + common + "\n"}
+    names = {False: "docs.swift", True: "docs-urlsession.swift", "testkit": "docs-testkit.swift"}
+    files = [(names[group], header[group] + "\n".join(found)) for group, found in functions.items()]
     return files, sum(len(found) for found in functions.values())
 
 

@@ -149,6 +149,7 @@ public final class SimulatedNetwork: Sendable {
     /// Changes the network with `change`, as one kernel event would (see ``set(_:)``).
     ///
     /// ```swift
+    /// let network = SimulatedNetwork()
     /// network.update { $0.flags.insert(.connectionRequired) }
     /// ```
     ///
