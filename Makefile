@@ -1,7 +1,7 @@
 # Builds and installs the `reachability` command, its man pages, shell completions
 # and the wait-online systemd unit.
 #
-#   make                       # release build, Swift runtime linked in statically
+#   make                       # release build (Swift runtime linked in statically), man pages
 #   sudo make install          # into /usr/local (PREFIX=/usr, DESTDIR=… for packaging)
 #   sudo make uninstall
 #   make deb                   # .build/deb/reachability_VERSION_ARCH.deb (dpkg -i it)
@@ -19,10 +19,6 @@
 # TLS, Prometheus). Both are stripped on install; to keep their symbols:
 #   make install INSTALL_PROGRAM='install -m 755'
 # Nothing here needs root but writing into PREFIX.
-
-# SwiftPM orders the package traits' -D flags by a randomly seeded Set: without this,
-# a second swift build may see new command lines and rebuild this package's modules.
-export SWIFT_DETERMINISTIC_HASHING = 1
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -44,8 +40,8 @@ DEB_ARCH = $(shell dpkg --print-architecture 2>/dev/null)
 DEB_ROOT = $(SCRATCH)/deb/root
 DEB = $(SCRATCH)/deb/reachability_$(VERSION)_$(DEB_ARCH).deb
 
-# The event path's code in one place (BENCHMARKS.md, "Issue 30: the event path's code in
-# one place"): each function in a section of its own, which lld lays out in the order of
+# The event path's code in one place (docs/BENCHMARKS-HISTORY.md, "Issue 30: the event
+# path's code in one place"): each function in a section of its own, which lld lays out in the order of
 # Scripts/link-order.txt (the functions a change runs, hottest first), so that a change
 # after an idle wait finds its code on 20 pages instead of 150. lld ships with Swift's
 # toolchain; without it the build links as before, unordered.
@@ -56,6 +52,7 @@ SWIFT_RELEASE = swift build -c release --scratch-path $(SCRATCH) --static-swift-
 .PHONY: all build man install uninstall deb
 
 all: build
+	@$(MAKE) --no-print-directory $(MANPAGES)/reachability.1
 
 build:
 	@# SwiftPM does not see the order file: a new one needs a new link.
@@ -77,7 +74,7 @@ man: | $(RELEASE)/reachability-full
 	$(RELEASE)/generate-manual $(RELEASE)/reachability-full --multi-page --output-directory $(MANPAGES)
 	python3 Scripts/finish-man-pages.py $(MANPAGES)
 
-$(MANPAGES)/reachability.1: | $(RELEASE)/reachability-full
+$(MANPAGES)/reachability.1: $(RELEASE)/reachability-full
 	$(MAKE) --no-print-directory man
 
 install: | $(RELEASE)/reachability $(RELEASE)/reachability-full $(MANPAGES)/reachability.1
@@ -102,7 +99,7 @@ uninstall:
 
 # A Debian package of what `make install PREFIX=/usr` installs, with the copyright and
 # changelog Debian asks for and the shared libraries the executables load as
-# dependencies (libmnl0 among them). The unit is installed, not enabled (README,
+# dependencies (libmnl0 among them). The unit is installed, not enabled (docs/OPERATIONS.md,
 # "Wait for the network at boot"). Needs dpkg-deb (dpkg); check it with lintian.
 deb:
 	rm -rf $(SCRATCH)/deb && mkdir -p $(DEB_ROOT)/DEBIAN

@@ -3,13 +3,16 @@ import PackageDescription
 
 // Package traits (docs/DESIGN.md §4.4): what a dependent resolves, fetches and builds.
 // A program that uses only `Reachability`, `ReachabilityCore` or `ReachabilityCompat`
-// depends on this package with `traits: []` and resolves swift-log alone; each trait
-// brings the dependencies of the products it names. All are on by default, so a
-// plain dependency line (and this package built on its own) has every product.
-let connectivity: Set<String> = ["Connectivity"]
-let metrics: Set<String> = ["Metrics"]
-let serviceLifecycle: Set<String> = ["ServiceLifecycle"]
-let cli: Set<String> = ["CLI"]
+// depends on this package with `traits: []` and resolves swift-log alone (as does
+// `swift run --disable-default-traits reachability` in a clone); each trait brings the
+// dependencies of the products it names. By default every product is there, through
+// the one trait `Everything`, which stands for the four: SwiftPM 6.3 passes the enabled
+// traits to the compiler as -D flags in a different order in each process, and a
+// changed order rebuilds every module of the package; one flag has one order.
+let connectivity: Set<String> = ["Connectivity", "Everything"]
+let metrics: Set<String> = ["Metrics", "Everything"]
+let serviceLifecycle: Set<String> = ["ServiceLifecycle", "Everything"]
+let cli: Set<String> = ["CLI", "Everything"]
 
 let package = Package(
     name: "Reachability",
@@ -45,8 +48,8 @@ let package = Package(
             name: "Connectivity",
             description: "The Connectivity and ConnectivityURLSession products (SwiftNIO, NIO-SSL)."),
         .trait(
-            name: "Metrics", description: "The ReachabilityMetrics product (swift-metrics).",
-            enabledTraits: ["Connectivity"]),
+            name: "Metrics",
+            description: "The ReachabilityMetrics product (swift-metrics; its connectivity series with Connectivity)."),
         .trait(
             name: "ServiceLifecycle",
             description: "The ReachabilityServiceLifecycle product (swift-service-lifecycle).",
@@ -55,7 +58,8 @@ let package = Package(
             name: "CLI",
             description: "The reachability command (swift-argument-parser, swift-prometheus, SwiftNIO).",
             enabledTraits: ["Connectivity", "Metrics"]),
-        .default(enabledTraits: ["Connectivity", "Metrics", "ServiceLifecycle", "CLI"]),
+        .trait(name: "Everything", description: "Every product: the four traits above together, as one flag."),
+        .default(enabledTraits: ["Everything"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -65,9 +69,6 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
-        // `swift package generate-documentation` (DocC); a command plugin, not linked into
-        // anything and, used by no target, never resolved by a dependent.
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
     targets: [
         .systemLibrary(
@@ -105,7 +106,8 @@ let package = Package(
         .target(
             name: "ReachabilityMetrics",
             dependencies: [
-                "Reachability", "Connectivity",
+                "Reachability",
+                .target(name: "Connectivity", condition: .when(traits: connectivity)),
                 .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: metrics)),
             ]
         ),
@@ -118,7 +120,7 @@ let package = Package(
                     condition: .when(traits: serviceLifecycle)),
             ]
         ),
-        // Their Connectivity parts come with its trait (`#if Connectivity`).
+        // Their Connectivity parts come with its trait (`#if Connectivity || Everything`).
         .target(
             name: "ReachabilityTestKit",
             dependencies: ["Reachability", .target(name: "Connectivity", condition: .when(traits: connectivity))]
@@ -176,15 +178,19 @@ let package = Package(
                 "Reachability", "ReachabilityCore", "Connectivity", "ConnectivityURLSession", "ReachabilityCompat",
                 "ReachabilityCLI", "ReachabilityFullCLI", "ReachabilityCommands", "ReachabilityMetrics",
                 "ReachabilityServiceLifecycle",
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // Conditional like the library's, so that `--disable-default-traits`
+                // resolves none of them (the tests need every trait).
+                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: cli)),
+                .product(
+                    name: "ServiceLifecycle", package: "swift-service-lifecycle",
+                    condition: .when(traits: serviceLifecycle)),
                 .product(name: "Logging", package: "swift-log"),
                 "CNetlink", "TestSupport",
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: connectivity)),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: connectivity)),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: connectivity)),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: connectivity)),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: connectivity)),
             ],
             // The scriptable DNS server the hostname tests run (see Support/DNSServer.swift).
             exclude: ["Support/dns_server.py"]

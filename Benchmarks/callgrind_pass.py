@@ -52,7 +52,7 @@ ORDER_HEADER = """\
 # The release build's link order (the Makefile passes it to lld as --symbol-ordering-file):
 # the functions the event path of `reachability watch` runs, most instructions first, so
 # that a pass after an idle wait brings fewer pages and lines of code back into the caches
-# (BENCHMARKS.md, "Issue 30: the event path's code in one place"). Generated, not edited:
+# (docs/BENCHMARKS-HISTORY.md, "Issue 30: the event path's code in one place"). Generated, not edited:
 #   make build && unshare -rn python3 Benchmarks/callgrind_pass.py \\
 #       .build/release/reachability --changes kinds --cycles 5 --order Scripts/link-order.txt
 # A name no longer in the build is skipped; Scripts/check-link-order.py (CI) fails when

@@ -17,7 +17,7 @@ system call, which put a 243-byte line about 250 µs later than a 21-byte one). 
 prints a line at start and one per change can stand in for a binary: it is run as
 `PROGRAM watch --json` (Benchmarks/limit_monitor.c ignores its arguments).
 
-The per-phase profile of BENCHMARKS.md ("Issue 30") comes from the same runs of a build with
+The per-phase profile of docs/BENCHMARKS-HISTORY.md ("Issue 30") comes from the same runs of a build with
 Benchmarks/pass-probe.patch applied (`git apply`, then `make build`): it prints, every 200
 passes, the mean microseconds of each phase of the reader's pass (drain, decide, plan,
 lookup, finish; of the passes that wrote a line: state, observe, sink), and every 100 lines

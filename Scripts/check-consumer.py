@@ -1,12 +1,11 @@
 #!/usr/bin/env python3
 """Depends on this package as a user would, and measures what that costs.
 
-Clones the repository (its committed HEAD) into a scratch folder named
-`reachability-linux`, as a user's clone or SwiftPM's checkout is named, tags the
-clone's HEAD with the version the README's dependency line asks for (the release tag
-is moved there in the scratch clone when it names an older commit: what is checked
-is HEAD), and makes consumer packages whose Package.swift carries the README's
-dependency lines exactly, with the placeholder URL replaced by the clone's file URL.
+Clones the repository (its committed HEAD, as branch `main`: the README's lines ask
+for the branch, as the published repository has no release tag on it; nothing is
+tagged) into a scratch folder named `reachability-linux`, as a user's clone or
+SwiftPM's checkout is named, and makes consumer packages whose Package.swift carries
+the README's dependency lines exactly, with the placeholder URL replaced by the clone's file URL.
 For each it resolves the graph and counts the pins of Package.resolved and the size
 of `.build/checkouts`:
 
@@ -14,12 +13,12 @@ of `.build/checkouts`:
   `ReachabilityCompat`, which must resolve at most 2 packages besides this one and
   fetch under 20 MB of checkouts (issue 26); this consumer is also built and run,
   and its ReachabilityCore-only program must load no Foundation library (ldd);
-- the Connectivity line (`traits: ["Connectivity"]`) and the plain line (every trait):
-  resolved and reported.
+- the Connectivity, Metrics and plain (every trait) lines: resolved and reported; the
+  Metrics line must not resolve SwiftNIO.
 
 Usage: python3 Scripts/check-consumer.py [--all] [--keep]   (exit 1 when a limit is
-broken or a README line is missing; --all adds the Connectivity and plain lines, which
-CI leaves out; --keep leaves the scratch folder and prints its path)
+broken or a README line is missing; --all adds the Connectivity, Metrics and plain
+lines, which CI leaves out; --keep leaves the scratch folder and prints its path)
 """
 import json, os, re, shutil, subprocess, sys, tempfile
 
@@ -32,6 +31,7 @@ CORE_CHECKOUT_LIMIT = 20 * 1000 * 1000
 CASES = [
     ("core", ", traits: []", ["Reachability", "ReachabilityCore", "ReachabilityCompat"], True, True),
     ("connectivity", ', traits: ["Connectivity"]', ["Connectivity"], False, False),
+    ("metrics", ', traits: ["Metrics"]', ["ReachabilityMetrics"], False, False),
     ("everything", "", ["Reachability", "Connectivity"], False, False),
 ]
 
@@ -40,6 +40,7 @@ PROGRAMS = {
     "ReachabilityCore": 'import ReachabilityCore\nprint("ReachabilityCore:", try PathMonitor().currentPath.status)\n',
     "ReachabilityCompat": 'import ReachabilityCompat\nprint("ReachabilityCompat:", NWPathMonitor().currentPath.status)\n',
     "Connectivity": "import Connectivity\n_ = ConnectivityConfiguration()\n",
+    "ReachabilityMetrics": "import ReachabilityMetrics\n",
 }
 
 
@@ -56,13 +57,10 @@ def run(command, cwd, quiet=True, check=True):
 
 def readme_line(readme, traits):
     """The README's dependency line with this traits argument, exactly as written."""
-    version = re.search(r'\.package\(url: "' + re.escape(PLACEHOLDER) + r'", from: "([^"]+)"', readme)
-    if not version:
-        sys.exit(f"check-consumer: README.md has no `.package(url: \"{PLACEHOLDER}\", from: …)` line")
-    line = f'.package(url: "{PLACEHOLDER}", from: "{version.group(1)}"{traits}),'
+    line = f'.package(url: "{PLACEHOLDER}", branch: "main"{traits}),'
     if line not in readme:
         sys.exit(f"check-consumer: README.md lacks the dependency line\n    {line}")
-    return line, version.group(1)
+    return line
 
 
 def checkout_bytes(folder):
@@ -80,19 +78,14 @@ def main():
     scratch = tempfile.mkdtemp(prefix="reachability-consumer-")
     clone = os.path.join(scratch, "reachability-linux")
     run(["git", "clone", "-q", "file://" + REPO, clone], scratch)
+    run(["git", "checkout", "-q", "-B", "main"], clone)  # HEAD, whichever branch it was checked out from
     failures = []
     rows = []
     # The core line always (its limits are the point); the others with --all (they only
     # report, and each fetches about 47 MB of checkouts).
     cases = CASES if "--all" in sys.argv else [case for case in CASES if case[3]]
     for name, traits, products, limited, build in cases:
-        line, version = readme_line(readme, traits)
-        # The clone's HEAD (what is being checked) carries the version: a tag made for it,
-        # or, when the release tag names an older commit, moved here in this scratch clone.
-        head = run(["git", "rev-parse", "HEAD"], clone).strip()
-        tagged = run(["git", "rev-list", "-n", "1", version, "--"], clone, check=False).strip()
-        if tagged != head:
-            run(["git", "-c", "user.name=ci", "-c", "user.email=ci@localhost", "tag", "-f", version], clone)
+        line = readme_line(readme, traits)
         consumer = os.path.join(scratch, "consumer-" + name)
         targets = []
         for product in products:
@@ -125,6 +118,8 @@ def main():
         size = checkout_bytes(consumer)
         names = sorted(pin["identity"] for pin in pins)
         rows.append((name, traits.lstrip(", ") or "(default: every trait)", len(pins), size, names))
+        if name == "metrics" and "swift-nio" in names:
+            failures.append(f"metrics: resolves SwiftNIO: {', '.join(names)}")
         if limited:
             if len(pins) > CORE_PINS_LIMIT:
                 failures.append(f"{name}: {len(pins)} pins (at most {CORE_PINS_LIMIT}): {', '.join(names)}")
@@ -145,7 +140,7 @@ def main():
                         failures.append(f"{name}: a ReachabilityCore-only program loads {', '.join(foundation)}")
                     else:
                         print(f"check-consumer: UseReachabilityCore loads no Foundation ({len(loaded)} libraries)")
-    print("check-consumer: what a dependent resolves (README's lines, a clone by file URL and tag)")
+    print("check-consumer: what a dependent resolves (README's lines, a clone by file URL, branch main)")
     print(f"  {'line':<13} {'traits':<27} {'pins':>4} {'checkouts':>10}  packages")
     for name, traits, count, size, names in rows:
         print(f"  {name:<13} {traits:<27} {count:>4} {size / 1e6:>8.1f} MB  {', '.join(names)}")

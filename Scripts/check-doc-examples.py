@@ -4,8 +4,8 @@ modules, as a user of the package sees them (public API only):
 
 - every ```swift block of a /// comment in Sources/ReachabilityCore, Sources/Reachability,
   Sources/Connectivity, Sources/ReachabilityCompat, Sources/ReachabilityTestKit and
-  Sources/ReachabilityObservable (these two with Testing and Observation imported), and of
-  their DocC articles, each as the body of an async throwing function (names an example takes from its surroundings, such as
+  Sources/ReachabilityObservable, and of their DocC articles, each as the body of an async
+  throwing function (names an example takes from its surroundings, such as
   `connectivity`, are declared first: CONTEXT);
 - README.md's ```swift blocks, each a program of its own as a user pastes it (what it
   uses, it imports and declares);
@@ -14,6 +14,16 @@ modules, as a user of the package sees them (public API only):
 - docs/MIGRATING.md's "After" examples (a ```swift block whose paragraph above
   starts with "After"), each as a program of its own (main.swift). The "Before"
   ones are written for Apple platforms and are not compiled.
+
+A README or MIGRATING program is followed by its expected output: a ```text block
+right after it (between them, at most a one-paragraph caption ending in a colon), one
+printed line each, `…` for any
+text (a name, a time). An example that runs until stopped must have printed it all
+within RUN_SECONDS.
+
+A /// or DocC example is a function body; leading `import` lines name modules it
+needs beyond the common header (`import ServiceLifecycle`), compiled in a file of
+their own.
 
 Each is compiled to an object file, through SIL and code generation (a type-check
 alone missed a compiler crash); README's and MIGRATING's programs are also linked
@@ -24,7 +34,8 @@ Run it after `swift build --build-tests` (debug): it reads the module search fla
 SwiftPM used for ReachabilityExample and the test bundle's object list from
 .build/debug.yaml.
 
-Usage: python3 Scripts/check-doc-examples.py   (exit 1 when an example does not compile)
+Usage: python3 Scripts/check-doc-examples.py   (exit 1 when an example does not compile,
+does not run, or does not print its expected output)
 """
 import concurrent.futures, json, os, re, shutil, subprocess, sys, tempfile
 
@@ -32,8 +43,6 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 SOURCES = [
     "Sources/ReachabilityCore", "Sources/Reachability", "Sources/Connectivity", "Sources/ConnectivityURLSession", "Sources/ReachabilityCompat",
     "Sources/ReachabilityTestKit", "Sources/ReachabilityObservable"]
-# Modules whose examples are written for tests (`#expect`) and Observation.
-TEST_KIT = {"Sources/ReachabilityTestKit", "Sources/ReachabilityObservable"}
 
 # Names an example uses from its surroundings, declared before it.
 CONTEXT = {
@@ -81,7 +90,7 @@ def doc_examples():
     or a DocC article. Module ConnectivityURLSession's examples import it alone (it
     re-exports Connectivity): a file importing both modules by name sees both
     modules' `ConnectivityResponseValidator` and must qualify it."""
-    functions = {False: [], True: [], "testkit": []}
+    functions = {}
     for folder in SOURCES:
         for directory, _, names in sorted(os.walk(os.path.join(ROOT, folder))):
             for name in sorted(names):
@@ -94,34 +103,67 @@ def doc_examples():
                     continue
                 relative = os.path.relpath(path, ROOT)
                 for line, code in blocks:
+                    # An article's example may name the modules it needs (`import ServiceLifecycle`):
+                    # those go to the file's header, and the example to a file of its own kind.
+                    lines = code.split("\n")
+                    imports = tuple(sorted(text.strip() for text in lines if text.startswith("import ")))
+                    code = "\n".join(text for text in lines if not text.startswith("import ")).strip("\n")
                     context = [declaration for word, declaration in CONTEXT.items()
                                if re.search(rf"\b{word}\b", code) and not re.search(rf"\blet {word}\b", code)]
                     body = "\n".join("    " + text for text in context + code.split("\n"))
                     name_part = re.sub(r"\W", "_", relative)
-                    group = "testkit" if folder in TEST_KIT else folder == "Sources/ConnectivityURLSession"
-                    functions[group].append(
+                    functions.setdefault((folder == "Sources/ConnectivityURLSession", imports), []).append(
                         f"// {relative}:{line}\nfunc example_{name_part}_{line}() async throws {{\n{body}\n}}\n")
     common = "import Dispatch\nimport Foundation\nimport Reachability\nimport ReachabilityCompat\n"
     header = {False: "import Connectivity\n" + common + "\n",
-              True: "import ConnectivityURLSession\nimport FoundationNetworking\n" + common + "\n",
-              "testkit": "import Connectivity\nimport Observation\nimport ReachabilityObservable\n"
-              + "import ReachabilityTestKit\nimport Testing\n" + common + "\n"}
-    names = {False: "docs.swift", True: "docs-urlsession.swift", "testkit": "docs-testkit.swift"}
-    files = [(names[group], header[group] + "\n".join(found)) for group, found in functions.items()]
+              True: "import ConnectivityURLSession\nimport FoundationNetworking\n" + common + "\n"}
+    files = [(f"docs{'-urlsession' if urlsession else ''}-{number}.swift",
+              header[urlsession] + "".join(line + "\n" for line in imports) + "\n".join(found))
+             for number, ((urlsession, imports), found) in enumerate(sorted(functions.items()))]
     return files, sum(len(found) for found in functions.values())
 
 
+def expected_output(path, start):
+    """The ```text block that follows the ```swift block opened at line `start` (1-based)
+    with nothing between but blank lines and at most one paragraph ending in a colon (its
+    caption): what the program prints, one line each; None without one."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    index = start  # the line after the opening fence, 0-based
+    while index < len(lines) and lines[index].strip() != "```":
+        index += 1
+    index += 1
+    while index < len(lines) and not lines[index].strip():
+        index += 1
+    caption = index
+    while index < len(lines) and lines[index].strip() and not lines[index].startswith("```"):
+        index += 1
+    if index > caption:
+        if not lines[index - 1].rstrip().endswith(":"):
+            return None
+        while index < len(lines) and not lines[index].strip():
+            index += 1
+    if index >= len(lines) or lines[index].strip() != "```text":
+        return None
+    expected = []
+    index += 1
+    while index < len(lines) and lines[index].strip() != "```":
+        expected.append(lines[index])
+        index += 1
+    return expected
+
+
 def readme_examples():
-    """README.md's Swift blocks, each a program of its own (line, code) as a user
-    pastes it, and its manifest excerpt(s)."""
-    blocks = markdown_blocks(os.path.join(ROOT, "README.md"))
+    """README.md's Swift blocks, each a program of its own (line, code, expected
+    output) as a user pastes it, and its manifest excerpt(s)."""
+    path = os.path.join(ROOT, "README.md")
+    blocks = markdown_blocks(path)
     manifest = [code for _, code in blocks if ".package(url:" in code]
-    programs = [(line, code) for line, code in blocks if ".package(url:" not in code]
+    programs = [(line, code, expected_output(path, line)) for line, code in blocks if ".package(url:" not in code]
     return programs, manifest
 
 
 def migration_examples():
-    """The "After" programs of docs/MIGRATING.md: (line, code) each."""
+    """The "After" programs of docs/MIGRATING.md: (line, code, expected output) each."""
     path = os.path.join(ROOT, "docs", "MIGRATING.md")
     lines = open(path, encoding="utf-8").read().split("\n")
     programs = []
@@ -134,7 +176,7 @@ def migration_examples():
         while first > 1 and lines[first - 2].strip():
             first -= 1
         if end > 0 and lines[first - 1].startswith("After"):
-            programs.append((start, code))
+            programs.append((start, code, expected_output(path, start)))
     return programs
 
 
@@ -264,29 +306,49 @@ def build(name, text, scratch, flags, link):
 RUN_SECONDS = 5
 
 
+def output_mismatch(expected, printed):
+    """Why what a program printed is not its expected output, or None. Each expected line
+    is a pattern, `…` standing for any text (an interface's name, a time), and matches one
+    printed line whole; the order is free (closures run on the library's queue, beside
+    the main thread), and no printed line may be left over."""
+    left = [line.rstrip() for line in printed.split("\n") if line.strip()]
+    for pattern in expected:
+        regex = re.compile("".join(".*" if part == "…" else re.escape(part)
+                                   for part in re.split("(…)", pattern.rstrip())) + r"\Z")
+        match = next((line for line in left if regex.match(line)), None)
+        if match is None:
+            return f"printed no line like {pattern!r}"
+        left.remove(match)
+    if left:
+        return f"printed {left[0]!r}, which its expected output doesn't have"
+    return None
+
+
 def run_all(programs):
     """Runs each built program in a network namespace of its own with only loopback up
     (nothing leaves the machine; no route, so each sees an offline host), all at once;
     returns the number that failed. One that ends must exit 0; one still running after
-    RUN_SECONDS gets SIGTERM and must not crash; one that calls dispatchMain() must have
-    printed something by then (its callbacks ran)."""
+    RUN_SECONDS gets SIGTERM and must not crash; and what each printed on stdout by then
+    must be its expected output (the ```text block after it: output_mismatch)."""
     # Line-buffered output (stdbuf): what a program printed before its SIGTERM is kept.
     script = 'ip link set lo up && exec timeout -s TERM -k 5 "$0" stdbuf -oL "$1"'
     running = []
-    for name, executable, code in programs:
+    for name, executable, code, expected in programs:
         process = subprocess.Popen(
             ["unshare", "-rn", "sh", "-c", script, str(RUN_SECONDS), executable],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=os.path.dirname(executable))
-        running.append((name, code, process))
+        running.append((name, expected, process))
     failures = 0
-    for name, code, process in running:
+    for name, expected, process in running:
         out, err = process.communicate(timeout=RUN_SECONDS + 30)
         status = process.returncode
         problem = None
         if status not in (0, 124):
             problem = f"exited with status {status}"
-        elif "dispatchMain()" in code and not out.strip():
-            problem = "printed nothing (its callbacks never ran)"
+        elif expected is None:
+            problem = "has no expected output (a ```text block right after it)"
+        else:
+            problem = output_mismatch(expected, out)
         if problem:
             failures += 1
             print(f"check-doc-examples: {name} {problem}:\n{out[-2000:]}{err[-2000:]}")
@@ -307,15 +369,15 @@ def main():
             if not build(name, text, scratch, flags, None):
                 failures += 1
         # README's and MIGRATING's programs, each as a user pastes it: built and run.
-        programs = [(f"README.md:{line}", code) for line, code in readme]
-        programs += [(f"docs/MIGRATING.md:{line}", code) for line, code in migrations]
+        programs = [(f"README.md:{line}", code, expected) for line, code, expected in readme]
+        programs += [(f"docs/MIGRATING.md:{line}", code, expected) for line, code, expected in migrations]
         built = []
         with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-            for (name, code), executable in zip(
+            for (name, code, expected), executable in zip(
                 programs, pool.map(lambda program: build(program[0], program[1], scratch, flags, link), programs)
             ):
                 if executable:
-                    built.append((name, executable, code))
+                    built.append((name, executable, code, expected))
                 else:
                     failures += 1
         failures += run_all(built)
@@ -323,7 +385,7 @@ def main():
     if failures:
         sys.exit(1)
     print(f"check-doc-examples: {doc_count} doc examples compile; {len(readme)} README blocks and "
-          f"{len(migrations)} migration examples build and run, each on its own; "
+          f"{len(migrations)} migration examples build, run and print their expected output, each on its own; "
           f"{len(manifests)} manifest excerpt(s) evaluate")
 
 

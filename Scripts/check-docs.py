@@ -5,8 +5,12 @@ a public enum, the requirements of a public protocol and the members of a
 `public extension`. `public import` lines are not declarations. Attribute lines
 and plain `//` comments between the doc comment and the declaration are allowed.
 
-Usage: python3 Scripts/check-docs.py [FOLDER...]   (default: Sources/ReachabilityCore, Sources/Reachability
-Sources/Connectivity; exit 1 when a declaration lacks a doc comment)
+Also, with no FOLDER (or with --links alone), that every relative link of README.md,
+CONTRIBUTING.md and docs/*.md resolves: the file or folder exists, and a `#fragment` names
+a heading of the Markdown file it points to (GitHub's anchors).
+
+Usage: python3 Scripts/check-docs.py [FOLDER...] | --links   (default: the library modules'
+folders and the links; exit 1 when a declaration lacks a doc comment or a link is broken)
 """
 import os, re, sys
 
@@ -155,7 +159,63 @@ def check(path):
     return missing
 
 
+LINKED_DOCUMENTS = ["README.md", "CONTRIBUTING.md", "docs"]
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def anchors(path):
+    """GitHub's anchors for the headings of a Markdown file: lower case, punctuation
+    dropped, spaces as hyphens, repeats numbered."""
+    found, seen, fenced = set(), {}, False
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("```"):
+            fenced = not fenced
+        if fenced or not re.match(r"#{1,6} ", line):
+            continue
+        slug = re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        found.add(slug if count == 0 else f"{slug}-{count}")
+    return found
+
+
+def broken_links():
+    """(file, line, link) for each relative link that doesn't resolve."""
+    documents = []
+    for entry in LINKED_DOCUMENTS:
+        path = os.path.join(ROOT, entry)
+        if os.path.isdir(path):
+            documents += sorted(os.path.join(path, name) for name in os.listdir(path) if name.endswith(".md"))
+        else:
+            documents.append(path)
+    broken = []
+    for document in documents:
+        fenced = False
+        for number, line in enumerate(open(document, encoding="utf-8"), 1):
+            if line.startswith("```"):
+                fenced = not fenced
+            if fenced:
+                continue
+            for link in LINK.findall(re.sub(r"`[^`]*`", "", line)):
+                if re.match(r"[a-z][a-z0-9+.-]*:", link):
+                    continue  # https:, mailto:: not checked here (no network)
+                target, _, fragment = link.partition("#")
+                path = os.path.normpath(os.path.join(os.path.dirname(document), target)) if target else document
+                if not os.path.exists(path) or (fragment and (not path.endswith(".md") or fragment not in anchors(path))):
+                    broken.append((os.path.relpath(document, ROOT), number, link))
+    return broken
+
+
 def main():
+    if sys.argv[1:] == ["--links"] or not sys.argv[1:]:
+        broken = broken_links()
+        for document, number, link in broken:
+            print(f"check-docs: {document}:{number}: the link {link} does not resolve")
+        if broken:
+            print(f"check-docs: {len(broken)} relative link(s) that don't resolve", file=sys.stderr)
+            sys.exit(1)
+        if sys.argv[1:]:
+            return
     folders = sys.argv[1:] or DEFAULT_FOLDERS
     failures = 0
     for folder in folders:

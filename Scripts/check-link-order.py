@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that the release build laid out its event path as Scripts/link-order.txt says
-(the Makefile's LINK_ORDER, BENCHMARKS.md "Issue 30: the event path's code in one
-place"): that most of the functions the file names are still in the build, and that
+(the Makefile's LINK_ORDER, docs/BENCHMARKS-HISTORY.md "Issue 30: the event path's code
+in one place"): that most of the functions the file names are still in the build, and that
 they sit together, not scattered over the executable's text.
 
 The file is generated from a profile and names functions by their mangled names, which

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The release's version is the same everywhere it is written (issue 29): the CLI's
 `--version` (Sources/ReachabilityFullCLI/Main.swift), the Makefile's VERSION (the .deb),
-CHANGELOG.md's newest release section, and README.md's dependency lines and .deb name.
+CHANGELOG.md's newest release section, README.md's `from:` (the line for once a release
+tag exists) and docs/OPERATIONS.md's .deb name.
 
 Usage: python3 Scripts/check-version.py   (exit 1, naming each place that differs)
 """
@@ -23,8 +24,9 @@ def main():
     release = re.search(r"^## (\d+\.\d+\.\d+\S*) — \d{4}-\d\d-\d\d$", read("CHANGELOG.md"), re.M)
     found["CHANGELOG.md's newest release (## X.Y.Z — YYYY-MM-DD)"] = [release.group(1) if release else None]
     readme = read("README.md")
-    found["README.md's dependency lines (from:)"] = sorted(set(re.findall(r'from: "([^"]+)"', readme))) or [None]
-    found["README.md's .deb name"] = sorted(set(re.findall(r"reachability_([^_]+)_amd64\.deb", readme))) or [None]
+    found["README.md's from:"] = sorted(set(re.findall(r'from: "([^"]+)"', readme))) or [None]
+    operations = read("docs/OPERATIONS.md")
+    found["docs/OPERATIONS.md's .deb name"] = sorted(set(re.findall(r"reachability_([^_]+)_amd64\.deb", operations))) or [None]
     versions = {version for values in found.values() for version in values}
     if len(versions) != 1 or None in versions:
         for place, values in found.items():

@@ -1,5 +1,6 @@
-// DTFoundation's DTReachability demo (its ViewController), in Swift, with only the
-// import changed: `import DTFoundation` became `import ReachabilityCompat`.
+// DTFoundation's DTReachability demo (its ViewController) in Swift, as a command-line
+// program: its DTReachability calls as they were, `import DTFoundation` became
+// `import ReachabilityCompat`, and the label it set is a line printed (no UIKit here).
 //
 // Run: swift run DTReachabilityExample [HOST]   (exits after the first update, or after 10 s)
 import Foundation

@@ -39,16 +39,14 @@ extension Notification.Name {
 ///
 /// Callbacks, notifications and the completion handler of
 /// ``checkConnectivity(completion:)`` run on ``notificationQueue``: the queue given
-/// to ``start(queue:)`` or ``startNotifier(queue:)``, else the configuration's
-/// ``ConnectivityConfiguration/notificationQueue``, else a serial queue of the
-/// library's.
+/// to the initializer, else a serial queue of the library's.
 ///
 /// The settings can change at any time (``configuration``, and rwbutler's
 /// properties such as `connectivityURLs` or `isPollingEnabled`): a change applies
 /// from the next check, and a change of polling at once; only the
 /// ``ConnectivityConfiguration/environment`` waits for the next start. A setting
 /// that can't work doesn't stop anything: checks then fail, and ``lastError`` says
-/// why (``init(validating:)`` and ``start(queue:)`` throw it instead).
+/// why (``init(validating:notificationQueue:)`` and ``start()`` throw it instead).
 ///
 /// rwbutler/Connectivity's spellings (`Connectivity(shouldUseHTTPS:)`,
 /// `connectivityURLs`, `validationMode`, `isConnectedViaWiFi`, the fluent
@@ -113,8 +111,8 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         var monitor: PathMonitor?
         /// The namespace of the run (the configuration's at start).
         var environment: NetworkEnvironment
-        /// The queue given to start, if any.
-        var startQueue: DispatchQueue?
+        /// ``Connectivity/notificationQueue`` as given, if it was.
+        var queue: DispatchQueue?
         var check: Task<Void, Never>?
         var timer: Task<Void, Never>?
         var whenConnected: (@Sendable (Connectivity) -> Void)?
@@ -136,7 +134,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         var resultsSeen: UInt64 = 0
 
         var notificationQueue: DispatchQueue {
-            startQueue ?? configuration.notificationQueue ?? Connectivity.defaultNotificationQueue
+            queue ?? configuration.rwbutler.callbackQueue ?? Connectivity.defaultNotificationQueue
         }
         /// The result ``status`` and ``latestResult`` report.
         var current: ConnectivityResult? { running ? machine.published : standalone }
@@ -145,12 +143,12 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     /// The `userInfo` key of `Notification.Name.connectivityDidChange`'s result.
     public static let resultKey = "result"
 
-    /// The queue deliveries run on when neither start nor the configuration names one.
+    /// The queue deliveries run on when none is given.
     fileprivate static let defaultNotificationQueue = DispatchQueue(label: "Connectivity.notifications")
 
     /// Checks as `configuration` says; never fails. A configuration that can't work
     /// (no endpoints, a bad URL, header, pattern or threshold) makes every check fail
-    /// with ``lastError`` saying why; ``init(validating:)`` throws instead.
+    /// with ``lastError`` saying why; ``init(validating:notificationQueue:)`` throws instead.
     ///
     /// rwbutler's `Connectivity(configuration:)`: its URLs (those set through
     /// `connectivityURLs` or `configureConnectivity(urls:)`, rwbutler's defaults
@@ -158,7 +156,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     /// the configuration was given a session configuration of its own (module
     /// ConnectivityURLSession), the process-wide `urlSessionConfiguration` applies to
     /// them. This package's own endpoints are kept as they are.
-    public init(configuration: ConnectivityConfiguration) {
+    public init(configuration: ConnectivityConfiguration, notificationQueue: DispatchQueue? = nil) {
         let configuration = Connectivity.withRwbutlerSessionDefaults(
             configuration.droppingPlainHTTPURLs(Connectivity.isHTTPSOnly))
         let resolved = Resolved(configuration)
@@ -166,14 +164,16 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             State(
                 configuration: configuration, resolved: resolved,
                 machine: ConnectivityMachine(settings: resolved.machineSettings ?? .init()),
-                environment: configuration.environment))
+                environment: configuration.environment, queue: notificationQueue))
     }
 
     /// Checks against `configuration`; throws ``ConnectivityError`` when it can't
     /// work (no endpoints, a bad URL, header, pattern or threshold).
-    public convenience init(validating configuration: ConnectivityConfiguration) throws(ConnectivityError) {
+    public convenience init(
+        validating configuration: ConnectivityConfiguration, notificationQueue: DispatchQueue? = nil
+    ) throws(ConnectivityError) {
         try configuration.validate()
-        self.init(configuration: configuration)
+        self.init(configuration: configuration, notificationQueue: notificationQueue)
     }
 
     deinit {
@@ -226,11 +226,13 @@ public final class Connectivity: Sendable, CustomStringConvertible {
 
     /// The serial queue ``whenConnected``, ``whenDisconnected``, the notifications and
     /// the completion handler of ``checkConnectivity(completion:)`` run on: the queue
-    /// given to ``start(queue:)`` or ``startNotifier(queue:)``, else the
-    /// configuration's ``ConnectivityConfiguration/notificationQueue``, else a private
-    /// serial queue of the library's, shared by every instance (not `.main`, which
-    /// is rwbutler's default: a Linux daemon may never drain it).
-    public var notificationQueue: DispatchQueue { state.withLock { $0.notificationQueue } }
+    /// given to the initializer, else a private serial queue of the library's, shared
+    /// by every instance (not `.main`, which is rwbutler's default: a Linux daemon may
+    /// never drain it). Changing it affects deliveries scheduled afterwards.
+    public var notificationQueue: DispatchQueue {
+        get { state.withLock { $0.notificationQueue } }
+        set { state.withLock { $0.queue = newValue } }
+    }
 
     /// The status now: `.determining` until the first check after start finishes.
     /// While the notifier is not running: the result of the last
@@ -247,13 +249,9 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     /// rwbutler's description: the status's, e.g. `"Wi-Fi with Internet access"`.
     public var description: String { status.description }
 
-    /// Whether the notifier is running: true from ``start(queue:)`` or a
-    /// ``startNotifier(queue:)`` that succeeded until ``stop()``.
+    /// Whether the notifier is running: from a ``start()`` that succeeded until
+    /// ``stop()``.
     public var isRunning: Bool { state.withLock { $0.running } }
-
-    /// The old name of ``isRunning``.
-    @available(*, deprecated, renamed: "isRunning")
-    public var isNotifierRunning: Bool { isRunning }
 
     /// Why checks can't tell anything, if that is so: a start or one-off check that
     /// could not run (no descriptor left: ``ConnectivityError/Code/systemCall``; the
@@ -272,7 +270,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
 
     /// Every change as an `AsyncSequence`: the current result first when there is
     /// one, then each change; a slow consumer sees only the newest. It finishes on
-    /// ``stop()`` (a sequence made before ``start(queue:)`` waits for it).
+    /// ``stop()`` (a sequence made before ``start()`` waits for it).
     public var updates: AsyncStream<ConnectivityResult> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: ConnectivityResult.self, bufferingPolicy: .bufferingNewest(1))
@@ -294,7 +292,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     /// and notConnected when the path goes away. What counts checks (the exporter's
     /// `reachability_connectivity_checks_total`); ``updates`` has the changes. Keeps
     /// the 64 newest for a slow consumer; finishes on ``stop()`` (a sequence made
-    /// before ``start(queue:)`` waits for it).
+    /// before ``start()`` waits for it).
     public var checks: AsyncStream<ConnectivityResult> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: ConnectivityResult.self, bufferingPolicy: .bufferingNewest(64))
@@ -306,8 +304,8 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         return stream
     }
 
-    /// Starts watching the path and checking; deliveries go to `queue` when one is
-    /// given (else ``notificationQueue``'s usual choice). The first result arrives
+    /// Starts watching the path and checking; deliveries go to
+    /// ``notificationQueue``. The first result arrives
     /// when the first check finishes (at once for no usable path). Does nothing
     /// while running. Throws ``ConnectivityError`` for a configuration that can't
     /// work (``ConnectivityError/Code/invalidConfiguration``), when the netlink
@@ -315,28 +313,15 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     /// (``ConnectivityError/Code/namespace``), or when no descriptor is left for the
     /// HTTP client (``ConnectivityError/Code/systemCall``, `EMFILE`).
     ///
-    /// ``startNotifier(queue:)`` is the same without throwing (rwbutler's spelling).
-    public func start(queue: DispatchQueue? = nil) throws(ConnectivityError) {
-        try start(queue: queue, validating: true)
+    /// (rwbutler's `startNotifier(queue:)`, which doesn't throw, is in
+    /// `Compat/RwbutlerConnectivity.swift`.)
+    public func start() throws(ConnectivityError) {
+        try start(validating: true)
     }
 
-    /// rwbutler's `startNotifier(queue:)`: ``start(queue:)`` without throwing. A
-    /// failure shows instead: ``status`` becomes notConnected, ``lastError`` says why,
-    /// and ``whenDisconnected`` and the notifications run; ``isRunning`` stays
-    /// false. A configuration that can't work doesn't stop it: it runs, and each
-    /// check fails with ``lastError`` saying why, until the settings are put right.
-    /// Unlike rwbutler's, `queue` defaults to ``notificationQueue``'s usual choice,
-    /// not `.main`; and a second call while running does nothing (rwbutler's
-    /// restarts).
-    public func startNotifier(queue: DispatchQueue? = nil) {
-        do throws(ConnectivityError) {
-            try start(queue: queue, validating: false)
-        } catch {
-            failStart(error, queue: queue)
-        }
-    }
-
-    private func start(queue: DispatchQueue?, validating: Bool) throws(ConnectivityError) {
+    /// Starts; `validating`: throws for a configuration that can't work, rather
+    /// than running with checks that fail.
+    func start(validating: Bool) throws(ConnectivityError) {
         // Everything that can fail or take time happens before the state changes, so
         // a concurrent stop never sees half a start.
         let (environment, invalid) = state.withLock { ($0.configuration.environment, $0.resolved.error) }
@@ -350,7 +335,6 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             state.run += 1
             state.monitor = monitor
             state.environment = environment
-            state.startQueue = queue
             state.failure = nil
             state.standalone = nil
             state.deliveredStatus = nil
@@ -381,12 +365,11 @@ public final class Connectivity: Sendable, CustomStringConvertible {
 
     /// A start that failed, made visible: notConnected, ``lastError``, and the
     /// callbacks and notifications of a change to notConnected.
-    private func failStart(_ error: ConnectivityError, queue: DispatchQueue?) {
+    func failStart(_ error: ConnectivityError) {
         let delivery = state.withLock {
             state -> (DispatchQueue, ConnectivityResult, (@Sendable (Connectivity) -> Void)?, Bool)? in
             guard !state.running else { return nil }  // Started meanwhile by another call.
             state.failure = error
-            state.startQueue = queue
             let result = Self.notConnected(.unsatisfied)
             state.standalone = result
             let changed = state.deliveredStatus != result.status
@@ -408,11 +391,6 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     /// the failure of a start that could not run is forgotten.
     public func stop() {
         stop(run: nil)
-    }
-
-    /// rwbutler's name of ``stop()``.
-    public func stopNotifier() {
-        stop()
     }
 
     /// Stops the run `run` (nil: whichever is running; also clears a failed start).
@@ -489,7 +467,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         let environment = configuration.environment
         let monitor = try Self.makePathMonitor(environment)
         do throws(ReachabilityError) {
-            try monitor.start(queue: Self.oneOffQueue)
+            try monitor.start()
         } catch {
             throw ConnectivityError(error, while: "the path monitor can't start")
         }
@@ -670,9 +648,6 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         case pathLost(NetworkPath)
         case watchEnded
     }
-
-    /// The queue a one-off check's path monitor is started on (no handler runs there).
-    private static let oneOffQueue = DispatchQueue(label: "Connectivity.oneOff")
 
     /// A path monitor for `environment`; its failure as a ``ConnectivityError``.
     private static func makePathMonitor(_ environment: NetworkEnvironment) throws(ConnectivityError) -> PathMonitor {

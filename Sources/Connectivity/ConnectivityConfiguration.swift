@@ -1,4 +1,4 @@
-public import Dispatch
+import Dispatch
 public import Foundation
 import Glibc
 import NIOSSL
@@ -92,12 +92,6 @@ public struct ConnectivityConfiguration: Sendable {
     /// The namespace and sysfs tree watched; probes are made from inside that
     /// namespace too. Default: the process's own.
     public var environment: NetworkEnvironment
-    /// The queue ``Connectivity/whenConnected``, ``Connectivity/whenDisconnected``,
-    /// the `Notification.Name.connectivityDidChange` notification and
-    /// completion handlers run on (``Connectivity/notificationQueue``, as
-    /// `Reachability`'s `notificationQueue`). Default nil: a private serial queue of
-    /// the library's (pass `.main` if your program runs a main loop).
-    public var notificationQueue: DispatchQueue?
     /// Sent as the `User-Agent` of every probe: no control characters, at most
     /// 8 KiB.
     public var userAgent: String
@@ -172,7 +166,6 @@ public struct ConnectivityConfiguration: Sendable {
         retriesWhileOffline = true
         offlineRetryInitial = .seconds(1)
         offlineRetryLimit = .seconds(60)
-        notificationQueue = nil
         userAgent = "swift-reachability-connectivity/1"
         trustedRootCertificatesPath = nil
         detectsDNSHijacking = true
@@ -194,7 +187,7 @@ public struct ConnectivityConfiguration: Sendable {
     }
 
     /// Checks every setting; throws ``ConnectivityError`` naming the first bad one
-    /// (``Connectivity/init(validating:)`` does the same; ``Connectivity/init(configuration:)``
+    /// (``Connectivity/init(validating:notificationQueue:)`` does the same; ``Connectivity/init(configuration:notificationQueue:)``
     /// takes any configuration and reports a bad one through ``Connectivity/lastError``).
     ///
     /// Besides the limits documented on each setting: endpoint and API URLs must
@@ -206,7 +199,7 @@ public struct ConnectivityConfiguration: Sendable {
     /// never match); and the ``environment``'s paths must pass the checks every
     /// `Reachability` initializer makes (no NUL byte, not over `PATH_MAX`, a sysfs
     /// root that is not empty). Whether the namespace can be entered is found out
-    /// by ``Connectivity/start(queue:)``, which throws when it can't.
+    /// by ``Connectivity/start()``, which throws when it can't.
     public func validate() throws(ConnectivityError) {
         _ = try validatedEndpoints()
     }

@@ -90,10 +90,11 @@ package enum Companion {
             tried.append("\(path) (\(String(cString: strerror(errno))))")
             for pointer in argv { free(pointer) }
         }
+        // What to run first, then what was looked at: from a clone, `swift run
+        // reachability --help` lands here until the full command is built.
         let message =
-            "reachability: this command needs the full command, \(executableName), which can't be run: "
-            + tried.joined(separator: "; ")
-            + " (`make` builds it and `make install` installs it; `swift build --product reachability-full` builds it)\n"
+            "reachability: this needs the full command: run `swift build --product \(executableName)` (or `make`),"
+            + " then this again; `make install` installs both. Not found: " + tried.joined(separator: "; ") + "\n"
         _ = message.withCString { write(2, $0, strlen($0)) }
         _exit(2)
     }

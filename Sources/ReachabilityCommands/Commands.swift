@@ -99,7 +99,7 @@ extension WatchOptions {
 
     /// A line per path change: `TIME  path  satisfied via eth0 (#2, wiredEthernet) ipv4 dns`.
     private func watchPath(_ environment: NetworkEnvironment, queue: DispatchQueue, width: Int) throws {
-        let monitor = try PathMonitor(environment: environment)
+        let monitor = try PathMonitor(environment: environment, notificationQueue: queue)
         monitor.pathUpdateHandler = { [json] path in
             Output.emit(
                 json
@@ -115,7 +115,7 @@ extension WatchOptions {
                 CLIProcess.finish(1)
             }
         }
-        try monitor.start(queue: queue)
+        try monitor.start()
         Self.running.append(monitor)
     }
 }

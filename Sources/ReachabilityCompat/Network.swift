@@ -584,7 +584,10 @@ public final class NWPathMonitor: Sendable, AsyncSequence {
 
     /// The queue given to ``start(queue:)`` (or the library's, when a `for await`
     /// loop started the monitor), until ``cancel()``.
-    public var queue: DispatchQueue? { monitor?.queue }
+    public var queue: DispatchQueue? {
+        guard let monitor, monitor.isRunning else { return nil }
+        return monitor.notificationQueue
+    }
 
     /// Why the monitor could not be made or started, or why it stopped by itself
     /// (the watched namespace went away); nil while all is well.
@@ -625,7 +628,8 @@ public final class NWPathMonitor: Sendable, AsyncSequence {
     ) -> ReachabilityError? {
         guard let monitor else { return makeError }
         do {
-            try monitor.start(queue: queue)
+            monitor.notificationQueue = queue
+            try monitor.start()
             return nil
         } catch {
             return error
@@ -649,7 +653,7 @@ public final class NWPathMonitor: Sendable, AsyncSequence {
         }
         let paths = monitor.makeAsyncIterator()
         // The core starts a stopped monitor before returning: not running now, it failed.
-        guard monitor.queue == nil, let error = monitor.lastError else {
+        guard !monitor.isRunning, let error = monitor.lastError else {
             state.withLock { $0.startError = nil }
             return Iterator(paths: paths, pending: nil)
         }

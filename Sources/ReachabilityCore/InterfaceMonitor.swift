@@ -46,10 +46,6 @@ public final class InterfaceMonitor: Sendable {
         core.stopNotifying()
     }
 
-    /// The old name of ``stop()``.
-    @available(*, deprecated, renamed: "stop()")
-    public func cancel() { stop() }
-
     /// Whether the monitor is running: from ``start()`` until ``stop()`` (or the
     /// loss of the watched namespace).
     public var isRunning: Bool { core.storage.withLock { $0.machine.isRunning } }

@@ -8,14 +8,18 @@ import Glibc
 /// ```swift
 /// let monitor = try PathMonitor()
 /// monitor.pathUpdateHandler = { path in print(path.status, path.availableInterfaces.map(\.name)) }
-/// try monitor.start(queue: .global())
+/// try monitor.start()
 /// ```
 ///
 /// It shares the process-wide netlink monitor with every `Reachability` instance:
 /// an update is delivered on start, then only when the path really changes.
-/// Unlike NWPathMonitor, `start(queue:)` throws: on Linux the netlink sockets can
+/// Unlike NWPathMonitor, ``start()`` throws: on Linux the netlink sockets can
 /// fail to open (a sandbox, the descriptor limit, a namespace that can't be
 /// entered), and a monitor that silently never reports would be worse.
+///
+/// ``pathUpdateHandler`` runs on ``notificationQueue``, a serial queue owned by the
+/// library unless you pass one (NWPathMonitor's `start(queue:)` is in
+/// `ReachabilityCompat`).
 ///
 /// Every initializer checks its ``NetworkEnvironment`` and ``Options`` first and
 /// throws ``ReachabilityError`` for a bad namespace, sysfs root or resolv.conf path.
@@ -37,7 +41,8 @@ public final class PathMonitor: Sendable, AsyncSequence {
     let core: PathMonitorCore
 
     private init(
-        required: InterfaceType?, prohibited: [InterfaceType], environment: NetworkEnvironment, options: Options
+        required: InterfaceType?, prohibited: [InterfaceType], environment: NetworkEnvironment, options: Options,
+        queue: DispatchQueue?
     ) throws(ReachabilityError) {
         try environment.validate()
         _ = try MonitorRegistry.Key(environment)  // A missing namespace file fails here, not later.
@@ -49,31 +54,37 @@ public final class PathMonitor: Sendable, AsyncSequence {
             evaluator: PathEvaluator(
                 requiredInterfaceType: required, prohibitedInterfaceTypes: Set(prohibited), options: options),
             environment: environment)
+        core.storage.withLock { $0.queue = queue }
     }
 
     /// Watches every interface but loopback.
-    public convenience init(environment: NetworkEnvironment = .default, options: Options = Options())
-        throws(ReachabilityError)
-    {
-        try self.init(required: nil, prohibited: [], environment: environment, options: options)
+    public convenience init(
+        environment: NetworkEnvironment = .default, options: Options = Options(),
+        notificationQueue: DispatchQueue? = nil
+    ) throws(ReachabilityError) {
+        try self.init(
+            required: nil, prohibited: [], environment: environment, options: options, queue: notificationQueue)
     }
 
     /// Watches only interfaces of `requiredInterfaceType`: the path is satisfied
     /// only while one of them is usable and has a route out.
     public convenience init(
         requiredInterfaceType: InterfaceType, environment: NetworkEnvironment = .default,
-        options: Options = Options()
+        options: Options = Options(), notificationQueue: DispatchQueue? = nil
     ) throws(ReachabilityError) {
-        try self.init(required: requiredInterfaceType, prohibited: [], environment: environment, options: options)
+        try self.init(
+            required: requiredInterfaceType, prohibited: [], environment: environment, options: options,
+            queue: notificationQueue)
     }
 
     /// Watches every interface except loopback and those of `prohibitedInterfaceTypes`.
     public convenience init(
         prohibitedInterfaceTypes: [InterfaceType], environment: NetworkEnvironment = .default,
-        options: Options = Options()
+        options: Options = Options(), notificationQueue: DispatchQueue? = nil
     ) throws(ReachabilityError) {
         try self.init(
-            required: nil, prohibited: prohibitedInterfaceTypes, environment: environment, options: options)
+            required: nil, prohibited: prohibitedInterfaceTypes, environment: environment, options: options,
+            queue: notificationQueue)
     }
 
     deinit {
@@ -104,24 +115,28 @@ public final class PathMonitor: Sendable, AsyncSequence {
         }
     }
 
-    /// Called on the start queue with the first path, then with every change.
+    /// Called on ``notificationQueue`` with the first path, then with every change.
     public var pathUpdateHandler: (@Sendable (NetworkPath) -> Void)? {
         get { core.storage.withLock { $0.handler } }
         set { core.storage.replace(\.handler, with: newValue) }
     }
 
-    /// The queue given to ``start(queue:)``, while started.
-    public var queue: DispatchQueue? { core.storage.withLock { $0.machine.isRunning ? $0.queue : nil } }
-
-    /// Starts watching and delivers the current path to ``pathUpdateHandler`` on
-    /// `queue` (by default ``defaultNotificationQueue``); afterwards only changes.
-    /// Calling it while running does nothing. Throws when the netlink sockets cannot
-    /// be opened.
-    public func start(queue: DispatchQueue = PathMonitor.defaultNotificationQueue) throws(ReachabilityError) {
-        try core.start(queue: queue)
+    /// The serial queue ``pathUpdateHandler`` runs on: the one given to the
+    /// initializer, else ``defaultNotificationQueue``. Changing it affects deliveries
+    /// scheduled afterwards.
+    public var notificationQueue: DispatchQueue {
+        get { core.storage.withLock { $0.queue ?? Self.defaultNotificationQueue } }
+        set { core.storage.withLock { $0.queue = newValue } }
     }
 
-    /// Whether the monitor is running: from ``start(queue:)`` (or iteration) until
+    /// Starts watching and delivers the current path to ``pathUpdateHandler`` on
+    /// ``notificationQueue``; afterwards only changes. Calling it while running does
+    /// nothing. Throws when the netlink sockets cannot be opened.
+    public func start() throws(ReachabilityError) {
+        try core.start()
+    }
+
+    /// Whether the monitor is running: from ``start()`` (or iteration) until
     /// ``stop()`` (or the loss of the watched namespace).
     public var isRunning: Bool { core.storage.withLock { $0.machine.isRunning } }
 
@@ -141,14 +156,10 @@ public final class PathMonitor: Sendable, AsyncSequence {
         core.cancel()
     }
 
-    /// The old name of ``stop()``.
-    @available(*, deprecated, renamed: "stop()")
-    public func cancel() { stop() }
-
     /// Why the monitor stopped by itself, if it did: the watched network namespace
     /// went away (`/run/netns/NAME` deleted, or the process behind
     /// `/proc/PID/ns/net` exited). It then delivered a last unsatisfied path and
-    /// stopped as if cancelled. Cleared by ``start(queue:)``.
+    /// stopped as if cancelled. Cleared by ``start()``.
     public var lastError: ReachabilityError? { core.storage.withLock { $0.lastError } }
 
     /// The current path: cached while started, else evaluated afresh.
@@ -156,13 +167,9 @@ public final class PathMonitor: Sendable, AsyncSequence {
 
     /// The paths as an `AsyncSequence`: the current one first when started, then
     /// every change; a slow consumer sees only the newest. It finishes on
-    /// ``stop()`` (a sequence made before ``start(queue:)`` waits for it). Unlike
+    /// ``stop()`` (a sequence made before ``start()`` waits for it). Unlike
     /// iterating the monitor itself, it never starts the monitor.
     public var updates: AsyncStream<NetworkPath> { core.makeStream() }
-
-    /// The old name of ``updates``.
-    @available(*, deprecated, renamed: "updates")
-    public var paths: AsyncStream<NetworkPath> { updates }
 
     /// Iterates the monitor as NWPathMonitor's `for await path in monitor` does:
     /// the current path first, then every change; a slow consumer sees only the
@@ -175,17 +182,16 @@ public final class PathMonitor: Sendable, AsyncSequence {
     /// }
     /// ```
     ///
-    /// A stopped monitor is started (on ``defaultNotificationQueue`` for
-    /// ``pathUpdateHandler``) and the iterator keeps it alive; when the last such
+    /// A stopped monitor is started and the iterator keeps it alive; when the last such
     /// loop ends — `break`, the task cancelled, the iterator dropped — the monitor is
-    /// stopped again, unless ``start(queue:)`` was called meanwhile. A monitor
+    /// stopped again, unless ``start()`` was called meanwhile. A monitor
     /// already started stays as it is. The loop ends on ``stop()``, and at once
     /// when the start fails (``lastError`` then says why).
     public func makeAsyncIterator() -> Iterator {
         Iterator(base: core.beginIteration().makeAsyncIterator(), lease: IterationLease(monitor: self))
     }
 
-    /// The queue ``pathUpdateHandler`` runs on when iterating starts the monitor.
+    /// The serial queue ``pathUpdateHandler`` runs on when the initializer is given none.
     public static let defaultNotificationQueue = DeliveryQueue.default
 
     /// The iterator of `for await path in monitor`; see ``makeAsyncIterator()``.

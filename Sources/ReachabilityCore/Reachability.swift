@@ -8,7 +8,7 @@ public import Dispatch
 /// let reachability = try Reachability()          // the Internet
 /// reachability.whenReachable = { r in print("up via", r.interfaceType ?? .other) }
 /// reachability.whenUnreachable = { _ in print("down") }
-/// try reachability.start()
+/// try reachability.startNotifier()
 /// ```
 ///
 /// The flags come from the kernel's own answer for the target (an `RTM_GETROUTE`
@@ -251,7 +251,7 @@ public final class Reachability: Sendable {
 
     /// The latest error the notifier met: the resolver failing (a hostname's state
     /// then stays as it was), or the watched network namespace going away (the
-    /// notifier has then stopped). Cleared by ``start()``.
+    /// notifier has then stopped). Cleared by ``startNotifier()``.
     public var lastError: ReachabilityError? { core.lastError }
 
     /// The medium of the output interface, if there is a route.
@@ -294,19 +294,18 @@ public final class Reachability: Sendable {
         set { core.storage.withLock { $0.queue = newValue } }
     }
 
-    /// Whether the notifier is running: from ``start()`` until ``stop()`` (or the
+    /// Whether the notifier is running: from ``startNotifier()`` until ``stopNotifier()`` (or the
     /// loss of the watched namespace).
     public var isRunning: Bool { core.isRunning }
 
-    /// Starts watching: joins the shared netlink monitor (starting it if this is
+    /// Starts the notifier: joins the shared netlink monitor (starting it if this is
     /// the first instance), evaluates the target, and delivers the current state
     /// once to the closures and to NotificationCenter. After that it delivers only
     /// when the flags or the output interface change. Calling it while running
     /// does nothing. Throws when the netlink sockets cannot be opened.
     ///
-    /// `startNotifier()` is ashleymills' and Apple's sample's spelling of it, in the
-    /// `Reachability` module.
-    public func start() throws(ReachabilityError) {
+    /// ``start()`` is the same, under the name every monitor of the package shares.
+    public func startNotifier() throws(ReachabilityError) {
         do throws(ReachabilityError) {
             try core.start()
         } catch {
@@ -314,27 +313,18 @@ public final class Reachability: Sendable {
         }
     }
 
-    /// Stops watching. Deliveries already queued are dropped, and every
+    /// Stops the notifier. Deliveries already queued are dropped, and every
     /// ``updates`` sequence finishes; the shared monitor stops when its last
     /// instance stops. Starting again delivers the current state again.
-    public func stop() {
+    public func stopNotifier() {
         core.stop()
     }
 
-    /// The old name of ``isRunning``.
-    @available(*, deprecated, renamed: "isRunning")
-    public var isNotifierRunning: Bool { isRunning }
+    /// ``startNotifier()``, under the name every monitor of the package shares.
+    public func start() throws(ReachabilityError) { try startNotifier() }
 
-    /// The old name of ``start()`` (ashleymills' spelling, which the `Reachability`
-    /// module keeps without a warning; disfavored, so that where both modules are
-    /// imported that one is chosen).
-    @_disfavoredOverload @available(*, deprecated, renamed: "start()")
-    public func startNotifier() throws(ReachabilityError) { try start() }
-
-    /// The old name of ``stop()`` (ashleymills' spelling, which the `Reachability`
-    /// module keeps without a warning; disfavored, as ``startNotifier()`` is).
-    @_disfavoredOverload @available(*, deprecated, renamed: "stop()")
-    public func stopNotifier() { stop() }
+    /// ``stopNotifier()``, under the name every monitor of the package shares.
+    public func stop() { stopNotifier() }
 
     // MARK: Observers, updates, waiting
 

@@ -1,4 +1,4 @@
-// The README's usage examples, compiled in CI. Run: swift run ReachabilityExample
+// A usage example of Reachability and Connectivity, built and run by CI (--once). Run: swift run ReachabilityExample
 // (add --connectivity for the Connectivity example: it fetches the vendors' public
 // check endpoints, so CI, which sends traffic only to its own namespaces, doesn't).
 import Connectivity

@@ -175,7 +175,29 @@ struct Check: AsyncParsableCommand {
             with carrier and a default route, once per family it has one for; -4 and -6 \
             restrict the probes to that family (both: one verdict each). Each scope gets \
             its own verdict ("online over eth0/IPv4, captivePortal over wlan0/IPv4"); the \
-            exit status is 0 when any of them is online.
+            exit status is 0 when any of them is online. The text then starts with a summary \
+            line, "online over eth0/IPv4, captivePortal over wlan0/IPv4", then each scope's \
+            block.
+
+            Checks go through the proxy the environment names, as curl reads it: http_proxy \
+            for http:// endpoints (lower case only), https_proxy or HTTPS_PROXY for https:// \
+            ones, else all_proxy or ALL_PROXY; no_proxy or NO_PROXY lists the hosts reached \
+            directly. --proxy and --no-proxy override it.
+
+            With no --captive-api, a check asks the RFC 8908 API the network announced (DHCP \
+            option 114, RA option 37), as systemd-networkd, dhclient or NetworkManager's \
+            dhclient recorded it; the text then has the lines "api:     URI (FORMAT FILE, \
+            INTERFACE)", then "captive:", "portal:", "venue:", "seconds:", "bytes:" and \
+            "extend:" for the fields the API gave.
+
+            With --json, one object: {"verdict", "loginURL" (a string only for \
+            captivePortal), "status" (a Connectivity status, e.g. \
+            connectedViaEthernetWithoutInternet), "endpoints": [{"url", "ok", "httpStatus", \
+            "error", "millis"}], "captivePortalAPI", "captivePortalAPISource"}; per interface or \
+            family: {"verdict": BEST, "scopes": [{"scope", "interface", "family", ...}]}, BEST the \
+            best verdict of the scopes (online, limited, captivePortal, proxyFailed, \
+            noInternet, notConnected in that order). docs/CLI.md in the repository has every \
+            key.
             """)
 
     @OptionGroup var probes: ProbeOptions

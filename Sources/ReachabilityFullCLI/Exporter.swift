@@ -19,13 +19,32 @@ struct Exporter: ParsableCommand {
             --connectivity, the last check). The figures are updated by the kernel's events, \
             not by scrapes: a scrape costs no netlink work and never waits for one. With \
             --connectivity it also checks for a real Internet (see `reachability check`) after \
-            every path change and while not online. The series are listed in the README. \
+            every path change and while not online. \
             Each connection has 10 s to send a complete request (16 KiB at most) and each \
             answer 10 s to be taken; at most 256 connections are open (fewer under a low \
             descriptor limit), and a new one closes the one that has waited longest for a \
             request. SIGINT or SIGTERM ends it with status 0; when the watched namespace goes away it \
             says so on stderr and exits 1. It prints `listening on http://ADDR:PORT/metrics` \
             to stderr once it serves (PORT 0: a free port, printed there).
+
+            The series (gauges unless named _total, counters, or _seconds, a histogram): \
+            reachability_reachable{target} (1 when not notReachable), reachability_flags{target} \
+            (the flags' bit value), reachability_status{target,status} (1 for the current \
+            status), reachability_interface_info{target,interface,type}, \
+            reachability_changes_total{target}, reachability_path_satisfied, \
+            reachability_path_status{status}, reachability_path_expensive, \
+            reachability_path_changes_total; with --connectivity \
+            reachability_connectivity_verdict{verdict}, \
+            reachability_connectivity_checks_total{verdict} and \
+            reachability_connectivity_probe_duration_seconds{endpoint}; and the shared netlink \
+            monitor's own counters, reachability_monitor_events_total, _overruns_total, \
+            _resyncs_total, _failed_resyncs_total, _malformed_messages_total, \
+            _evaluation_passes_total and _failed_passes_total. Every family has HELP and TYPE. \
+            Scrape it as job "reachability" for the alerting rules installed in \
+            share/reachability/prometheus/ (docs/OPERATIONS.md in the repository).
+
+            Exit status: 0 on SIGINT or SIGTERM, 1 when the watched namespace goes away, 2 for a \
+            usage error or an address it cannot listen on.
             """)
 
     @Argument(help: "Hostnames, addresses or @internet (the Internet); none watches the Internet.")
@@ -72,12 +91,13 @@ struct Exporter: ParsableCommand {
             }
             try reachability.start()
         }
-        let pathMonitor = try PathMonitor(environment: environment)
+        let pathMonitor = try PathMonitor(
+            environment: environment, notificationQueue: DispatchQueue(label: "reachability.exporter.path"))
         pathMonitor.pathUpdateHandler = { path in
             metrics.record(path)
             board.setPath(Output.pathJSON(path))
         }
-        try pathMonitor.start(queue: DispatchQueue(label: "reachability.exporter.path"))
+        try pathMonitor.start()
         var kept: [AnyObject] = watched.map(\.reachability) + [pathMonitor]
         if connectivity {
             var configuration = try probes.configuration()

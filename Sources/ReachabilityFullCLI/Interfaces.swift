@@ -8,6 +8,10 @@ struct Interfaces: AsyncParsableCommand {
             For each interface: index, name, type (wifi, cellular, wiredEthernet, loopback, \
             other), operational state, carrier, whether a default route leaves through it, and \
             its addresses.
+
+            With --json, one array of objects: {"index", "name", "type", "operState", "up", \
+            "carrier", "defaultRoute", "defaultRouteFamilies", "addresses"} (docs/CLI.md in the \
+            repository).
             """)
 
     @Flag(help: "Print a JSON array instead of a table.")

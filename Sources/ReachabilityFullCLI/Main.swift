@@ -16,15 +16,51 @@ struct ReachabilityCommand: ParsableCommand {
         abstract: "Report and watch network reachability, from the kernel's own routing answers.",
         discussion: """
             TARGET is a hostname, an IPv4 or IPv6 address, or @internet (as no TARGET: the \
-            Internet, the better of the IPv4 and IPv6 default routes; any other word, \
-            `internet` too, is a hostname). Answers come from the kernel's route \
-            lookup for the target (as `ip route get` does; no packet is sent) and the state of \
-            the output interface; changes come from rtnetlink events.
+            Internet, the better of the IPv4 and IPv6 default routes, and the name printed and \
+            used as the exporter's target label for it). `@` is in no hostname or address, so \
+            any other word, `internet` too, is a hostname (a note on stderr says so for \
+            `internet`). A malformed address (999.1.1.1, ::g) or hostname exits 2 with a message \
+            naming it; a name one edit from a subcommand that does not resolve (`reachability \
+            wacth`) also says "did you mean `reachability watch`?". Answers come from the \
+            kernel's route lookup for the target (as `ip route get` does; no packet is sent) and \
+            the state of the output interface; changes come from rtnetlink events.
+
+            Flags are printed in the letters of Apple's sample code, `-` for a clear bit: W \
+            isWWAN, R reachable, then c connectionRequired, t transientConnection, i \
+            interventionRequired, C connectionOnTraffic, D connectionOnDemand, l isLocalAddress, \
+            d isDirect ("-R ------d" is reachable + isDirect). The status reachableViaWiFi means \
+            "not cellular", as on Apple systems: a wired eth0 reports it, and the interface's \
+            type (wifi, cellular, wiredEthernet, loopback, other) says the medium.
 
             `check` goes further: it fetches check endpoints to tell the real Internet from a \
             captive portal, and `wait --connectivity` waits for that.
 
-            Exit status: 0 reachable (or done), 1 not reachable (or timed out), 2 usage or input error.
+            Every subcommand takes --namespace PATH|NAME (NAME is /run/netns/NAME, as `ip -n` \
+            takes it; a path may be /proc/PID/ns/net): it watches that network namespace from \
+            the host's, hostnames resolved inside it with /etc/netns/NAME. When the namespace \
+            goes away under `watch`, `wait` or `exporter` (`ip netns del`, or its process \
+            exited), the command says so on stderr and exits 1 (2 if it went away while the \
+            command was starting). A hostname the resolver fails for (EAI_SYSTEM, out of \
+            descriptors) is an error: `status` and `wait` exit 2, `watch` reports it on stderr \
+            and keeps trying the name.
+
+            As a process: SIGINT and SIGTERM end `watch` and `exporter` with status 0 and the \
+            other commands with 128 + the signal (130, 143), as coreutils do; a line being \
+            written is finished first, never cut in half. Output is unbuffered: each line is \
+            written with one write loop, so `watch | head -1` and a pipe to a log reader see \
+            every line at once. A write to stdout that fails (/dev/full, a closed descriptor) \
+            exits 1 with "reachability: write error: ..." on stderr; a reader that went away ends \
+            it by SIGPIPE, as `cat`. A closed stdin, stdout or stderr is held by /dev/null so no \
+            socket takes its number. The soft descriptor limit is raised to the hard one; with \
+            fewer than 64 descriptors free the command exits 2 at once, naming the limit.
+
+            With --json each subcommand prints JSON whose keys are stable; docs/CLI.md in the \
+            repository has every key. The command is two executables: `reachability` runs \
+            status, watch, wait and interfaces itself and runs reachability-full (beside it, or \
+            in ../libexec/reachability/) for check, exporter, --connectivity and help.
+
+            Exit status: 0 reachable (or done), 1 not reachable (or timed out, or the namespace \
+            went away), 2 usage or input error, 128 + N after signal N (but watch and exporter: 0).
             """,
         version: "0.1.0",
         subcommands: [Status.self, Watch.self, Wait.self, Check.self, Interfaces.self, Exporter.self],

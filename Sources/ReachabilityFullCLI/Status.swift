@@ -6,10 +6,20 @@ struct Status: AsyncParsableCommand {
         abstract: "Print whether TARGET is reachable now, and over what.",
         discussion: """
             Prints the status (notReachable, reachableViaWiFi, reachableViaWWAN), the flags as \
-            letters (W R c t i C D l d) and names, the output interface and its type, and a \
-            summary of the whole network path. A hostname is resolved first (up to --timeout); \
-            a name that does not resolve and is one edit from a subcommand's name gets a \
+            letters and names, the output interface and its type, and a summary of the whole \
+            network path. Letters, `-` for a clear bit: W isWWAN, R reachable, c \
+            connectionRequired, t transientConnection, i interventionRequired, C \
+            connectionOnTraffic, D connectionOnDemand, l isLocalAddress, d isDirect. \
+            reachableViaWiFi means "not cellular" (a wired link reports it; the interface type \
+            says the medium). A hostname is resolved first, waiting up to --timeout seconds for \
+            the first answer; without one it prints the Internet route's state marked \
+            provisional (a `note:` line in text, "provisional": true in the JSON) and exits 1. \
+            A name that does not resolve and is one edit from a subcommand's name gets a \
             "did you mean" on stderr.
+
+            With --json, one object: {"time", "target", "status", "reachable", \
+            "connectionRequired", "flags", "rawFlags", "interface", "path"}: the keys of a \
+            `watch` JSON line, then the path object (docs/CLI.md in the repository has both).
 
             Exit status: 0 reachable, 1 not reachable (or output failed), 2 usage or input error \
             (and a resolver that failed: out of descriptors or memory).

@@ -18,9 +18,25 @@ struct Wait: AsyncParsableCommand {
             on timeout stderr names them and why none answered). --connectivity: a validated \
             Internet instead (the check endpoints answer as expected; see `reachability check`). \
             A link with no carrier is never waited for \
-            unless it is named. Under systemd (NOTIFY_SOCKET set) it reports progress with \
-            STATUS= and READY=1 (see reachability-wait-online.service in the repository). When \
-            the watched namespace goes away (--namespace), it says so on stderr and exits 1.
+            unless it is named. When the watched namespace goes away (--namespace), it says so \
+            on stderr and exits 1.
+
+            --dns asks the nameservers the C library asks: the first 3 distinct addresses of \
+            resolv.conf's nameserver lines, in file order (repeats and unparsable entries \
+            skipped; at most the first 1 MiB of the file is read; systemd-resolved's stub \
+            127.0.0.53 is asked like any server), together, at once and then every second, for \
+            `. NS` over UDP (NOERROR or NXDOMAIN counts as an answer); a round waits at most a \
+            second and never past --timeout.
+
+            Under systemd (NOTIFY_SOCKET set) it reports with sd_notify, no libsystemd needed: \
+            "STATUS=Waiting for eth0:routable and a nameserver that answers", then READY=1 with \
+            "STATUS=Online: ...", or "STATUS=Timed out after 120 s waiting for ...". The unit \
+            reachability-wait-online.service, which `make install` installs, orders itself \
+            Before=network-online.target, as systemd-networkd-wait-online.service does \
+            (docs/OPERATIONS.md in the repository).
+
+            Exit status: 0 online, 1 timed out (default 120 s) or the namespace went away, 2 \
+            usage or resolver error.
             """)
 
     @Argument(help: "A hostname, an IPv4/IPv6 address, or @internet (the Internet, as none).")

@@ -12,14 +12,32 @@ struct Watch: ParsableCommand {
             exit status 0. When the watched namespace goes away (--namespace), it says so on \
             stderr and exits 1; a resolver failure is reported on stderr and the name retried.
 
-            With --json, each line is one JSON object: {"time", "target", "status", "reachable", \
-            "connectionRequired", "flags", "rawFlags", "interface"}; see the README.
+            A text line is TIME  TARGET  STATUS  FLAGS  INTERFACE, aligned in columns: the time \
+            in UTC with milliseconds (2026-11-22T08:42:21.440Z), the target as given (@internet \
+            for the Internet), the status (reachableViaWiFi is any link that is not cellular), the \
+            flags in Apple's letters (W isWWAN, R reachable, c connectionRequired, t \
+            transientConnection, i interventionRequired, C connectionOnTraffic, D \
+            connectionOnDemand, l isLocalAddress, d isDirect; `-` for a clear bit) and the output \
+            interface with its index and type. Output is unbuffered: `watch | head -1` and a log \
+            reader see each line at once.
+
+            With --json, each line is one JSON object, keys in this order: "time" (ISO 8601, \
+            UTC, milliseconds), "target", "status", "reachable" (status is not notReachable), \
+            "connectionRequired", "flags" (the names of the set flags, in bit order), "rawFlags" \
+            (the SCNetworkReachabilityFlags value), "interface" ({"name", "index", "type"}, or \
+            null without a route). docs/CLI.md in the repository has every key.
 
             --path adds a line per path change, as NWPathMonitor reports it (status, interfaces \
-            in order of preference, families, DNS, cost; JSON: {"time", "path": {…}}). \
-            --connectivity adds a line per change of the connectivity verdict (see `reachability \
-            check`; JSON: {"time", "connectivity": {…}}). With either, targets are watched only \
-            when given.
+            in order of preference, families, DNS, cost): "TIME  path  satisfied via eth0 (#2, \
+            wiredEthernet) ipv4 dns"; JSON: {"time", "path": {"status", "interfaces", \
+            "gateways", "supportsIPv4", "supportsIPv6", "supportsDNS", "isExpensive", \
+            "linkQuality", "networkIdentity"}}. --connectivity adds a line per change of the \
+            connectivity verdict (see `reachability check`): "TIME  connectivity  captivePortal \
+            (login at ...)  via eth0 (...)"; JSON: {"time", "connectivity": {...}}, the object `check \
+            --json` prints. With either, targets are watched only when given.
+
+            Exit status: 0 on SIGINT or SIGTERM, 1 when the watched namespace goes away, 2 for a \
+            usage or input error.
             """)
 
     @Argument(help: "Hostnames, addresses or @internet (the Internet); none watches the Internet.")

@@ -1,4 +1,3 @@
-public import Connectivity
 public import CoreMetrics
 public import Reachability
 
@@ -8,7 +7,7 @@ public import Reachability
 /// `reachability exporter` serves them to Prometheus through swift-prometheus.
 ///
 /// Updated by events: `observe(_:target:)`, ``observe(_:)-(PathMonitor)`` and
-/// ``observe(_:)-(Connectivity)`` record every delivery; `recordMonitorCounters(environment:)`
+/// `observe(_:)` of a `Connectivity` (with the Connectivity trait) record every delivery; `recordMonitorCounters(environment:)`
 /// copies the shared monitor's counters (cheap: a lock and a copy, no netlink work).
 ///
 /// | series | kind | meaning |
@@ -27,8 +26,8 @@ public import Reachability
 /// | `reachability_connectivity_probe_duration_seconds{endpoint}` | histogram | each endpoint's probe time in a check, retries included |
 /// | `reachability_monitor_events_total` … | counter | the monitor's `MonitorCounters`: `events`, `overruns`, `resyncs`, `failed_resyncs`, `malformed_messages`, `evaluation_passes`, `failed_passes` |
 public final class ReachabilityMetrics: Sendable {
-    private let factory: any MetricsFactory
-    private let state = LockedValue(Series())
+    let factory: any MetricsFactory
+    let state = LockedValue(Series())
 
     /// Records into `factory` (the bootstrapped backend by default).
     public init(factory: any MetricsFactory = MetricsSystem.factory) {
@@ -75,53 +74,6 @@ public final class ReachabilityMetrics: Sendable {
         }
     }
 
-    /// Records a connectivity result: its verdict as the current one
-    /// (``recordVerdict(_:)``) and it as a check (``recordCheck(_:)``). For a
-    /// stream of published results (`Connectivity/updates`), which has only the
-    /// changes: to count every check, feed `Connectivity/checks` to
-    /// ``recordCheck(_:)`` and the updates to ``recordVerdict(_:)``, as
-    /// ``observe(_:)-(Connectivity)`` does.
-    public func record(_ result: ConnectivityResult) {
-        recordVerdict(result)
-        recordCheck(result)
-    }
-
-    /// Sets `reachability_connectivity_verdict` to `result`'s verdict.
-    public func recordVerdict(_ result: ConnectivityResult) {
-        state.withLock { state in
-            let series = state.connectivity ?? ConnectivitySeries(factory: factory)
-            for (name, meter) in series.verdicts { meter.set(name == result.verdict.name ? 1 : 0) }
-            state.connectivity = series
-        }
-    }
-
-    /// Counts `result` as one check (`reachability_connectivity_checks_total` by its
-    /// verdict) and records its endpoints' probe durations.
-    public func recordCheck(_ result: ConnectivityResult) {
-        state.withLock { state in
-            var series = state.connectivity ?? ConnectivitySeries(factory: factory)
-            let checks =
-                series.checks[result.verdict.name]
-                ?? Counter(
-                    label: "reachability_connectivity_checks_total", dimensions: [("verdict", result.verdict.name)],
-                    factory: factory)
-            checks.increment()
-            series.checks[result.verdict.name] = checks
-            for endpoint in result.endpoints {
-                let url = endpoint.url.absoluteString
-                let timer =
-                    series.durations[url]
-                    ?? CoreMetrics.Timer(
-                        label: "reachability_connectivity_probe_duration_seconds", dimensions: [("endpoint", url)],
-                        factory: factory)
-                series.durations[url] = timer
-                let (seconds, attoseconds) = endpoint.duration.components
-                timer.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-            }
-            state.connectivity = series
-        }
-    }
-
     /// Copies the counters of the monitor serving `environment` (nothing when none
     /// runs). Counters only grow: a monitor that restarted from zero starts a new count.
     public func recordMonitorCounters(environment: NetworkEnvironment = .default) {
@@ -149,22 +101,8 @@ public final class ReachabilityMetrics: Sendable {
         reachability.addObserver { [self] state in record(state, target: target) }
     }
 
-    /// Records every verdict `connectivity` publishes and counts every check it
-    /// makes while its notifier runs (its `updates` and `checks` sequences); the
-    /// task ends when both finish (`Connectivity/stop()`).
-    @discardableResult
-    public func observe(_ connectivity: Connectivity) -> Task<Void, Never> {
-        let updates = connectivity.updates
-        let checks = connectivity.checks
-        return Task { [self] in
-            async let verdicts: Void = { for await result in updates { recordVerdict(result) } }()
-            for await check in checks { recordCheck(check) }
-            await verdicts
-        }
-    }
-
     /// Records every path `monitor` delivers while it runs; the task ends when its
-    /// `paths` sequence finishes (`PathMonitor/cancel()`).
+    /// `updates` sequence finishes (`PathMonitor/stop()`).
     @discardableResult
     public func observe(_ monitor: PathMonitor) -> Task<Void, Never> {
         let paths = monitor.updates
@@ -270,7 +208,7 @@ public final class ReachabilityMetrics: Sendable {
 
 // MARK: - Series
 
-private struct TargetSeries: @unchecked Sendable {
+struct TargetSeries: @unchecked Sendable {
     // @unchecked: swift-metrics' handles are thread-safe; these live inside a lock.
     let reachable: Meter
     let flags: Meter
@@ -303,7 +241,7 @@ private struct TargetSeries: @unchecked Sendable {
     }
 }
 
-private struct PathSeries: @unchecked Sendable {
+struct PathSeries: @unchecked Sendable {
     let satisfied: Meter
     let expensive: Meter
     let statuses: [(String, Meter)]
@@ -320,7 +258,7 @@ private struct PathSeries: @unchecked Sendable {
     }
 }
 
-private struct ConnectivitySeries: @unchecked Sendable {
+struct ConnectivitySeries: @unchecked Sendable {
     static let verdictNames = ["online", "captivePortal", "noInternet", "limited", "notConnected", "proxyFailed"]
     let verdicts: [(String, Meter)]
     var checks: [String: Counter] = [:]
@@ -333,7 +271,7 @@ private struct ConnectivitySeries: @unchecked Sendable {
     }
 }
 
-private struct MonitorSeries: @unchecked Sendable {
+struct MonitorSeries: @unchecked Sendable {
     static let names = [
         "events", "overruns", "resyncs", "failed_resyncs", "malformed_messages", "evaluation_passes", "failed_passes",
     ]
@@ -354,7 +292,7 @@ private struct MonitorSeries: @unchecked Sendable {
 }
 
 /// Every series, by what it belongs to.
-private struct Series: Sendable {
+struct Series: Sendable {
     var targets: [String: TargetSeries] = [:]
     var path: PathSeries?
     var connectivity: ConnectivitySeries?

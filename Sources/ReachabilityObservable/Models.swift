@@ -2,7 +2,7 @@ import Dispatch
 public import Observation
 public import Reachability
 
-#if Connectivity
+#if Connectivity || Everything
     public import Connectivity
 #endif
 
@@ -10,6 +10,9 @@ public import Reachability
 /// properties, for SwiftUI-style views and `withObservationTracking`.
 ///
 /// ```swift
+/// import Observation
+/// import ReachabilityObservable
+///
 /// let model = ReachabilityModel(try Reachability())
 /// try model.reachability.start()
 /// withObservationTracking { _ = model.status } onChange: { print("status changes") }
@@ -89,7 +92,7 @@ public final class PathModel: Observable, Sendable {
     public init(_ monitor: PathMonitor) {
         self.monitor = monitor
         current = LockedValue(monitor.currentPath)
-        let task = follow({ monitor.updates }, on: { monitor.queue ?? PathMonitor.defaultNotificationQueue }) {
+        let task = follow({ monitor.updates }, on: { monitor.notificationQueue }) {
             [weak self] in self?.apply($0)
         }
         following.withLock { $0 = task }
@@ -126,7 +129,7 @@ public final class PathModel: Observable, Sendable {
     }
 }
 
-#if Connectivity
+#if Connectivity || Everything
     /// A `Connectivity` as an `Observable` model: its published result as separately
     /// tracked properties.
     ///

@@ -37,13 +37,13 @@ extension Reachability: Service {
 }
 
 extension PathMonitor: Service {
-    /// Starts the monitor on its default queue (unless it already runs) and runs
+    /// Starts the monitor (unless it already runs) and runs
     /// until graceful shutdown or cancellation, then cancels it. Throws the
     /// `ReachabilityError` that stops the monitor by itself (its namespace went
     /// away) or that failed its start.
     public func run() async throws {
         let paths = self.updates
-        if queue == nil { try start(queue: PathMonitor.defaultNotificationQueue) }
+        if !isRunning { try start() }
         await withTaskCancellationOrGracefulShutdownHandler {
             for await _ in paths {}
         } onCancelOrGracefulShutdown: { [self] in
@@ -55,7 +55,7 @@ extension PathMonitor: Service {
 }
 
 extension Connectivity: Service {
-    /// Starts checking (`Connectivity/start(queue:)`, which throws for a
+    /// Starts checking (`Connectivity/start()`, which throws for a
     /// configuration that can't work) and runs until graceful shutdown or
     /// cancellation, then stops the notifier.
     public func run() async throws {

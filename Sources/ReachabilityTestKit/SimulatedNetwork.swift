@@ -1,6 +1,6 @@
 public import Reachability
 
-#if Connectivity
+#if Connectivity || Everything
     public import Connectivity
 #endif
 
@@ -19,6 +19,8 @@ public import Reachability
 /// `Connectivity` check ``State/verdict``.
 ///
 /// ```swift
+/// import ReachabilityTestKit
+///
 /// let network = SimulatedNetwork(.connected(via: .wifi))
 /// let reachability = try Reachability(environment: network.environment)
 /// reachability.whenUnreachable = { _ in print("offline") }
@@ -37,13 +39,13 @@ public final class SimulatedNetwork: Sendable {
         public var interface: NetworkInterface?
         /// What every `PathMonitor` reports.
         public var path: NetworkPath
-        #if Connectivity
+        #if Connectivity || Everything
             /// What every `Connectivity` check concludes while ``path`` is satisfied
             /// (without a usable path there is no check: notConnected).
             public var verdict: Verdict
         #endif
 
-        #if Connectivity
+        #if Connectivity || Everything
             /// A state with these fields.
             public init(flags: ReachabilityFlags, interface: NetworkInterface?, path: NetworkPath, verdict: Verdict) {
                 self.flags = flags
@@ -68,7 +70,7 @@ public final class SimulatedNetwork: Sendable {
                 status: .satisfied, availableInterfaces: [interface], supportsIPv4: true, supportsDNS: true,
                 isExpensive: interface.type == .cellular)
             let flags: ReachabilityFlags = interface.type == .cellular ? [.reachable, .isWWAN] : .reachable
-            #if Connectivity
+            #if Connectivity || Everything
                 return State(flags: flags, interface: interface, path: path, verdict: .online)
             #else
                 return State(flags: flags, interface: interface, path: path)
@@ -92,7 +94,7 @@ public final class SimulatedNetwork: Sendable {
         /// No route: no flags, no interface, an unsatisfied path (and, with
         /// Connectivity, notConnected).
         public static var disconnected: State {
-            #if Connectivity
+            #if Connectivity || Everything
                 State(flags: [], interface: nil, path: .unsatisfied, verdict: .notConnected)
             #else
                 State(flags: [], interface: nil, path: .unsatisfied)
@@ -149,6 +151,8 @@ public final class SimulatedNetwork: Sendable {
     /// Changes the network with `change`, as one kernel event would (see ``set(_:)``).
     ///
     /// ```swift
+    /// import ReachabilityTestKit
+    ///
     /// let network = SimulatedNetwork()
     /// network.update { $0.flags.insert(.connectionRequired) }
     /// ```
@@ -164,7 +168,7 @@ public final class SimulatedNetwork: Sendable {
             shared.generation += 1
             let states = SimulatedStates(reachability: shared.state.reachability, path: shared.state.path)
             shared.subscribers = shared.subscribers.filter { $0.value.feed(states, shared.generation) }
-            #if Connectivity
+            #if Connectivity || Everything
                 // A new path makes its own check; a new verdict alone is checked now.
                 if shared.state.verdict != before.verdict && shared.state.path == before.path {
                     shared.checkers = shared.checkers.filter { $0.value() }
@@ -217,7 +221,7 @@ extension SimulatedNetwork: NetworkSimulation {
     }
 }
 
-#if Connectivity
+#if Connectivity || Everything
     extension SimulatedNetwork: ConnectivitySimulation {
         package var verdict: Verdict { state.verdict }
 

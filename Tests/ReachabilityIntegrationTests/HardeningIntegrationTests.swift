@@ -199,7 +199,8 @@ struct HardeningIntegrationTests {
             pathUpdates.withLock { $0 += 1 }
             path?.pathUpdateHandler = pathHandler  // Replaced from inside a delivery.
         }
-        try path.start(queue: DispatchQueue(label: "test.path"))
+        path.notificationQueue = DispatchQueue(label: "test.path")
+        try path.start()
         monitors.note(MonitorRegistry.running(for: environment))
 
         // The routes keep changing underneath: 10.0.0.5 flips between veth2 and the gateway.
@@ -263,12 +264,14 @@ struct HardeningIntegrationTests {
                 case 5:  // A PathMonitor started and cancelled.
                     let m = try PathMonitor(environment: environment)
                     m.pathUpdateHandler = { _ in }
-                    try m.start(queue: DispatchQueue(label: "test.path.\(i)"))
+                    m.notificationQueue = DispatchQueue(label: "test.path.\(i)")
+                    try m.start()
                     _ = m.currentPath
                     m.stop()
                 case 6:  // A PathMonitor dropped while running.
                     let m = try PathMonitor(environment: environment)
-                    try m.start(queue: DispatchQueue(label: "test.path.\(i)"))
+                    m.notificationQueue = DispatchQueue(label: "test.path.\(i)")
+                    try m.start()
                 case 7:  // A PathMonitor that cancels itself from inside its handler.
                     let m = try PathMonitor(environment: environment)
                     let first = DispatchSemaphore(value: 0)
@@ -276,7 +279,8 @@ struct HardeningIntegrationTests {
                         m?.stop()
                         first.signal()
                     }
-                    try m.start(queue: DispatchQueue(label: "test.path.\(i)"))
+                    m.notificationQueue = DispatchQueue(label: "test.path.\(i)")
+                    try m.start()
                     _ = first.wait(timeout: .now() + 30)
                 default:
                     break

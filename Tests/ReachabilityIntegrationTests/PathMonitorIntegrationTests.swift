@@ -20,7 +20,8 @@ final class PathLog: Sendable {
     /// `label`; returns once the first path is in.
     static func started(_ monitor: PathMonitor, queue label: String) async throws -> PathLog {
         let log = PathLog(monitor)
-        try monitor.start(queue: DispatchQueue(label: label))
+        monitor.notificationQueue = DispatchQueue(label: label)
+        try monitor.start()
         try await log.wait(for: "the first path") { !$0.isEmpty }
         return log
     }
@@ -71,7 +72,6 @@ struct PathMonitorIntegrationTests {
         try monitor.start(directly: { path in seen.withLock { $0.append(path) } })
         // Handed over on the starting thread, before start returned.
         #expect(seen.withLock { $0.map(\.status) } == [.satisfied])
-        #expect(monitor.queue == nil)
         try ns.ip("route del default")
         try await eventually("the unsatisfied path") { seen.withLock { $0.last?.status == .unsatisfied } }
         #expect(seen.withLock { $0.count } == 2, "one call for one change: \(seen.withLock { $0 })")
@@ -275,23 +275,24 @@ struct PathMonitorIntegrationTests {
         #expect(statuses == [.satisfied, .unsatisfied])
 
         let monitor = try PathMonitor(environment: ns.environment)
-        #expect(monitor.queue == nil)
+        #expect(!monitor.isRunning)
         for await path in monitor {
             #expect(path.status == .unsatisfied)
-            #expect(monitor.queue != nil, "iterating started it")
+            #expect(monitor.isRunning, "iterating started it")
             break
         }
-        try await eventually("the monitor cancelled after the loop") { monitor.queue == nil }
+        try await eventually("the monitor cancelled after the loop") { !monitor.isRunning }
 
         // Started by its owner: a loop over it leaves it running (a later change still
         // reaches the owner's handler).
         let queue = DispatchQueue(label: "test.owned")
         let log = PathLog(monitor)
-        try monitor.start(queue: queue)
+        monitor.notificationQueue = queue
+        try monitor.start()
         for await _ in monitor { break }
         try ns.ip("route add default via 192.0.2.2 dev veth0")
         try await log.wait(for: "satisfied after the loop") { $0.last?.status == .satisfied }
-        #expect(monitor.queue === queue)
+        #expect(monitor.notificationQueue === queue)
         monitor.stop()
     }
 
@@ -303,7 +304,8 @@ struct PathMonitorIntegrationTests {
         try ns.addVeth("eth1", peer: "peer1")
         let monitor = try PathMonitor(environment: ns.environment)
         let log = PathLog(monitor)
-        try monitor.start(queue: DispatchQueue(label: "test.quiet"))
+        monitor.notificationQueue = DispatchQueue(label: "test.quiet")
+        try monitor.start()
         var paths = monitor.makeAsyncIterator()
         try await log.wait(for: "the first path") { !$0.isEmpty }
         #expect(await paths.next()?.status == .satisfied)

@@ -246,7 +246,8 @@ struct ResolutionIntegrationTests {
         monitor.pathUpdateHandler = { path in paths.withLock { $0.append(path) } }
         let updates = reachability.updates
         try reachability.start()
-        try monitor.start(queue: DispatchQueue(label: "rtest-gone-path"))
+        monitor.notificationQueue = DispatchQueue(label: "rtest-gone-path")
+        try monitor.start()
         try await log.wait(forCount: 1, "the first delivery")
         let ended = Task {
             var count = 0

@@ -31,13 +31,13 @@ struct ServiceLifecycleIntegrationTests {
             reached.withLock { $0 } == 1 && monitor.currentPath.status == .satisfied && connectivity.isConnected
         }
         #expect(reachability.isRunning)
-        #expect(monitor.queue != nil)
+        #expect(monitor.isRunning)
         #expect(ns.environment.monitorCounters != nil)
 
         await group.triggerGracefulShutdown()
         try await task.value
         #expect(!reachability.isRunning)
-        #expect(monitor.queue == nil)
+        #expect(!monitor.isRunning)
         #expect(!connectivity.isRunning)
         try await eventually("the namespace's monitor stopped with its last client") {
             ns.environment.monitorCounters == nil
@@ -51,11 +51,11 @@ struct ServiceLifecycleIntegrationTests {
         let monitor = try PathMonitor(environment: ns.environment)
         let group = ServiceGroup(services: [reachability, monitor], logger: Self.logger)
         let task = Task { try await group.run() }
-        try await eventually("running") { reachability.isRunning && monitor.queue != nil }
+        try await eventually("running") { reachability.isRunning && monitor.isRunning }
         task.cancel()
         _ = try? await task.value
         #expect(!reachability.isRunning)
-        #expect(monitor.queue == nil)
+        #expect(!monitor.isRunning)
     }
 
     @Test("the namespace goes away: the group ends with the services' namespace error")

@@ -176,7 +176,8 @@ func churn(_ namespace: String, cycles: Int) {
     let monitor: PathMonitor
     do {
         monitor = try PathMonitor(environment: environment)
-        try monitor.start(queue: DispatchQueue(label: "stress.path"))
+        monitor.notificationQueue = DispatchQueue(label: "stress.path")
+        try monitor.start()
     } catch { fail("cannot start the path monitor: \(error)") }
     func available() -> Set<String> { Set(monitor.currentPath.availableInterfaces.map(\.name)) }
     waitFor("veth0 available") { available() == ["veth0"] }
@@ -320,7 +321,8 @@ func connectivityEMFILE(_ namespace: String, ownNamespace: Bool, free: Int) {
     let keeper: PathMonitor
     do {
         keeper = try PathMonitor(environment: environment)
-        try keeper.start(queue: DispatchQueue(label: "stress.path"))
+        keeper.notificationQueue = DispatchQueue(label: "stress.path")
+        try keeper.start()
     } catch { fail("cannot start the path monitor: \(error)") }
     waitFor("a usable path") { keeper.currentPath.status == .satisfied }
     // libdispatch makes its epoll instance on first use of its worker threads and

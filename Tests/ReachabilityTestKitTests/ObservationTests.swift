@@ -56,9 +56,9 @@ import Testing
     @Test func pathModel() async throws {
         let network = SimulatedNetwork(.connected(via: .wiredEthernet))
         let queue = MarkedQueue("path model")
-        let monitor = try PathMonitor(environment: network.environment)
+        let monitor = try PathMonitor(environment: network.environment, notificationQueue: queue.queue)
         let model = PathModel(monitor)
-        try monitor.start(queue: queue.queue)
+        try monitor.start()
         defer { monitor.stop() }
         let paths = Recorder<NetworkPath>()
         monitor.pathUpdateHandler = { paths.record($0) }
@@ -73,7 +73,7 @@ import Testing
 
         // Stopped and started again, the model still follows.
         monitor.stop()
-        try monitor.start(queue: queue.queue)
+        try monitor.start()
         let expensive = Recorder<(Bool, Bool)>()
         Self.track({ model.isExpensive }, on: queue, into: expensive)
         network.set(.connected(via: .cellular))
@@ -87,8 +87,7 @@ import Testing
         configuration.environment = network.environment
         configuration.failuresToGoOffline = 1
         configuration.retriesWhileOffline = false
-        configuration.notificationQueue = queue.queue
-        let connectivity = Connectivity(configuration: configuration)
+        let connectivity = Connectivity(configuration: configuration, notificationQueue: queue.queue)
         let model = ConnectivityModel(connectivity)
         #expect(model.status == .determining && model.result == nil)
 

@@ -152,12 +152,12 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct SimulatedPathMonitorTests {
     @Test func handlerUpdatesAndTheEnd() async throws {
         let network = SimulatedNetwork(.connected(via: .wifi))
-        let monitor = try PathMonitor(environment: network.environment)
         let queue = MarkedQueue("paths")
+        let monitor = try PathMonitor(environment: network.environment, notificationQueue: queue.queue)
         let paths = Recorder<(NetworkPath, Bool)>()
         monitor.pathUpdateHandler = { paths.record(($0, queue.isCurrent)) }
         let updates = monitor.updates
-        try monitor.start(queue: queue.queue)
+        try monitor.start()
         var iterator = updates.makeAsyncIterator()
 
         let first = try #require(await paths.value(0))

@@ -51,7 +51,7 @@ extension ConnectivityConfiguration {
         environment: NetworkEnvironment = .default
     ) {
         self.init(endpoints: [], successThreshold: successThreshold.value, environment: environment)
-        notificationQueue = callbackQueue
+        rwbutler.callbackQueue = callbackQueue
         probeTimeout = .seconds(5)
         checkDeadline = .seconds(5)
         failuresToGoOffline = 1

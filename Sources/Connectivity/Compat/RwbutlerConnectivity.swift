@@ -70,6 +70,28 @@ public struct ConnectivityPercentage: Sendable, Hashable, Comparable, CustomStri
 }
 
 extension Connectivity {
+    /// rwbutler's `startNotifier(queue:)`: ``start()`` without throwing, with
+    /// deliveries on `queue` when one is given (it becomes ``notificationQueue``). A
+    /// failure shows instead: ``status`` becomes notConnected, ``lastError`` says why,
+    /// and ``whenDisconnected`` and the notifications run; ``isRunning`` stays
+    /// false. A configuration that can't work doesn't stop it: it runs, and each
+    /// check fails with ``lastError`` saying why, until the settings are put right.
+    /// Unlike rwbutler's, `queue` defaults to ``notificationQueue``, not `.main`; and
+    /// a second call while running does nothing (rwbutler's restarts).
+    public func startNotifier(queue: DispatchQueue? = nil) {
+        if let queue { notificationQueue = queue }
+        do throws(ConnectivityError) {
+            try start(validating: false)
+        } catch {
+            failStart(error)
+        }
+    }
+
+    /// rwbutler's name of ``stop()``.
+    public func stopNotifier() {
+        stop()
+    }
+
     /// rwbutler's name for ``ConnectivityFramework``.
     public typealias Framework = ConnectivityFramework
     /// rwbutler's name for ``ConnectivityPercentage``.
@@ -87,7 +109,7 @@ extension Connectivity {
     /// rwbutler/Connectivity's process-wide setting: whether only HTTPS URLs are
     /// checked. Default true, as rwbutler's. While it is set, plain-HTTP URLs are
     /// dropped from `connectivityURLs` when set, and from a configuration's URLs by
-    /// ``init(configuration:)``; ``init(shouldUseHTTPS:)`` sets it.
+    /// ``init(configuration:notificationQueue:)``; ``init(shouldUseHTTPS:)`` sets it.
     ///
     /// On Apple platforms turning it off sticks only where App Transport Security
     /// allows arbitrary loads; Linux has no such policy, so it sticks. Plain HTTP is

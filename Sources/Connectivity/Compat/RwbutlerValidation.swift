@@ -206,6 +206,9 @@ struct RwbutlerSettings: Sendable {
     var framework: ConnectivityFramework = .network
     /// Whether a session configuration of its own was applied.
     var sessionConfigured = false
+    /// rwbutler's `callbackQueue`: ``Connectivity/notificationQueue`` unless the
+    /// initializer was given one.
+    var callbackQueue: DispatchQueue?
     /// rwbutler's `checkWhenApplicationDidBecomeActive`, kept for its getter.
     var checkWhenApplicationDidBecomeActive = true
     var bearerToken: String?

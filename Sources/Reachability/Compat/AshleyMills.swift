@@ -44,20 +44,6 @@ extension Reachability {
     /// type as `NetworkReachable`.
     public typealias NetworkUnreachable = NetworkReachable
 
-    /// ashleymills' (and Apple's sample's) name of `start()`: starts watching and
-    /// delivers the current state once, then every change. Throws what `start()`
-    /// throws; it matches `unableToSetCallback(_:)` in a `catch`. (The core's
-    /// `startNotifier()` is deprecated; this one, in the `Reachability` module,
-    /// takes its place for code that imports it.)
-    public func startNotifier() throws(ReachabilityError) {
-        try start()
-    }
-
-    /// ashleymills' (and Apple's sample's) name of `stop()`.
-    public func stopNotifier() {
-        stop()
-    }
-
     /// Watches the Internet, ashleymills' way. `queueQoS` and `targetQueue` make the
     /// serial queue callbacks and notifications run on when `notificationQueue` is
     /// nil, as ashleymills' do (they have no other use here: the kernel's events are

@@ -7,6 +7,7 @@ final class PathMonitorCore: Subscription {
     struct Storage: SubscriptionStorage {
         var machine = DeliveryStateMachine<NetworkPath>()
         var handler: (@Sendable (NetworkPath) -> Void)?
+        /// `PathMonitor.notificationQueue`; nil for the library's.
         var queue: DispatchQueue?
         /// Set while registered with a monitor; whoever clears it unregisters.
         var monitor: NetlinkMonitor?
@@ -18,7 +19,7 @@ final class PathMonitorCore: Subscription {
         var direct: (@Sendable (NetworkPath) -> Void)?
         /// Iterators of the monitor itself (`for await path in monitor`) alive now.
         var iterators = 0
-        /// Started by an iterator, not by `start(queue:)`: the last iterator to end
+        /// Started by an iterator, not by `start()`: the last iterator to end
         /// cancels it.
         var startedForIteration = false
         /// Whether resolv.conf names a nameserver, as read last while registered with
@@ -90,15 +91,15 @@ final class PathMonitorCore: Subscription {
 
     var isRunning: Bool { storage.withLock { $0.machine.isRunning } }
 
-    func start(queue: DispatchQueue) throws(ReachabilityError) {
+    func start() throws(ReachabilityError) {
         // A start of the caller's own keeps the monitor running after its loops end.
         storage.withLock { $0.startedForIteration = false }
-        try start(queue: queue, direct: nil)
+        try start(direct: nil)
     }
 
     /// An iterator of the monitor begins: the stream it reads, made before the
-    /// monitor starts so that it gets the first path. A stopped monitor is started on
-    /// the default queue, and cancelled again when its last iterator ends (so that
+    /// monitor starts so that it gets the first path. A stopped monitor is started,
+    /// and cancelled again when its last iterator ends (so that
     /// `for await path in try PathMonitor()` works, as with NWPathMonitor). A start
     /// that fails is noted in `lastError`, and the stream ends at once.
     func beginIteration() -> AsyncStream<NetworkPath> {
@@ -109,7 +110,7 @@ final class PathMonitorCore: Subscription {
         }
         guard mustStart else { return stream }
         do throws(ReachabilityError) {
-            try start(queue: DeliveryQueue.default, direct: nil)
+            try start(direct: nil)
             storage.withLock { $0.startedForIteration = true }
             return stream
         } catch {
@@ -132,15 +133,12 @@ final class PathMonitorCore: Subscription {
     /// evaluated the path (the monitor's reader, or the starting thread for the
     /// first). `subscriber` must not block or call back into this monitor.
     func start(directly subscriber: @escaping @Sendable (NetworkPath) -> Void) throws(ReachabilityError) {
-        try start(queue: nil, direct: subscriber)
+        try start(direct: subscriber)
     }
 
-    private func start(
-        queue: DispatchQueue?, direct: (@Sendable (NetworkPath) -> Void)?
-    ) throws(ReachabilityError) {
+    private func start(direct: (@Sendable (NetworkPath) -> Void)?) throws(ReachabilityError) {
         guard
             let (token, monitor) = try beginStart(prepare: {
-                $0.queue = queue
                 $0.direct = direct
                 $0.lastError = nil
             })

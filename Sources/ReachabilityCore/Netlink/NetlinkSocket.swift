@@ -63,7 +63,7 @@ final class NetlinkSocket {
     /// link's message before its routes', neighbours' and addresses'), and reading
     /// a burst's first two costs a fraction of reading all of it, cold; one alone
     /// would leave a burst of one unknown to be over, and cost another read
-    /// (BENCHMARKS.md, "Issue 30: a link going down").
+    /// (docs/BENCHMARKS-HISTORY.md, "Issue 30: a link going down").
     init(
         receiveBuffer: Int, groups: [UInt32] = [], optionalGroups: [UInt32] = [], bus: Int32 = netlinkRoute,
         role: String,
