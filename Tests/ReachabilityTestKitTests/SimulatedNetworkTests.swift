@@ -182,6 +182,26 @@ import Testing
     }
 }
 
+@Suite(.timeLimit(.minutes(1))) struct SimulatedInterfaceMonitorTests {
+    @Test func thePathsInterfacesAndTheEnd() async throws {
+        let network = SimulatedNetwork(.connected(via: .wiredEthernet))
+        let monitor = try InterfaceMonitor(environment: network.environment)
+        #expect(monitor.currentInterfaces.map(\.interface.name) == ["eth0"])
+        let updates = monitor.updates
+        try monitor.start()
+        var iterator = updates.makeAsyncIterator()
+        let first = try #require(await iterator.next())
+        #expect(first.map(\.interface.name) == ["eth0"])
+        #expect(first.first?.isUp == true && first.first?.defaultRouteFamilies == [.ipv4])
+
+        network.set(.disconnected)
+        #expect(await iterator.next() == [])
+        network.end()
+        #expect(await iterator.next() == nil)
+        #expect(monitor.lastError?.code == .namespace)
+    }
+}
+
 @Suite(.timeLimit(.minutes(1))) struct SimulatedConnectivityTests {
     /// One check decides (no hysteresis), and no retry timer runs while offline.
     static func configuration(_ network: SimulatedNetwork) -> ConnectivityConfiguration {
