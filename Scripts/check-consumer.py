@@ -9,10 +9,11 @@ the README's dependency lines exactly, with the placeholder URL replaced by the 
 For each it resolves the graph and counts the pins of Package.resolved and the size
 of `.build/checkouts`:
 
-- the core line (`traits: []`): `Reachability`, `ReachabilityCore` and
-  `ReachabilityCompat`, which must resolve at most 2 packages besides this one and
-  fetch under 20 MB of checkouts (issue 26); this consumer is also built and run,
-  and its ReachabilityCore-only program must load no Foundation library (ldd);
+- the core line (`traits: []`): `Reachability`, `ReachabilityCore`,
+  `ReachabilityCompat`, `ReachabilityTestKit` and `ReachabilityObservable`, which must
+  resolve at most 2 packages besides this one and fetch under 20 MB of checkouts
+  (issue 26); this consumer is also built and run, its ReachabilityCore-only program
+  must load no Foundation library and its Reachability-only one no Observation (ldd);
 - the Connectivity, Metrics and plain (every trait) lines: resolved and reported; the
   Metrics line must not resolve SwiftNIO.
 
@@ -29,7 +30,9 @@ CORE_CHECKOUT_LIMIT = 20 * 1000 * 1000
 
 # (name, README dependency line's traits argument, products, limits apply, build and run)
 CASES = [
-    ("core", ", traits: []", ["Reachability", "ReachabilityCore", "ReachabilityCompat"], True, True),
+    ("core", ", traits: []",
+     ["Reachability", "ReachabilityCore", "ReachabilityCompat", "ReachabilityTestKit", "ReachabilityObservable"],
+     True, True),
     ("connectivity", ', traits: ["Connectivity"]', ["Connectivity"], False, False),
     ("metrics", ', traits: ["Metrics"]', ["ReachabilityMetrics"], False, False),
     ("everything", "", ["Reachability", "Connectivity"], False, False),
@@ -39,6 +42,9 @@ PROGRAMS = {
     "Reachability": 'import Reachability\nprint("Reachability:", try Reachability().currentReachabilityStatus)\n',
     "ReachabilityCore": 'import ReachabilityCore\nprint("ReachabilityCore:", try PathMonitor().currentPath.status)\n',
     "ReachabilityCompat": 'import ReachabilityCompat\nprint("ReachabilityCompat:", NWPathMonitor().currentPath.status)\n',
+    "ReachabilityTestKit": 'import ReachabilityTestKit\nprint("ReachabilityTestKit:", SimulatedNetwork().state.path.status)\n',
+    "ReachabilityObservable": 'import ReachabilityObservable\nimport ReachabilityTestKit\n'
+    + 'print("ReachabilityObservable:", try PathModel(PathMonitor(environment: SimulatedNetwork().environment)).status)\n',
     "Connectivity": "import Connectivity\n_ = ConnectivityConfiguration()\n",
     "ReachabilityMetrics": "import ReachabilityMetrics\n",
 }
@@ -131,6 +137,9 @@ def main():
                 executable = re.search(r'name: "(\w+)"', target).group(1)
                 path = os.path.join(consumer, ".build", "debug", executable)
                 print(run([path], consumer).strip())
+                # Observation is ReachabilityObservable's alone: a Reachability program doesn't load it.
+                if executable == "UseReachability" and "libswiftObservation" in run(["ldd", path], consumer):
+                    failures.append(f"{name}: a Reachability-only program loads libswiftObservation")
                 # A program that imports only ReachabilityCore loads no Foundation
                 # (DESIGN §4.1): the dynamically linked build's libraries say so.
                 if executable == "UseReachabilityCore":
