@@ -14,7 +14,7 @@ public import Reachability
 /// import ReachabilityObservable
 ///
 /// let model = ReachabilityModel(try Reachability())
-/// try model.reachability.start()
+/// try model.reachability.startNotifier()
 /// withObservationTracking { _ = model.status } onChange: { print("status changes") }
 /// ```
 ///

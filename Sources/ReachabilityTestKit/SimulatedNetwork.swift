@@ -24,7 +24,7 @@ public import Reachability
 /// let network = SimulatedNetwork(.connected(via: .wifi))
 /// let reachability = try Reachability(environment: network.environment)
 /// reachability.whenUnreachable = { _ in print("offline") }
-/// try reachability.start()
+/// try reachability.startNotifier()
 /// network.set(.disconnected)      // "offline", on reachability.notificationQueue
 /// ```
 ///

@@ -28,8 +28,8 @@ import Testing
         let reachability = try Reachability(environment: network.environment, notificationQueue: queue.queue)
         let model = ReachabilityModel(reachability)
         #expect(model.status == .reachableViaWiFi)  // As the getters read, before any delivery.
-        try reachability.start()
-        defer { reachability.stop() }
+        try reachability.startNotifier()
+        defer { reachability.stopNotifier() }
 
         let status = Recorder<(Bool, NetworkStatus)>()
         let type = Recorder<(Bool, InterfaceType?)>()

@@ -20,8 +20,8 @@ import Testing
         reachability.whenUnreachable = {
             calls.record(("unreachable", $0.currentReachabilityStatus, $0.interface?.name, queue.isCurrent))
         }
-        try reachability.start()
-        defer { reachability.stop() }
+        try reachability.startNotifier()
+        defer { reachability.stopNotifier() }
 
         let first = try #require(await calls.value(0))
         #expect(first == ("reachable", .reachableViaWiFi, "wlan0", true))
@@ -41,8 +41,8 @@ import Testing
         let states = Recorder<ReachabilityState>()
         let observation = reachability.addObserver { states.record($0) }
         defer { observation.remove() }
-        try reachability.start()
-        defer { reachability.stop() }
+        try reachability.startNotifier()
+        defer { reachability.stopNotifier() }
         #expect(await states.value(0)?.interface?.name == "eth0")
 
         // Neither the same state again nor a change of the path alone is a change of reachability…
@@ -69,13 +69,13 @@ import Testing
         ) { _ in posts.record(true) }
         defer { NotificationCenter.default.removeObserver(token) }
         let updates = reachability.updates
-        try reachability.start()
+        try reachability.startNotifier()
         var iterator = updates.makeAsyncIterator()
         #expect(await iterator.next()?.status == .reachableViaWiFi)
         network.set(.disconnected)
         #expect(await iterator.next()?.status == .notReachable)
         #expect(await posts.value(1) == true)  // One post at the start, one for the change.
-        reachability.stop()
+        reachability.stopNotifier()
         #expect(await iterator.next() == nil)
     }
 
@@ -84,8 +84,8 @@ import Testing
         let reachability = try Reachability(hostname: "example.com", environment: network.environment)
         let states = Recorder<ReachabilityState>()
         reachability.whenReachable = { states.record($0.state) }
-        try reachability.start()
-        defer { reachability.stop() }
+        try reachability.startNotifier()
+        defer { reachability.stopNotifier() }
         let first = try #require(await states.value(0))
         #expect(first.interface == wifi && !first.isProvisional)
         #expect(reachability.targetDescription == "example.com")
@@ -110,7 +110,7 @@ import Testing
         let errors = Recorder<ReachabilityError.Code>()
         reachability.whenError = { _, error in errors.record(error.code) }
         let updates = reachability.updates
-        try reachability.start()
+        try reachability.startNotifier()
         var iterator = updates.makeAsyncIterator()
         #expect(await iterator.next() != nil)
 
@@ -119,7 +119,7 @@ import Testing
         #expect(await iterator.next() == nil)
         #expect(!reachability.isRunning)
         #expect(reachability.lastError?.code == .namespace)
-        let restart = #expect(throws: ReachabilityError.self) { try reachability.start() }
+        let restart = #expect(throws: ReachabilityError.self) { try reachability.startNotifier() }
         #expect(restart?.code == .namespace)
     }
 
@@ -134,14 +134,14 @@ import Testing
         let paths = Recorder<NetworkPath>()
         reachability.whenUnreachable = { states.record($0.state) }
         monitor.pathUpdateHandler = { paths.record($0) }
-        try reachability.start()
+        try reachability.startNotifier()
         try monitor.start()
         network.set(.disconnected)
         #expect(await states.value(0) == .unreachable)
         #expect(await paths.value(1) == .unsatisfied)
         _ = reachability.flags
         _ = monitor.currentPath
-        reachability.stop()
+        reachability.stopNotifier()
         monitor.stop()
         for call in SystemCallFaults.Call.allCases {
             #expect(faults.attempts(call) == 0, "\(call)")

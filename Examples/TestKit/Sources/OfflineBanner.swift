@@ -28,11 +28,11 @@ public final class OfflineBanner: Sendable {
 
     /// Starts watching.
     public func start() throws(ReachabilityError) {
-        try reachability.start()
+        try reachability.startNotifier()
     }
 
     /// Stops watching.
     public func stop() {
-        reachability.stop()
+        reachability.stopNotifier()
     }
 }
