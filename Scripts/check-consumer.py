@@ -43,8 +43,8 @@ PROGRAMS = {
     "ReachabilityCore": 'import ReachabilityCore\nprint("ReachabilityCore:", try PathMonitor().currentPath.status)\n',
     "ReachabilityCompat": 'import ReachabilityCompat\nprint("ReachabilityCompat:", NWPathMonitor().currentPath.status)\n',
     "ReachabilityTestKit": 'import ReachabilityTestKit\nprint("ReachabilityTestKit:", SimulatedNetwork().state.path.status)\n',
-    "ReachabilityObservable": 'import Reachability\nimport ReachabilityObservable\nimport ReachabilityTestKit\n'
-    + 'print("ReachabilityObservable:", try PathModel(PathMonitor(environment: SimulatedNetwork().environment)).status)\n',
+    "ReachabilityObservable": 'import Reachability\nimport ReachabilityObservable\n'
+    + 'print("ReachabilityObservable:", try PathModel(PathMonitor()).status)\n',
     "Connectivity": "import Connectivity\n_ = ConnectivityConfiguration()\n",
     "ReachabilityMetrics": "import ReachabilityMetrics\n",
 }
