@@ -141,9 +141,10 @@ public final class SimulatedNetwork: Sendable {
 
     /// Changes the network to `state`, as one kernel event would: each running
     /// monitor delivers the change it sees (nothing when its part is unchanged), and
-    /// each running `Connectivity` checks again. Monitors made afterwards, and the
-    /// getters of stopped ones, report it too. After ``end(message:)`` it changes
-    /// what the getters report, and nothing is delivered.
+    /// each running `Connectivity` checks again when its path or the verdict changed.
+    /// Monitors made afterwards, and the getters of stopped ones, report it too.
+    /// After ``end(message:)`` it changes what the getters report, and nothing is
+    /// delivered.
     public func set(_ state: State) {
         update { $0 = state }
     }
