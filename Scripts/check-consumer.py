@@ -15,7 +15,7 @@ of `.build/checkouts`:
   (issue 26); this consumer is also built and run, its ReachabilityCore-only program
   must load no Foundation library and its Reachability-only one no Observation (ldd);
 - the Connectivity, Metrics and plain (every trait) lines: resolved and reported; the
-  Metrics line must not resolve SwiftNIO.
+  Metrics line must not resolve SwiftNIO, and its consumer builds and runs.
 
 Usage: python3 Scripts/check-consumer.py [--all] [--keep]   (exit 1 when a limit is
 broken or a README line is missing; --all adds the Connectivity, Metrics and plain
@@ -34,7 +34,7 @@ CASES = [
      ["Reachability", "ReachabilityCore", "ReachabilityCompat", "ReachabilityTestKit", "ReachabilityObservable"],
      True, True),
     ("connectivity", ', traits: ["Connectivity"]', ["Connectivity"], False, False),
-    ("metrics", ', traits: ["Metrics"]', ["ReachabilityMetrics"], False, False),
+    ("metrics", ', traits: ["Metrics"]', ["ReachabilityMetrics"], False, True),
     ("everything", "", ["Reachability", "Connectivity"], False, False),
 ]
 
@@ -46,7 +46,7 @@ PROGRAMS = {
     "ReachabilityObservable": 'import Reachability\nimport ReachabilityObservable\n'
     + 'print("ReachabilityObservable:", try PathModel(PathMonitor()).status)\n',
     "Connectivity": "import Connectivity\n_ = ConnectivityConfiguration()\n",
-    "ReachabilityMetrics": "import ReachabilityMetrics\n",
+    "ReachabilityMetrics": "import ReachabilityMetrics\nReachabilityMetrics().record(.unsatisfied)\nprint(\"ReachabilityMetrics: recorded\")\n",
 }
 
 
@@ -63,10 +63,13 @@ def run(command, cwd, quiet=True, check=True):
 
 def readme_line(readme, traits):
     """The README's dependency line with this traits argument, exactly as written."""
-    line = f'.package(url: "{PLACEHOLDER}", branch: "main"{traits}),'
-    if line not in readme:
-        sys.exit(f"check-consumer: README.md lacks the dependency line\n    {line}")
-    return line
+    core = f'.package(url: "{PLACEHOLDER}", branch: "main", traits: []),'
+    if core not in readme:
+        sys.exit(f"check-consumer: README.md lacks the dependency line\n    {core}")
+    # The other lines are the core one with the traits the README's table names.
+    if traits and traits.lstrip(", ") not in readme:
+        sys.exit(f"check-consumer: README.md's table names no `{traits.lstrip(', ')}`")
+    return core.replace(", traits: []", traits)
 
 
 def checkout_bytes(folder):
