@@ -33,6 +33,10 @@ let package = Package(
         .library(name: "ReachabilityMetrics", targets: ["ReachabilityMetrics"]),
         // Reachability, PathMonitor and Connectivity as swift-service-lifecycle services.
         .library(name: "ReachabilityServiceLifecycle", targets: ["ReachabilityServiceLifecycle"]),
+        // A simulated network for users' own tests (no kernel, no root), and Observation
+        // models of the monitors (a module of their own: Observation is a library to load).
+        .library(name: "ReachabilityTestKit", targets: ["ReachabilityTestKit"]),
+        .library(name: "ReachabilityObservable", targets: ["ReachabilityObservable"]),
         // The command (docs/DESIGN.md §4.5): `reachability` runs status, watch, wait and
         // interfaces on ReachabilityCore alone and runs `reachability-full`, the whole
         // command, for anything else.
@@ -116,6 +120,15 @@ let package = Package(
                     condition: .when(traits: serviceLifecycle)),
             ]
         ),
+        // Their Connectivity parts come with its trait (`#if Connectivity || Everything`).
+        .target(
+            name: "ReachabilityTestKit",
+            dependencies: ["Reachability", .target(name: "Connectivity", condition: .when(traits: connectivity))]
+        ),
+        .target(
+            name: "ReachabilityObservable",
+            dependencies: ["Reachability", .target(name: "Connectivity", condition: .when(traits: connectivity))]
+        ),
         .executableTarget(
             name: "ReachabilityExample",
             dependencies: ["Reachability", "Connectivity"]
@@ -152,6 +165,10 @@ let package = Package(
         .testTarget(
             name: "ConnectivityTests",
             dependencies: ["Connectivity", "Reachability", "ReachabilityCore", "TestSupport"]
+        ),
+        .testTarget(
+            name: "ReachabilityTestKitTests",
+            dependencies: ["ReachabilityTestKit", "ReachabilityObservable", "Reachability", "Connectivity"]
         ),
         .testTarget(
             name: "ReachabilityIntegrationTests",
@@ -202,6 +219,14 @@ package.targets.append(
     .executableTarget(
         name: "AshleyMillsSwift5Example", dependencies: ["Reachability"], path: "Examples/AshleyMillsSwift5",
         swiftSettings: [.swiftLanguageMode(.v5)]))
+
+// A library of the user's (an app type) and its tests on ReachabilityTestKit.
+package.targets += [
+    .target(name: "TestKitExample", dependencies: ["Reachability"], path: "Examples/TestKit/Sources"),
+    .testTarget(
+        name: "TestKitExampleTests", dependencies: ["TestKitExample", "ReachabilityTestKit", "Reachability"],
+        path: "Examples/TestKit/Tests"),
+]
 
 // Storm and churn runs measured in a process of their own (the hardening tests start it).
 // The benchmarks (Benchmarks/Package.swift) and the fuzzer (Fuzz/Package.swift) are

@@ -9,12 +9,13 @@ the README's dependency lines exactly, with the placeholder URL replaced by the 
 For each it resolves the graph and counts the pins of Package.resolved and the size
 of `.build/checkouts`:
 
-- the core line (`traits: []`): `Reachability`, `ReachabilityCore` and
-  `ReachabilityCompat`, which must resolve at most 2 packages besides this one and
-  fetch under 20 MB of checkouts (issue 26); this consumer is also built and run,
-  and its ReachabilityCore-only program must load no Foundation library (ldd);
+- the core line (`traits: []`): `Reachability`, `ReachabilityCore`,
+  `ReachabilityCompat`, `ReachabilityTestKit` and `ReachabilityObservable`, which must
+  resolve at most 2 packages besides this one and fetch under 20 MB of checkouts
+  (issue 26); this consumer is also built and run, its ReachabilityCore-only program
+  must load no Foundation library and its Reachability-only one no Observation (ldd);
 - the Connectivity, Metrics and plain (every trait) lines: resolved and reported; the
-  Metrics line must not resolve SwiftNIO.
+  Metrics line must not resolve SwiftNIO, and its consumer builds and runs.
 
 Usage: python3 Scripts/check-consumer.py [--all] [--keep]   (exit 1 when a limit is
 broken or a README line is missing; --all adds the Connectivity, Metrics and plain
@@ -29,9 +30,11 @@ CORE_CHECKOUT_LIMIT = 20 * 1000 * 1000
 
 # (name, README dependency line's traits argument, products, limits apply, build and run)
 CASES = [
-    ("core", ", traits: []", ["Reachability", "ReachabilityCore", "ReachabilityCompat"], True, True),
+    ("core", ", traits: []",
+     ["Reachability", "ReachabilityCore", "ReachabilityCompat", "ReachabilityTestKit", "ReachabilityObservable"],
+     True, True),
     ("connectivity", ', traits: ["Connectivity"]', ["Connectivity"], False, False),
-    ("metrics", ', traits: ["Metrics"]', ["ReachabilityMetrics"], False, False),
+    ("metrics", ', traits: ["Metrics"]', ["ReachabilityMetrics"], False, True),
     ("everything", "", ["Reachability", "Connectivity"], False, False),
 ]
 
@@ -39,8 +42,11 @@ PROGRAMS = {
     "Reachability": 'import Reachability\nprint("Reachability:", try Reachability().currentReachabilityStatus)\n',
     "ReachabilityCore": 'import ReachabilityCore\nprint("ReachabilityCore:", try PathMonitor().currentPath.status)\n',
     "ReachabilityCompat": 'import ReachabilityCompat\nprint("ReachabilityCompat:", NWPathMonitor().currentPath.status)\n',
+    "ReachabilityTestKit": 'import ReachabilityTestKit\nprint("ReachabilityTestKit:", SimulatedNetwork().state.path.status)\n',
+    "ReachabilityObservable": 'import Reachability\nimport ReachabilityObservable\n'
+    + 'print("ReachabilityObservable:", try PathModel(PathMonitor()).status)\n',
     "Connectivity": "import Connectivity\n_ = ConnectivityConfiguration()\n",
-    "ReachabilityMetrics": "import ReachabilityMetrics\n",
+    "ReachabilityMetrics": "import ReachabilityMetrics\nReachabilityMetrics().record(.unsatisfied)\nprint(\"ReachabilityMetrics: recorded\")\n",
 }
 
 
@@ -57,10 +63,13 @@ def run(command, cwd, quiet=True, check=True):
 
 def readme_line(readme, traits):
     """The README's dependency line with this traits argument, exactly as written."""
-    line = f'.package(url: "{PLACEHOLDER}", branch: "main"{traits}),'
-    if line not in readme:
-        sys.exit(f"check-consumer: README.md lacks the dependency line\n    {line}")
-    return line
+    core = f'.package(url: "{PLACEHOLDER}", branch: "main", traits: []),'
+    if core not in readme:
+        sys.exit(f"check-consumer: README.md lacks the dependency line\n    {core}")
+    # The other lines are the core one with the traits the README's table names.
+    if traits and traits.lstrip(", ") not in readme:
+        sys.exit(f"check-consumer: README.md's table names no `{traits.lstrip(', ')}`")
+    return core.replace(", traits: []", traits)
 
 
 def checkout_bytes(folder):
@@ -131,6 +140,9 @@ def main():
                 executable = re.search(r'name: "(\w+)"', target).group(1)
                 path = os.path.join(consumer, ".build", "debug", executable)
                 print(run([path], consumer).strip())
+                # Observation is ReachabilityObservable's alone: a Reachability program doesn't load it.
+                if executable == "UseReachability" and "libswiftObservation" in run(["ldd", path], consumer):
+                    failures.append(f"{name}: a Reachability-only program loads libswiftObservation")
                 # A program that imports only ReachabilityCore loads no Foundation
                 # (DESIGN §4.1): the dynamically linked build's libraries say so.
                 if executable == "UseReachabilityCore":

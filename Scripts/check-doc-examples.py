@@ -3,7 +3,8 @@
 modules, as a user of the package sees them (public API only):
 
 - every ```swift block of a /// comment in Sources/ReachabilityCore, Sources/Reachability,
-  Sources/Connectivity and Sources/ReachabilityCompat, and of their DocC articles, each as the body of an async
+  Sources/Connectivity, Sources/ReachabilityCompat, Sources/ReachabilityTestKit and
+  Sources/ReachabilityObservable, and of their DocC articles, each as the body of an async
   throwing function (names an example takes from its surroundings, such as
   `connectivity`, are declared first: CONTEXT);
 - README.md's ```swift blocks, each a program of its own as a user pastes it (what it
@@ -40,7 +41,8 @@ import concurrent.futures, json, os, re, shutil, subprocess, sys, tempfile
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 SOURCES = [
-    "Sources/ReachabilityCore", "Sources/Reachability", "Sources/Connectivity", "Sources/ConnectivityURLSession", "Sources/ReachabilityCompat"]
+    "Sources/ReachabilityCore", "Sources/Reachability", "Sources/Connectivity", "Sources/ConnectivityURLSession", "Sources/ReachabilityCompat",
+    "Sources/ReachabilityTestKit", "Sources/ReachabilityObservable"]
 
 # Names an example uses from its surroundings, declared before it.
 CONTEXT = {

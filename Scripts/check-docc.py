@@ -15,7 +15,7 @@ import importlib.util, os, re, subprocess, sys, tempfile
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 MODULES = [
     "ReachabilityCore", "Reachability", "ReachabilityCompat", "Connectivity", "ConnectivityURLSession",
-    "ReachabilityMetrics", "ReachabilityServiceLifecycle",
+    "ReachabilityMetrics", "ReachabilityServiceLifecycle", "ReachabilityTestKit", "ReachabilityObservable",
 ]
 
 

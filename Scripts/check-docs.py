@@ -16,7 +16,8 @@ import os, re, sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 DEFAULT_FOLDERS = ["Sources/ReachabilityCore", "Sources/Reachability", "Sources/Connectivity", "Sources/ConnectivityURLSession",
-                   "Sources/ReachabilityCompat", "Sources/ReachabilityMetrics", "Sources/ReachabilityServiceLifecycle"]
+                   "Sources/ReachabilityCompat", "Sources/ReachabilityMetrics", "Sources/ReachabilityServiceLifecycle",
+                   "Sources/ReachabilityTestKit", "Sources/ReachabilityObservable"]
 
 # An attribute, its arguments may hold strings with parentheses (`renamed: "stop()"`).
 ATTRIBUTE = r'@\w+(?:\((?:[^()"]|"(?:\\.|[^"\\])*"|\([^()]*\))*\))?\s+'

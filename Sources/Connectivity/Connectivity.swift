@@ -362,7 +362,8 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         let (environment, invalid) = state.withLock { ($0.configuration.environment, $0.resolved.error) }
         if validating, let invalid { throw invalid }
         let monitor = try Self.makePathMonitor(environment)
-        _ = try ProbeClients.shared.lease(environment)  // Held until stop.
+        // Held until stop (a simulated network's checks send nothing).
+        if environment.simulation == nil { _ = try ProbeClients.shared.lease(environment) }
         let run = state.withLock { state -> UInt64? in
             guard !state.running else { return nil }
             state.running = true
@@ -377,6 +378,12 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         guard let run else {
             ProbeClients.shared.release(environment)  // Already running: its own lease stands.
             return
+        }
+        // A simulated network's new verdict is checked at once, as a requested check is.
+        environment.connectivitySimulation?.subscribeChecks(ObjectIdentifier(self)) { [weak self] in
+            guard let self, isRunning else { return false }
+            handle(run: run) { $0.checkRequested().actions }
+            return true
         }
         do throws(ReachabilityError) {
             applyHoldDown(to: monitor)
@@ -514,6 +521,14 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         }
         let interface = path.availableInterfaces.first
         guard path.status == .satisfied else { return Self.notConnected(path, scope) }
+        if let verdict = environment.connectivitySimulation?.verdict {
+            return ConnectivityResult(
+                verdict: verdict,
+                status: .make(
+                    validated: verdict == .online, pathUsable: true, interfaceType: interface?.type,
+                    framework: configuration.rwbutler.framework),
+                interface: interface, endpoints: [], captivePortalAPI: nil, date: Date(), scope: scope)
+        }
         let client = try ProbeClients.shared.lease(environment)
         defer { ProbeClients.shared.release(environment) }
         let apiSource = configuration.captivePortalAPISource(for: interface)
@@ -780,6 +795,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
                         scope: configuration.scope)
             }
             if let runner { outcome = await runner.run() }
+            if let verdict = environment.connectivitySimulation?.verdict { outcome.verdict = verdict }
             if client != nil { ProbeClients.shared.release(environment) }
             guard !Task.isCancelled else { return }
             self?.handle(run: run) { machine in

@@ -28,7 +28,9 @@ final class ProbeClients: Sendable {
     static let namespaceThreadName = "connectivity-ns"
 
     private static func key(_ environment: NetworkEnvironment) -> String {
-        environment.networkNamespacePath ?? ""
+        // A simulated network's entry is never made: its checks find none, and release none of another's.
+        if let simulation = environment.simulation { return "simulated \(ObjectIdentifier(simulation))" }
+        return environment.networkNamespacePath ?? ""
     }
 
     /// The client for `environment`, counting one more user; pair with ``release(_:)``.

@@ -99,8 +99,14 @@ final class NotifierCore: Subscription {
         spec: Spec, environment: NetworkEnvironment, queue: DispatchQueue, postsNotifications: Bool,
         resolver: ResolverPool = .shared
     ) {
-        self.spec = spec
-        if case .hostname(let name) = spec { lookupName = Hostname.lookupName(name) } else { lookupName = nil }
+        // A simulated network (ReachabilityTestKit) resolves nothing: its state stands for every target.
+        self.spec =
+            if environment.simulation != nil, case .hostname(let name) = spec {
+                .fixed(.host(name: name, addresses: []))
+            } else {
+                spec
+            }
+        if case .hostname(let name) = self.spec { lookupName = Hostname.lookupName(name) } else { lookupName = nil }
         self.environment = environment
         self.storage = LockedValue(Storage(queue: queue))
         self.posting = postsNotifications && Owner.self is any PostsReachabilityNotifications.Type
@@ -124,6 +130,8 @@ final class NotifierCore: Subscription {
     private var isHostname: Bool { lookupName != nil }
 
     func currentEvaluation() -> Target { target }
+
+    static func simulated(_ states: SimulatedStates) -> ReachabilityState { states.reachability }
 
     func observe(_ state: ReachabilityState, generation: UInt64, planned evaluation: Target) {
         storage.withLock { storage in
@@ -191,7 +199,8 @@ final class NotifierCore: Subscription {
                 owner: Owner?, handler: ErrorCallback?, queue: DispatchQueue,
                 [AsyncStream<ReachabilityState>.Continuation]
             )? in
-            guard storage.monitor != nil else { return nil }
+            let simulated = environment.simulation != nil && storage.machine.isActive
+            guard storage.monitor != nil || simulated else { return nil }
             storage.machine.stop()
             storage.monitor = nil
             storage.lastError = error

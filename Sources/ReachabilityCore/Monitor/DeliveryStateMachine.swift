@@ -191,6 +191,9 @@ struct DeliveryStateMachine<State: Sendable & Equatable>: Sendable, Equatable {
         armed = nil
     }
 
+    /// Running, or starting.
+    var isActive: Bool { isRunning || isStarting }
+
     /// Whether a delivery queued in `session` should still run.
     func accepts(session: UInt64) -> Bool { isRunning && session == self.session }
 }

@@ -19,6 +19,19 @@ final class InterfaceMonitorCore: Subscription {
 
     func currentEvaluation() -> InterfacesEvaluation { InterfacesEvaluation() }
 
+    /// A simulated network's interfaces: those its path has available, up, with
+    /// carrier and the path's families as default routes (addresses unknown).
+    static func simulated(_ states: SimulatedStates) -> [InterfaceDetails] {
+        let path = states.path
+        guard path.status != .unsatisfied else { return [] }
+        let families = (path.supportsIPv4 ? [IPAddress.Family.ipv4] : []) + (path.supportsIPv6 ? [.ipv6] : [])
+        return path.availableInterfaces.map {
+            InterfaceDetails(
+                interface: $0, operState: "up", isUp: true, hasCarrier: true, addresses: [],
+                defaultRouteFamilies: families)
+        }
+    }
+
     func observe(_ state: [InterfaceDetails], generation: UInt64, planned evaluation: InterfacesEvaluation) {
         storage.withLock { storage in
             guard let action = storage.machine.observe(state, generation: generation) else { return }
@@ -34,7 +47,8 @@ final class InterfaceMonitorCore: Subscription {
     /// The namespace went away: the sequences finish and the monitor stops.
     func monitorFailed(_ error: ReachabilityError) {
         let streams = storage.withLock { storage -> [AsyncStream<[InterfaceDetails]>.Continuation]? in
-            guard storage.monitor != nil else { return nil }
+            let simulated = environment.simulation != nil && storage.machine.isActive
+            guard storage.monitor != nil || simulated else { return nil }
             storage.machine.stop()
             storage.monitor = nil
             storage.lastError = error

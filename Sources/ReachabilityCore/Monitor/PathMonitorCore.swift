@@ -73,6 +73,8 @@ final class PathMonitorCore: Subscription {
         return PathEvaluation(evaluator: evaluator, dnsConfigured: configured)
     }
 
+    static func simulated(_ states: SimulatedStates) -> NetworkPath { states.path }
+
     func resolverConfigurationChanged() {
         storage.withLock {
             $0.dnsConfigured = nil
@@ -155,7 +157,8 @@ final class PathMonitorCore: Subscription {
                 [AsyncStream<NetworkPath>.Continuation],
                 direct: (@Sendable (NetworkPath) -> Void)?
             )? in
-            guard storage.monitor != nil else { return nil }
+            let simulated = environment.simulation != nil && storage.machine.isActive
+            guard storage.monitor != nil || simulated else { return nil }
             let last: NetworkPath? = storage.machine.lastDelivered == .unsatisfied ? nil : .unsatisfied
             let direct = storage.direct
             storage.machine.stop()

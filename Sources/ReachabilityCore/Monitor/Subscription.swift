@@ -47,6 +47,9 @@ protocol Subscription: MonitorClient {
 
     /// After a pass's state was taken, outside the lock (a hostname may re-resolve).
     func passFinished(cause: PassCause)
+
+    /// This core's state in a simulated network's states (ReachabilityTestKit).
+    static func simulated(_ states: SimulatedStates) -> Storage.State
 }
 
 extension Subscription {
@@ -73,6 +76,7 @@ extension Subscription {
     /// afresh (nil when that fails).
     var currentOrFreshState: State? {
         if let cached = storage.withLock({ $0.machine.current }) { return cached }
+        if let simulation = environment.simulation { return Self.simulated(simulation.states) }
         return try? OneShotEvaluator.evaluate(currentEvaluation(), environment: environment)
     }
 
@@ -110,6 +114,10 @@ extension Subscription {
             return storage.machine.begin()
         }
         guard let token else { return nil }
+        if let simulation = environment.simulation {
+            try startSimulated(token, on: simulation)
+            return nil
+        }
         let monitor: NetlinkMonitor
         do throws(ReachabilityError) {
             monitor = try MonitorRegistry.register(self, environment: environment)
@@ -133,6 +141,32 @@ extension Subscription {
             throw failure
         }
         return (token, monitor)
+    }
+
+    /// Completes the start `token` on a simulated network instead of the kernel's
+    /// monitor: its changes are observed as a pass's states are, while this core
+    /// runs; its end is the loss of the namespace.
+    private func startSimulated(_ token: UInt64, on simulation: any NetworkSimulation) throws(ReachabilityError) {
+        let first: (states: SimulatedStates, generation: UInt64)
+        do throws(ReachabilityError) {
+            first = try simulation.subscribe(
+                ObjectIdentifier(self),
+                feed: { [weak self] states, generation in
+                    guard let self else { return false }
+                    return storage.withLock { storage in
+                        guard storage.machine.isActive else { return false }
+                        if let action = storage.machine.observe(Self.simulated(states), generation: generation) {
+                            schedule(action, in: &storage)
+                        }
+                        return true
+                    }
+                },
+                end: { [weak self] error in self?.monitorFailed(error) })
+        } catch {
+            storage.withLock { if $0.machine.isStarting(token) { $0.machine.stop() } }
+            throw error
+        }
+        completeStart(token, with: Self.simulated(first.states), generation: first.generation)
     }
 
     /// Ends a start whose first evaluation failed; unregisters if it was still current.

@@ -54,6 +54,9 @@ public struct NetworkEnvironment: Sendable, Hashable {
     /// started it (the first instance to start). Not part of equality: instances
     /// that differ only in their loggers share a monitor.
     public var logger: Logger?
+    /// A simulated network standing in for the kernel (ReachabilityTestKit's
+    /// `SimulatedNetwork.environment`); nil: the kernel. Part of equality by identity.
+    package var simulation: (any NetworkSimulation)?
 
     /// Watches the namespace in `networkNamespacePath` (nil: the process's own),
     /// reading sysfs from `sysfsRoot`, which defaults to `/sys` for the process's
@@ -72,7 +75,7 @@ public struct NetworkEnvironment: Sendable, Hashable {
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.networkNamespacePath == rhs.networkNamespacePath && lhs.sysfsRoot == rhs.sysfsRoot
             && lhs.eventReceiveBuffer == rhs.eventReceiveBuffer && lhs.leaseRoot == rhs.leaseRoot
-            && lhs.systemCalls == rhs.systemCalls
+            && lhs.systemCalls == rhs.systemCalls && lhs.simulation === rhs.simulation
     }
 
     /// Hashes what ``==(_:_:)`` compares.
@@ -82,6 +85,7 @@ public struct NetworkEnvironment: Sendable, Hashable {
         hasher.combine(eventReceiveBuffer)
         hasher.combine(leaseRoot)
         hasher.combine(systemCalls)
+        if let simulation { hasher.combine(ObjectIdentifier(simulation)) }
     }
 
     /// The process's own namespace and `/sys`.
