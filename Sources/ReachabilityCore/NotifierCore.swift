@@ -199,8 +199,7 @@ final class NotifierCore: Subscription {
                 owner: Owner?, handler: ErrorCallback?, queue: DispatchQueue,
                 [AsyncStream<ReachabilityState>.Continuation]
             )? in
-            let simulated = environment.simulation != nil && storage.machine.isActive
-            guard storage.monitor != nil || simulated else { return nil }
+            guard isWatching(storage) else { return nil }
             storage.machine.stop()
             storage.monitor = nil
             storage.lastError = error

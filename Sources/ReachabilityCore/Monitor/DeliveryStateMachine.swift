@@ -118,7 +118,7 @@ struct DeliveryStateMachine<State: Sendable & Equatable>: Sendable, Equatable {
         }
         guard isRunning, generation >= self.generation else { return nil }
         self.generation = generation
-        if holdDown != nil, let holdDown = activeHoldDown { return hold(state, for: holdDown, at: now()) }
+        if let holdDown = activeHoldDown { return hold(state, for: holdDown, at: now()) }
         guard state != lastDelivered else { return nil }
         lastDelivered = state
         return .deliver(state, session: session)

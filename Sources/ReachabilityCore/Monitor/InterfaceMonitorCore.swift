@@ -47,8 +47,7 @@ final class InterfaceMonitorCore: Subscription {
     /// The namespace went away: the sequences finish and the monitor stops.
     func monitorFailed(_ error: ReachabilityError) {
         let streams = storage.withLock { storage -> [AsyncStream<[InterfaceDetails]>.Continuation]? in
-            let simulated = environment.simulation != nil && storage.machine.isActive
-            guard storage.monitor != nil || simulated else { return nil }
+            guard isWatching(storage) else { return nil }
             storage.machine.stop()
             storage.monitor = nil
             storage.lastError = error

@@ -157,8 +157,7 @@ final class PathMonitorCore: Subscription {
                 [AsyncStream<NetworkPath>.Continuation],
                 direct: (@Sendable (NetworkPath) -> Void)?
             )? in
-            let simulated = environment.simulation != nil && storage.machine.isActive
-            guard storage.monitor != nil || simulated else { return nil }
+            guard isWatching(storage) else { return nil }
             let last: NetworkPath? = storage.machine.lastDelivered == .unsatisfied ? nil : .unsatisfied
             let direct = storage.direct
             storage.machine.stop()

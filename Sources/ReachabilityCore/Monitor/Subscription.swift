@@ -169,6 +169,12 @@ extension Subscription {
         completeStart(token, with: Self.simulated(first.states), generation: first.generation)
     }
 
+    /// Whether the loss of the namespace concerns this core now: it is registered
+    /// with a monitor, or it runs on a simulated network (which has none).
+    func isWatching(_ storage: Storage) -> Bool {
+        storage.monitor != nil || (environment.simulation != nil && storage.machine.isActive)
+    }
+
     /// Ends a start whose first evaluation failed; unregisters if it was still current.
     func abandonStart(_ token: UInt64) {
         let monitor = storage.withLock { storage -> NetlinkMonitor? in
