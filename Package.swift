@@ -76,10 +76,20 @@ let package = Package(
             pkgConfig: "libmnl",
             providers: [.apt(["libmnl-dev"])]
         ),
-        // Everything but what needs Foundation: Glibc and Dispatch only.
+        // Everything but what needs Foundation: Glibc and Dispatch only. Three targets, the
+        // layers of docs/DESIGN.md §4.1, so that no code uses a layer above its own: the
+        // system calls; the values, locks and threads, and the netlink codec; the machines,
+        // monitors and the public API, which re-exports the values.
+        .target(name: "ReachabilitySystem", dependencies: ["CNetlink"]),
+        .target(
+            name: "ReachabilityBase",
+            dependencies: ["ReachabilitySystem", "CNetlink", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(
             name: "ReachabilityCore",
-            dependencies: ["CNetlink", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "ReachabilityBase", "ReachabilitySystem", "CNetlink", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // ReachabilityCore re-exported, plus NotificationCenter posts and Compat/.
         .target(name: "Reachability", dependencies: ["ReachabilityCore"]),
@@ -158,24 +168,29 @@ let package = Package(
         .target(name: "TestSupport", dependencies: [], path: "Tests/TestSupport"),
         .testTarget(
             name: "ReachabilityTests",
-            dependencies: ["Reachability", "ReachabilityCore", "TestSupport"],
+            dependencies: [
+                "Reachability", "ReachabilityCore", "ReachabilityBase", "ReachabilitySystem", "TestSupport",
+            ],
             exclude: ["Support/capture_fixtures.py"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "ConnectivityTests",
-            dependencies: ["Connectivity", "Reachability", "ReachabilityCore", "TestSupport"]
+            dependencies: ["Connectivity", "Reachability", "ReachabilityCore", "ReachabilityBase", "TestSupport"]
         ),
         .testTarget(
             name: "ReachabilityTestKitTests",
-            dependencies: ["ReachabilityTestKit", "ReachabilityObservable", "Reachability", "Connectivity"]
+            dependencies: [
+                "ReachabilityTestKit", "ReachabilityObservable", "Reachability", "ReachabilitySystem", "Connectivity",
+            ]
         ),
         .testTarget(
             name: "ReachabilityIntegrationTests",
             // The CLI tests run the built `reachability` binary inside test namespaces;
             // the Connectivity tests probe real SwiftNIO HTTP servers there.
             dependencies: [
-                "Reachability", "ReachabilityCore", "Connectivity", "ConnectivityURLSession", "ReachabilityCompat",
+                "Reachability", "ReachabilityCore", "ReachabilityBase", "ReachabilitySystem", "Connectivity",
+                "ConnectivityURLSession", "ReachabilityCompat",
                 "ReachabilityCLI", "ReachabilityFullCLI", "ReachabilityCommands", "ReachabilityMetrics",
                 "ReachabilityServiceLifecycle",
                 // Conditional like the library's, so that `--disable-default-traits`

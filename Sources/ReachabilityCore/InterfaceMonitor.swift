@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 /// Watches every interface of a namespace, as `networkctl list` or `ip monitor link
 /// address` would show them, and reports each change: carrier, administrative and
 /// operational state, addresses (with DAD state), default routes.

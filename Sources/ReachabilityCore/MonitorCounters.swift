@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 /// The counters of a namespace's shared netlink monitor, for metrics and diagnostics
 /// (`reachability exporter` serves them as `reachability_monitor_*_total`).
 ///

@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 /// A snapshot of the namespace's interfaces, for tools like `reachability interfaces`.
 public enum NetworkInterfaces {
     /// Every interface with its state and addresses, by index. Default routes are

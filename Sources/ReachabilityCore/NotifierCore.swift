@@ -1,4 +1,5 @@
 import Dispatch
+@_spi(Testing) import ReachabilityBase
 
 /// What a notifier watches: a fixed target, or a hostname resolved as it goes.
 enum NotifierSpec: Sendable, Hashable {

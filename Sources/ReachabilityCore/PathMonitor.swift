@@ -1,5 +1,7 @@
 public import Dispatch
 import Glibc
+@_spi(Testing) import ReachabilityBase
+@_spi(Testing) import ReachabilitySystem
 
 /// Watches the host's network path, as NWPathMonitor does: whether traffic can
 /// get out, over which interfaces in order of preference, with which gateways,

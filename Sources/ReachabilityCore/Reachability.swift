@@ -1,4 +1,5 @@
 public import Dispatch
+@_exported @_spi(Testing) public import ReachabilityBase
 
 /// Can this host reach a target now, over what kind of link — and tell me the
 /// moment that changes. Apple's SCNetworkReachability / Reachability model, driven

@@ -1,6 +1,7 @@
 import Connectivity
 import Foundation
 import Reachability
+@_spi(Testing) import ReachabilitySystem
 import Testing
 
 @_spi(Testing) @testable import ReachabilityCore

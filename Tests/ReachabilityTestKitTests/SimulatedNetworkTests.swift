@@ -2,6 +2,7 @@ import Connectivity
 import Dispatch
 import Foundation
 @_spi(Testing) import Reachability
+@_spi(Testing) import ReachabilitySystem
 import ReachabilityTestKit
 import Testing
 

@@ -1,6 +1,7 @@
 import Reachability
 import Testing
 
+@_spi(Testing) @testable import ReachabilityBase
 @_spi(Testing) @testable import ReachabilityCore
 
 /// `InterfaceClassifier.classify` (DESIGN §3) against a fake sysfs tree.

@@ -2,6 +2,7 @@ import Glibc
 import Reachability
 import Testing
 
+@_spi(Testing) @testable import ReachabilityBase
 @_spi(Testing) @testable import ReachabilityCore
 
 /// Strict parsing of address literals: valid forms round-trip, everything else

@@ -1,6 +1,7 @@
 import Reachability
 import Testing
 
+@_spi(Testing) @testable import ReachabilityBase
 @_spi(Testing) @testable import ReachabilityCore
 
 /// `InterfaceTable.apply(_:classify:)`: what it stores, and when it reports a change.

@@ -2,6 +2,7 @@ import Foundation
 import Reachability
 import Testing
 
+@_spi(Testing) @testable import ReachabilityBase
 @_spi(Testing) @testable import ReachabilityCore
 
 /// Reading Android's `ANDROID_METERED` (DHCP option 43) from the lease files

@@ -1,6 +1,7 @@
 import Reachability
 import Testing
 
+@_spi(Testing) @testable import ReachabilityBase
 @_spi(Testing) @testable import ReachabilityCore
 
 /// A pass's lookups without a kernel: de-duplication, the answers back to each

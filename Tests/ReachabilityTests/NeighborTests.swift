@@ -1,6 +1,7 @@
 import Reachability
 import Testing
 
+@_spi(Testing) @testable import ReachabilityBase
 @_spi(Testing) @testable import ReachabilityCore
 
 /// Neighbor-table messages (RTM_NEWNEIGH / RTM_DELNEIGH): parsing, and what the

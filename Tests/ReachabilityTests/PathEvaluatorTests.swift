@@ -3,6 +3,7 @@ import Glibc
 import Reachability
 import Testing
 
+@_spi(Testing) @testable import ReachabilityBase
 @_spi(Testing) @testable import ReachabilityCore
 
 /// The pure path evaluation: ordering, filters, reasons, gateways, families, DNS.

@@ -1,6 +1,7 @@
 import Reachability
 import Testing
 
+@_spi(Testing) @testable import ReachabilityBase
 @_spi(Testing) @testable import ReachabilityCore
 
 /// The reader thread's decisions and its drain, with no kernel and no root: the

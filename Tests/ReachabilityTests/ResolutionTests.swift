@@ -1,7 +1,9 @@
 import Foundation
 import Reachability
+@_spi(Testing) import ReachabilitySystem
 import Testing
 
+@_spi(Testing) @testable import ReachabilityBase
 @_spi(Testing) @testable import ReachabilityCore
 
 /// The pure parts of hostname resolution: the schedule (coalescing, interval,

@@ -2,6 +2,7 @@ import Glibc
 import Reachability
 import Testing
 
+@_spi(Testing) @testable import ReachabilityBase
 @_spi(Testing) @testable import ReachabilityCore
 
 /// Generic netlink messages as the kernel sends them, built byte by byte from

@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 /// Asks the kernel: the answers to `requests`, in the same order.
 typealias Lookup = (_ requests: [LookupRequest]) throws(ReachabilityError) -> [LookupResult]
 

@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 /// Turns the kernel's routing answer and the interface table into flags: the
 /// table of DESIGN §2. Pure: no I/O, no clock, no state.
 @_spi(Testing) public enum FlagsEvaluator {

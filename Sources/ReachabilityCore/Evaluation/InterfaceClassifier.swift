@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 /// The few facts classification needs beyond netlink: udev's DEVTYPE and whether
 /// the device is wireless. Classification only asks; the monitor supplies them
 /// (``SysfsReader`` reads `/sys` or a fake tree), tests and the fuzzer answer from

@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 /// The interface list as an ``Evaluation``: one `fibmatch` lookup per interface and
 /// family finds the default routes; everything else comes from the table. What
 /// ``NetworkInterfaces/list(environment:)`` evaluates once and an

@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 /// Builds a `NetworkPath` from the interface table and the kernel's answers.
 /// Pure: the reader thread and one-off evaluations call it with what they looked up.
 @_spi(Testing) public struct PathEvaluator: Sendable, Hashable {

@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 /// How an interface was classified: its public type, and whether it is a VPN,
 /// tunnel or PPP link (which makes routes over it "transient").
 @_spi(Testing) public struct InterfaceClassification: Sendable, Equatable {

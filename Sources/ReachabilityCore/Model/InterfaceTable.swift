@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 /// What the monitor knows about one interface: its link state, its addresses,
 /// and how it was classified.
 @_spi(Testing) public struct InterfaceState: Sendable, Equatable {

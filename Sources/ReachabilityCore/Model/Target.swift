@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 /// What a `Reachability` instance watches.
 enum Target: Sendable, Hashable, CustomStringConvertible {
     /// The Internet (Apple's 0.0.0.0): the better of an IPv4 and an IPv6 lookup

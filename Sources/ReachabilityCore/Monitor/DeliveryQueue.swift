@@ -1,4 +1,5 @@
 import Dispatch
+@_spi(Testing) import ReachabilityBase
 
 /// The serial queue the library delivers on when it is given none
 /// (`Reachability.defaultNotificationQueue`, a `PathMonitor` never started on a queue).

@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 /// Decides what a notifier (Reachability or PathMonitor) delivers. Pure: it returns actions, and its owner
 /// performs them after unlocking.
 ///

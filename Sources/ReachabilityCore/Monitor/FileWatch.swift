@@ -1,5 +1,7 @@
 import CNetlink
 import Glibc
+@_spi(Testing) import ReachabilityBase
+@_spi(Testing) import ReachabilitySystem
 
 /// Watches a few directories with inotify for changes to the files of interest in
 /// them: the resolver's configuration, and the file a watched namespace is bound

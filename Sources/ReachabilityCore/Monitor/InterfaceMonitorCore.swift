@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 /// The part of an `InterfaceMonitor` the netlink monitor holds: a ``Subscription``
 /// over ``InterfacesEvaluation``, delivering to the streams only.
 final class InterfaceMonitorCore: Subscription {

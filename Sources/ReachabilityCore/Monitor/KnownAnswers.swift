@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 /// The kernel's answers of the last pass, which hold until something that can
 /// move one happens: what a pass after route events alone keeps where no drained
 /// prefix covers a lookup (``ReaderMachine``), and the links a link-down ends the

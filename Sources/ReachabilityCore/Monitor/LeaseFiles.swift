@@ -1,4 +1,6 @@
 import Glibc
+@_spi(Testing) import ReachabilityBase
+@_spi(Testing) import ReachabilitySystem
 
 /// Reads the DHCP leases the host's clients recorded, for one fact: whether the
 /// network said it is metered with Android's `ANDROID_METERED` in DHCP option 43

@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 /// One evaluation pass's lookups, apart from their I/O: every client's plan's
 /// requests de-duplicated (an identical lookup is asked once, at its first
 /// place), each plan's answers out of the shared ones, and the gateways they

@@ -1,3 +1,6 @@
+@_spi(Testing) import ReachabilityBase
+@_spi(Testing) import ReachabilitySystem
+
 /// One monitor per watched namespace, shared by every client in the process:
 /// started by the first client, stopped after the last one leaves. Ten thousand
 /// targets share one event socket.

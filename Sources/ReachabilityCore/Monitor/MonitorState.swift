@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 extension NetlinkMonitor {
     /// The monitor's state under its lock, with the pure rules that change it
     /// when plans change, a pass begins or ends, or a start looks up outside a

@@ -1,6 +1,8 @@
 import Dispatch
 import Glibc
 import Logging
+@_spi(Testing) import ReachabilityBase
+@_spi(Testing) import ReachabilitySystem
 import Synchronization
 
 /// Something the monitor re-evaluates after every relevant kernel event.

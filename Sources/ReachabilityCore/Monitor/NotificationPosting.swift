@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 /// An owner whose deliveries are also posted as a notification.
 ///
 /// `ReachabilityCore` has no Foundation import, so that a program that uses only it

@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 /// What made the monitor run an evaluation pass: the kernel and file events it
 /// drained. The pass planner (``ReaderMachine``) decides from it which lookups to
 /// ask again; hostname targets use it to decide whether the network changed in a

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+@_spi(Testing) import ReachabilityBase
 
 /// The part of a `PathMonitor` the netlink monitor holds: a ``Subscription`` over
 /// a ``PathEvaluation``, delivering to one handler and the streams.

@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 /// What the reader thread drained in one wake-up: kernel events and file
 /// events, reduced to what the decisions need. Filled by the file watch
 /// (``noteFiles(_:)``), by ``ReaderDrain/drain(_:into:wakeup:destinations:classify:isGateway:carriesAnswers:)``

@@ -1,4 +1,6 @@
 import Glibc
+@_spi(Testing) import ReachabilityBase
+@_spi(Testing) import ReachabilitySystem
 
 /// Whether the namespace's resolver is configured and answers: what
 /// `reachability wait --dns` waits for (systemd-networkd-wait-online and nm-online

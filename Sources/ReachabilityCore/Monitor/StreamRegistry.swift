@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 /// The `AsyncStream`s a notifier feeds: each keeps only the newest value, and
 /// all of them finish when the notifier stops.
 package struct StreamRegistry<Element: Sendable>: Sendable {

@@ -1,4 +1,5 @@
 import Dispatch
+@_spi(Testing) import ReachabilityBase
 
 /// What a subscription keeps under its lock that the shared part needs.
 protocol SubscriptionStorage {

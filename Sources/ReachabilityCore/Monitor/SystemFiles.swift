@@ -1,4 +1,6 @@
 import Glibc
+@_spi(Testing) import ReachabilityBase
+@_spi(Testing) import ReachabilitySystem
 
 // The files the monitor reads for evaluation, which itself reads none: sysfs for
 // interface classification, resolv.conf for `NetworkPath.supportsDNS`.

@@ -1,5 +1,7 @@
 import Dispatch
 import Glibc
+@_spi(Testing) import ReachabilityBase
+@_spi(Testing) import ReachabilitySystem
 
 /// Reads the nl80211 status (SSID, signal) of a monitor's Wi-Fi links off its
 /// reader thread (DESIGN §6.3): a pass's lines never wait for a driver. Its

@@ -1,3 +1,5 @@
+@_spi(Testing) import ReachabilityBase
+
 /// One resolution of a name, the way a hostname target resolves it: getaddrinfo
 /// inside the environment's namespace (with `/etc/netns/NAME` for a named one),
 /// through the environment's system calls.

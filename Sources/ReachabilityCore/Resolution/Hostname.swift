@@ -1,4 +1,5 @@
 import Glibc
+@_spi(Testing) import ReachabilityBase
 
 /// Validation of hostnames given to `Reachability(hostname:)`.
 enum Hostname {

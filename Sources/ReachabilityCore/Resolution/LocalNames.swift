@@ -1,4 +1,6 @@
 import Glibc
+@_spi(Testing) import ReachabilityBase
+@_spi(Testing) import ReachabilitySystem
 
 /// Which names the system resolver answers from the hosts file without asking a
 /// server: nsswitch.conf's `hosts:` line lists `files` first, and the name (any

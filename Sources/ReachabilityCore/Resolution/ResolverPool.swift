@@ -1,5 +1,7 @@
 import Dispatch
 import Glibc
+@_spi(Testing) import ReachabilityBase
+@_spi(Testing) import ReachabilitySystem
 
 /// What one resolution of a name gave.
 enum Resolution: Sendable, Equatable {

@@ -1,3 +1,6 @@
+@_spi(Testing) import ReachabilityBase
+@_spi(Testing) import ReachabilitySystem
+
 /// Decides when each hostname resolution runs. Pure: the resolver pool feeds it
 /// requests, worker events and clock readings, and does what it answers.
 ///

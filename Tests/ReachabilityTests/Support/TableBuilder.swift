@@ -1,5 +1,6 @@
 import Reachability
 
+@_spi(Testing) @testable import ReachabilityBase
 @_spi(Testing) @testable import ReachabilityCore
 
 /// Link flags of a typical interface in each state.

@@ -2,33 +2,33 @@ import Glibc
 
 /// What nl80211 says about one wireless interface: the signal of the access point
 /// it is associated with, that signal's ``LinkQuality`` bucket, and the SSID.
-struct WirelessStatus: Sendable, Hashable {
+package struct WirelessStatus: Sendable, Hashable {
     /// NL80211_ATTR_IFTYPE (NL80211_IFTYPE_*: 2 station, 3 access point, 8 P2P
     /// client, …), when the kernel named it.
-    var interfaceType: UInt32?
+    package var interfaceType: UInt32?
     /// The SSID's raw octets (0...32, any bytes: an SSID need not be UTF-8), or nil
     /// when the kernel gave none or an empty one (not associated). Exact: use
     /// these, not ``ssid``, to tell networks apart.
-    var ssidBytes: [UInt8]?
+    package var ssidBytes: [UInt8]?
     /// The MAC address of the station whose signal is reported: for a client
     /// interface, the access point (the BSSID); nil when there is none.
-    var accessPoint: [UInt8]?
+    package var accessPoint: [UInt8]?
     /// The signal in dBm (the driver's average when it keeps one, else the last
     /// received frame's), or nil: not a client interface, not associated, or a
     /// driver that does not report it.
-    var signalDBm: Int?
+    package var signalDBm: Int?
 
     /// The bucket of ``signalDBm`` (``LinkQuality/unknown`` without one).
-    var linkQuality: LinkQuality { signalDBm.map(LinkQuality.init(signalDBm:)) ?? .unknown }
+    package var linkQuality: LinkQuality { signalDBm.map(LinkQuality.init(signalDBm:)) ?? .unknown }
 
     /// The SSID for display: the text when its octets are UTF-8 without control
     /// characters, else printable ASCII with every other byte as `\xNN` and a
     /// backslash as `\\` (as `iw` prints one). Two SSIDs may display alike; compare
     /// ``ssidBytes``.
-    var ssid: String? { ssidBytes.map(Self.display) }
+    package var ssid: String? { ssidBytes.map(Self.display) }
 
     /// A status; an empty SSID is kept as none.
-    init(
+    package init(
         interfaceType: UInt32? = nil, ssidBytes: [UInt8]? = nil, accessPoint: [UInt8]? = nil, signalDBm: Int? = nil
     ) {
         self.interfaceType = interfaceType
@@ -38,7 +38,7 @@ struct WirelessStatus: Sendable, Hashable {
     }
 
     /// The display form of SSID octets (see ``ssid``).
-    static func display(_ bytes: [UInt8]) -> String {
+    package static func display(_ bytes: [UInt8]) -> String {
         if let text = String(validating: bytes, as: UTF8.self),
             !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
         {
@@ -69,9 +69,9 @@ struct WirelessStatus: Sendable, Hashable {
 /// thread that enters it, see ``JoinableThread/inNamespace(_:overlayEtc:_:)``),
 /// closed before returning. All of a read's exchanges share one deadline
 /// (``defaultTimeout``); a dump is cut at 4,096 datagrams or 1,024 messages.
-enum WirelessInfo {
+package enum WirelessInfo {
     /// Why there is no wireless status.
-    enum Unavailable: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum Unavailable: Error, Sendable, Hashable, CustomStringConvertible {
         /// The kernel has no `nl80211` generic netlink family (the controller answers
         /// ENOENT): no cfg80211, so no Wi-Fi device at all.
         case noNL80211
@@ -83,7 +83,7 @@ enum WirelessInfo {
         case failed(ReachabilityError)
 
         /// Why, in a sentence for logs and the CLI.
-        var description: String {
+        package var description: String {
             switch self {
             case .noNL80211: "no nl80211 in this kernel (no cfg80211)"
             case .notWireless(let errno):
@@ -94,10 +94,10 @@ enum WirelessInfo {
     }
 
     /// How long one read may take, all exchanges together.
-    static let defaultTimeout: Duration = .seconds(2)
+    package static let defaultTimeout: Duration = .seconds(2)
     /// Reads interface `interfaceIndex` of `environment`'s namespace. Never throws;
     /// returns within about `timeout` (plus entering the namespace).
-    static func read(
+    package static func read(
         interfaceIndex: Int32, environment: NetworkEnvironment = .default, timeout: Duration = defaultTimeout
     ) -> Result<WirelessStatus, Unavailable> {
         guard interfaceIndex > 0 else { return .failure(.notWireless(errno: GenlErrno.noDevice)) }
@@ -119,7 +119,7 @@ enum WirelessInfo {
     }
 
     /// The read over any transport (tests script the kernel's side).
-    static func read<Transport>(interfaceIndex: Int32, session: GenericNetlinkSession<Transport>) -> Result<
+    package static func read<Transport>(interfaceIndex: Int32, session: GenericNetlinkSession<Transport>) -> Result<
         WirelessStatus, Unavailable
     > {
         do throws(ReachabilityError) {

@@ -1,5 +1,5 @@
 import CNetlink
-import Glibc
+package import Glibc
 
 // Sockets, libmnl's netlink sockets, poll and eventfd: the calls of the monitor,
 // its netlink sockets and the resolver check. Every `subject` names the socket (a
@@ -8,7 +8,8 @@ import Glibc
 
 extension SystemCalls {
     /// socket(2) (close-on-exec is added).
-    func socket(family: Int32, type: Int32, protocol: Int32 = 0, subject: String) -> Result<Int32, SystemError> {
+    package func socket(family: Int32, type: Int32, protocol: Int32 = 0, subject: String) -> Result<Int32, SystemError>
+    {
         let (fd, error) = perform(.socket, subject, retryingInterrupts: false) {
             Glibc.socket(family, type | Int32(SOCK_CLOEXEC.rawValue), `protocol`)
         }
@@ -16,7 +17,9 @@ extension SystemCalls {
     }
 
     /// connect(2) to `address` (`length` bytes).
-    func connect(_ fd: Int32, to address: UnsafePointer<sockaddr>, length: socklen_t, subject: String)
+    package func connect(
+        _ fd: Int32, to address: UnsafePointer<Glibc.sockaddr>, length: Glibc.socklen_t, subject: String
+    )
         -> Result<Void, SystemError>
     {
         let (rc, error) = perform(.connect, subject, retryingInterrupts: false) { Glibc.connect(fd, address, length) }
@@ -24,7 +27,7 @@ extension SystemCalls {
     }
 
     /// send(2) of `bytes`, EINTR retried: how many bytes were sent.
-    func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, subject: String) -> Result<Int, SystemError> {
+    package func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, subject: String) -> Result<Int, SystemError> {
         let (count, error) = perform(.send, subject, retryingInterrupts: true) {
             Glibc.send(fd, bytes.baseAddress, bytes.count, 0)
         }
@@ -32,7 +35,9 @@ extension SystemCalls {
     }
 
     /// recv(2) into `buffer`, EINTR retried: how many bytes came.
-    func recv(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, subject: String) -> Result<Int, SystemError> {
+    package func recv(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, subject: String) -> Result<
+        Int, SystemError
+    > {
         let (count, error) = perform(.recv, subject, retryingInterrupts: true) {
             Glibc.recv(fd, buffer.baseAddress, buffer.count, 0)
         }
@@ -40,13 +45,13 @@ extension SystemCalls {
     }
 
     /// One datagram as recvmmsg(2) gave it on a netlink socket.
-    struct NetlinkReceipt {
+    package struct NetlinkReceipt {
         /// Its length in bytes (at the start of the buffer).
-        var count: Int
+        package var count: Int
         /// The sender's port: 0 for the kernel.
-        var senderPort: UInt32
+        package var senderPort: UInt32
         /// Its `msg_flags` (MSG_TRUNC: the datagram did not fit).
-        var flags: Int32
+        package var flags: Int32
     }
 
     /// recvmmsg(2) of the datagrams queued on netlink socket `fd`, without waiting:
@@ -55,7 +60,7 @@ extension SystemCalls {
     /// many arrived (at least one); EAGAIN when none was queued. EINTR retried. One
     /// system call for a burst of events where recvmsg(2) would take one per
     /// datagram; fault plans see it as `.recvmsg`, the call it replaced.
-    func recvmmsg(
+    package func recvmmsg(
         _ fd: Int32, into slots: UnsafeMutableRawBufferPointer, slotSize: Int,
         receipts: UnsafeMutableBufferPointer<NetlinkReceipt>, subject: String
     ) -> Result<Int, SystemError> {
@@ -95,7 +100,7 @@ extension SystemCalls {
     /// poll(2) on at most 64 descriptors (negative ones are skipped), EINTR retried,
     /// without allocating (the reader's wait on every wake-up): bit `i` of the
     /// answer is set when `fds[i]` is readable (or in error, or hung up).
-    func poll(_ fds: [Int32], timeoutMilliseconds: Int32, subject: String) -> Result<UInt64, SystemError> {
+    package func poll(_ fds: [Int32], timeoutMilliseconds: Int32, subject: String) -> Result<UInt64, SystemError> {
         precondition(fds.count <= 64, "poll takes at most 64 descriptors")
         return withUnsafeTemporaryAllocation(of: pollfd.self, capacity: fds.count) { entries in
             for (index, fd) in fds.enumerated() {
@@ -114,7 +119,9 @@ extension SystemCalls {
     }
 
     /// setsockopt(2) with an Int32 value.
-    func setOption(_ fd: Int32, level: Int32, name: Int32, value: Int32, subject: String) -> Result<Void, SystemError> {
+    package func setOption(_ fd: Int32, level: Int32, name: Int32, value: Int32, subject: String) -> Result<
+        Void, SystemError
+    > {
         var value = value
         let (rc, error) = perform(.setsockopt, subject, retryingInterrupts: false) {
             setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size))
@@ -124,7 +131,7 @@ extension SystemCalls {
     }
 
     /// getsockopt(2) for an Int32 value; nil when it fails.
-    func option(_ fd: Int32, level: Int32, name: Int32, subject: String) -> Int32? {
+    package func option(_ fd: Int32, level: Int32, name: Int32, subject: String) -> Int32? {
         var value: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         let (rc, _) = perform(.getsockopt, subject, retryingInterrupts: false) {
@@ -138,7 +145,7 @@ extension SystemCalls {
 
 extension SystemCalls {
     /// A netlink socket of protocol `bus` (libmnl's mnl_socket_open2: socket(2)).
-    func netlinkOpen(bus: Int32, flags: Int32, subject: String) -> Result<OpaquePointer, SystemError> {
+    package func netlinkOpen(bus: Int32, flags: Int32, subject: String) -> Result<OpaquePointer, SystemError> {
         if let injected = injected(.socket, subject) {
             return .failure(SystemError("socket", subject: subject, errno: injected))
         }
@@ -150,18 +157,18 @@ extension SystemCalls {
 
     /// Binds a netlink socket to a port of the kernel's choosing, no groups
     /// (mnl_socket_bind: bind(2) and getsockname(2)).
-    func netlinkBind(_ handle: OpaquePointer, subject: String) -> Result<Void, SystemError> {
+    package func netlinkBind(_ handle: OpaquePointer, subject: String) -> Result<Void, SystemError> {
         let (rc, error) = perform(.bind, subject, retryingInterrupts: false) { mnl_socket_bind(handle, 0, 0) }
         return rc == 0 ? .success(()) : .failure(SystemError("bind", subject: subject, errno: error))
     }
 
     /// The descriptor of a libmnl socket (no system call: libmnl keeps it).
-    func netlinkDescriptor(_ handle: OpaquePointer) -> Int32 {
+    package func netlinkDescriptor(_ handle: OpaquePointer) -> Int32 {
         mnl_socket_get_fd(handle)
     }
 
     /// Sends `bytes` to the kernel (mnl_socket_sendto: sendto(2)), EINTR retried.
-    func netlinkSend(_ handle: OpaquePointer, _ bytes: UnsafeRawBufferPointer, subject: String)
+    package func netlinkSend(_ handle: OpaquePointer, _ bytes: UnsafeRawBufferPointer, subject: String)
         -> Result<Void, SystemError>
     {
         let (rc, error) = perform(.sendto, subject, retryingInterrupts: true) {
@@ -171,7 +178,7 @@ extension SystemCalls {
     }
 
     /// Closes a libmnl socket (close(2); as with ``close(_:)``, always closed).
-    func netlinkClose(_ handle: OpaquePointer) {
+    package func netlinkClose(_ handle: OpaquePointer) {
         _ = injected(.close, nil)
         _ = mnl_socket_close(handle)
     }
@@ -181,20 +188,20 @@ extension SystemCalls {
 
 extension SystemCalls {
     /// An eventfd(2), close-on-exec and non-blocking.
-    func eventfd() -> Result<Int32, SystemError> {
+    package func eventfd() -> Result<Int32, SystemError> {
         let (fd, error) = perform(.eventfd, nil, retryingInterrupts: false) { cnl_eventfd() }
         return fd >= 0 ? .success(fd) : .failure(SystemError(call: "eventfd", errno: error))
     }
 
     /// Adds one to an eventfd counter (wakes a poller). It can't fail but for a
     /// counter at its maximum, which one wake-up per stop never reaches.
-    func signal(_ fd: Int32) {
+    package func signal(_ fd: Int32) {
         var one: UInt64 = 1
         _ = withUnsafeBytes(of: &one) { write(fd, $0, subject: "eventfd") }
     }
 
     /// Resets an eventfd counter (nothing to read is no error: EAGAIN).
-    func drain(_ fd: Int32) {
+    package func drain(_ fd: Int32) {
         var value: UInt64 = 0
         _ = withUnsafeMutableBytes(of: &value) { read(fd, into: $0, subject: "eventfd") }
     }

@@ -1,4 +1,5 @@
 import Glibc
+@_spi(Testing) import ReachabilitySystem
 
 /// An IPv4 or IPv6 address, parsed strictly.
 ///
@@ -102,7 +103,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `count` (4 or 16) bytes in network order at `bytes`, at any alignment.
-    init(networkOrder bytes: UnsafeRawPointer, count: Int, scopeID: UInt32) {
+    package init(networkOrder bytes: UnsafeRawPointer, count: Int, scopeID: UInt32) {
         if count == 4 {
             family = .ipv4
             high = UInt64(UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self))) << 32
@@ -118,7 +119,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// Calls `body` with the address in network order (4 or 16 bytes), without
     /// making an array.
-    func withNetworkOrderBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+    package func withNetworkOrderBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
         var words = (high.bigEndian, low.bigEndian)
         return withUnsafeBytes(of: &words) { raw in
             body(UnsafeRawBufferPointer(rebasing: raw[0..<(family == .ipv4 ? 4 : 16)]))
@@ -126,7 +127,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `bytes` must hold exactly 4 or 16 bytes.
-    init(validBytes array: [UInt8], scopeID: UInt32) {
+    package init(validBytes array: [UInt8], scopeID: UInt32) {
         if array.count == 4 {
             family = .ipv4
             high = array.reduce(0) { $0 << 8 | UInt64($1) } << 32
@@ -142,7 +143,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether the first `length` bits equal `prefix`'s (same family; a length
     /// past the address's size compares it all).
-    func hasPrefix(_ prefix: IPAddress, length: Int) -> Bool {
+    package func hasPrefix(_ prefix: IPAddress, length: Int) -> Bool {
         guard family == prefix.family else { return false }
         let bits = min(max(length, 0), family == .ipv4 ? 32 : 128)
         func mask(_ count: Int) -> UInt64 { count <= 0 ? 0 : count >= 64 ? ~0 : ~0 << UInt64(64 - count) }
@@ -173,11 +174,11 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// This address with no zone.
-    var withoutZone: IPAddress { scopeID == 0 ? self : IPAddress(validBytes: bytes, scopeID: 0) }
+    package var withoutZone: IPAddress { scopeID == 0 ? self : IPAddress(validBytes: bytes, scopeID: 0) }
 
     /// The network of this address with a prefix of `length` bits: the bits past
     /// it cleared, no zone.
-    func network(prefixLength length: Int) -> IPAddress {
+    package func network(prefixLength length: Int) -> IPAddress {
         let bits = min(max(length, 0), family == .ipv4 ? 32 : 128)
         let masked = bytes.enumerated().map { position, byte -> UInt8 in
             let kept = min(max(bits - position * 8, 0), 8)
@@ -187,7 +188,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The same address, ignoring the zone.
-    func sameAddress(as other: IPAddress) -> Bool {
+    package func sameAddress(as other: IPAddress) -> Bool {
         family == other.family && high == other.high && low == other.low
     }
 
@@ -238,13 +239,13 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         return IPAddress(validBytes: [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: v4 >> $0) }, scopeID: 0)
     }
 
-    var isMulticastLinkLocal: Bool { family == .ipv6 && high >> 48 == 0xFF02 }
+    package var isMulticastLinkLocal: Bool { family == .ipv6 && high >> 48 == 0xFF02 }
 
     /// True for 0.0.0.0 and ::.
-    var isUnspecified: Bool { high == 0 && low == 0 }
+    package var isUnspecified: Bool { high == 0 && low == 0 }
 
     /// IPv4 0.0.0.0, Apple's "the Internet" target.
-    static let ipv4Any = IPAddress(validBytes: [0, 0, 0, 0], scopeID: 0)
+    package static let ipv4Any = IPAddress(validBytes: [0, 0, 0, 0], scopeID: 0)
 
     private static func parse(_ string: String, family: Int32, size: Int) -> [UInt8]? {
         var out = [UInt8](repeating: 0, count: size)

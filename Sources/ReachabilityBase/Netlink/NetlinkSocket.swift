@@ -1,29 +1,30 @@
 import CNetlink
 import Glibc
+@_spi(Testing) package import ReachabilitySystem
 
 /// One netlink socket, over libmnl: rtnetlink (the default), or generic netlink
 /// for nl80211 (`GenericNetlink.swift`). Not thread-safe: each owner serializes
 /// its use (the monitor keeps the request socket behind a lock, and only the
 /// reader thread touches the event socket).
-final class NetlinkSocket {
+package final class NetlinkSocket {
     private let handle: OpaquePointer
     /// The descriptor, for poll(2).
-    let fd: Int32
+    package let fd: Int32
     /// `[fd]`, made once: what a wait for a reply polls.
     private let pollSet: [Int32]
     /// Every call on the socket goes through these (the environment's).
     private let system: SystemCalls
     /// The protocol and role ("NETLINK_ROUTE events"): the subject of its calls in
     /// errors and fault plans.
-    let label: String
+    package let label: String
     private var sequence: UInt32
     /// Receive buffer: ``datagramsPerRead`` slots of ``slotSize`` bytes, one per
     /// datagram of a read (dumps send up to 32 KiB per datagram).
     private let buffer: UnsafeMutableRawBufferPointer
     /// How many datagrams one read (recvmmsg) takes at most.
-    let datagramsPerRead: Int
+    package let datagramsPerRead: Int
     /// Each datagram's room in `buffer`.
-    static let slotSize = 64 << 10
+    package static let slotSize = 64 << 10
     /// The last read's datagrams: their lengths, senders and flags.
     private let receipts: UnsafeMutableBufferPointer<SystemCalls.NetlinkReceipt>
     /// How many datagrams the last read brought, and how many were handed out.
@@ -34,18 +35,18 @@ final class NetlinkSocket {
     /// datagram that came since makes poll(2) return at once).
     private var readTheQueueEmpty = false
     /// How many datagrams a burst's first read takes (``init(receiveBuffer:groups:optionalGroups:bus:role:datagramsPerRead:firstRead:systemCalls:)``).
-    let firstRead: Int
+    package let firstRead: Int
     /// The next read is a burst's first: the socket was found empty (or never read).
     private var burstStarts = true
     /// Where a window of requests is written before its one write: allocated once,
     /// not per pass (each request takes at most ``requestSlot`` bytes).
     private let requestBuffer: UnsafeMutableRawBufferPointer
     /// The room one request may take: header, rtmsg, RTA_DST, RTA_SRC, RTA_OIF.
-    static let requestSlot = 96
+    package static let requestSlot = 96
     /// How long a request may wait for the kernel's answer.
-    static let replyTimeoutMilliseconds: Int32 = 5000
+    package static let replyTimeoutMilliseconds: Int32 = 5000
     /// Lookups sent per write; each answer is one datagram on the receive queue.
-    static let lookupWindow = 128
+    package static let lookupWindow = 128
 
     /// Opens a non-blocking NETLINK_ROUTE socket, joins `groups` (and those of
     /// `optionalGroups` the kernel has), and asks for a receive buffer of `receiveBuffer` bytes (SO_RCVBUFFORCE when privileged,
@@ -64,7 +65,7 @@ final class NetlinkSocket {
     /// a burst's first two costs a fraction of reading all of it, cold; one alone
     /// would leave a burst of one unknown to be over, and cost another read
     /// (docs/BENCHMARKS-HISTORY.md, "Issue 30: a link going down").
-    init(
+    package init(
         receiveBuffer: Int, groups: [UInt32] = [], optionalGroups: [UInt32] = [], bus: Int32 = netlinkRoute,
         role: String,
         datagramsPerRead: Int = 1, firstRead: Int? = nil, systemCalls: SystemCalls
@@ -134,11 +135,11 @@ final class NetlinkSocket {
     }
 
     /// The receive buffer the kernel granted (it reports double the request).
-    var receiveBufferSize: Int {
+    package var receiveBufferSize: Int {
         Int(system.option(fd, level: SockOpt.solSocket, name: SockOpt.rcvbuf, subject: label) ?? 0)
     }
 
-    enum Received {
+    package enum Received {
         /// One datagram; the bytes are valid until the next receive (and until the
         /// receive that reads the socket again, after the rest of its read).
         case datagram(UnsafeRawBufferPointer)
@@ -149,17 +150,17 @@ final class NetlinkSocket {
     }
 
     /// Whether the last read's datagrams are not all handed out yet.
-    var holdsReadDatagrams: Bool { handedOut < received }
+    package var holdsReadDatagrams: Bool { handedOut < received }
 
     /// Datagrams dropped because they did not come from the kernel.
-    private(set) var foreignDatagrams = 0
+    package private(set) var foreignDatagrams = 0
 
     /// Receives one datagram without blocking. Only the kernel's datagrams count:
     /// a process with CAP_NET_ADMIN in the namespace (a container's root) can send
     /// to rtnetlink groups or to our port, so anything whose sender is not port 0
     /// is dropped before it is parsed. A truncated datagram reports an overrun.
     /// Datagrams are read ``datagramsPerRead`` at a time and handed out one by one.
-    func receive() throws(ReachabilityError) -> Received {
+    package func receive() throws(ReachabilityError) -> Received {
         while true {
             if handedOut < received {
                 let slot = handedOut
@@ -230,14 +231,14 @@ final class NetlinkSocket {
     }
 
     /// Waits until a datagram is queued; false at the deadline.
-    func waitReadable(timeoutMilliseconds: Int32) throws(ReachabilityError) -> Bool {
+    package func waitReadable(timeoutMilliseconds: Int32) throws(ReachabilityError) -> Bool {
         switch system.poll(pollSet, timeoutMilliseconds: timeoutMilliseconds, subject: label) {
         case .success(let ready): return ready != 0
         case .failure(let failure): throw failure.reachabilityError
         }
     }
 
-    func send(_ bytes: UnsafeRawBufferPointer) throws(ReachabilityError) {
+    package func send(_ bytes: UnsafeRawBufferPointer) throws(ReachabilityError) {
         // A request's answers are queued by the time the send returns: a new burst.
         readTheQueueEmpty = false
         burstStarts = true
@@ -256,7 +257,7 @@ final class NetlinkSocket {
     /// Dumps every link (RTM_GETLINK) or every address (RTM_GETADDR) of the
     /// namespace. A dump the kernel marks NLM_F_DUMP_INTR (the table changed
     /// under it) is retried.
-    func dump(_ type: UInt16, headerSize: Int = MemoryLayout<ifinfomsg>.size) throws(ReachabilityError)
+    package func dump(_ type: UInt16, headerSize: Int = MemoryLayout<ifinfomsg>.size) throws(ReachabilityError)
         -> [NetlinkMessage]
     {
         for _ in 0..<16 {
@@ -331,7 +332,7 @@ final class NetlinkSocket {
     /// the kernel's answer to a lookup leaves it out, its answer to the same lookup
     /// with RTM_F_FIB_MATCH (the table entry that answered) has it, so each IPv6
     /// request is asked both ways in the same write.
-    func lookup(_ requests: [LookupRequest], behindChanges: Bool = true) throws(ReachabilityError)
+    package func lookup(_ requests: [LookupRequest], behindChanges: Bool = true) throws(ReachabilityError)
         -> [LookupResult]
     {
         var results = [LookupResult](repeating: .noRoute(errno: 0), count: requests.count)
@@ -402,7 +403,7 @@ final class NetlinkSocket {
 
     /// Writes an RTM_GETLINK for interface index 0 with no name into `raw`: the kernel
     /// takes RTNL to answer it, then refuses it (EINVAL). Returns its length.
-    static func putRoutingLockBarrier(seq: UInt32, into raw: UnsafeMutableRawBufferPointer) -> Int {
+    package static func putRoutingLockBarrier(seq: UInt32, into raw: UnsafeMutableRawBufferPointer) -> Int {
         let header = mnl_nlmsg_put_header(raw.baseAddress)!
         header.pointee.nlmsg_type = NLMsgType.getLink
         header.pointee.nlmsg_flags = NLMsgFlag.request
@@ -477,7 +478,8 @@ final class NetlinkSocket {
     }
 
     /// Writes one RTM_GETROUTE request into `raw`; returns its length.
-    static func putLookup(_ request: LookupRequest, seq: UInt32, into raw: UnsafeMutableRawBufferPointer) -> Int {
+    package static func putLookup(_ request: LookupRequest, seq: UInt32, into raw: UnsafeMutableRawBufferPointer) -> Int
+    {
         let header = mnl_nlmsg_put_header(raw.baseAddress)!
         header.pointee.nlmsg_type = NLMsgType.getRoute
         header.pointee.nlmsg_flags = NLMsgFlag.request

@@ -111,7 +111,7 @@ import Glibc
         case always
 
         /// How many calls it takes; nil: all.
-        var calls: Int? {
+        package var calls: Int? {
             switch self {
             case .once: 1
             case .times(let times): max(times, 0)
@@ -122,23 +122,23 @@ import Glibc
 
     /// A rule of the plan, as ``inject(_:errno:count:after:matching:)`` returned it.
     @_spi(Testing) public struct Rule: Hashable, Sendable {
-        let id: Int
+        package let id: Int
     }
 
     private struct Entry {
-        var call: Call
-        var errno: Int32
+        package var call: Call
+        package var errno: Int32
         /// Failures left; nil: always.
-        var remaining: Int?
+        package var remaining: Int?
         /// Matching calls to let through first.
-        var skip: Int
-        var subject: String?
+        package var skip: Int
+        package var subject: String?
         /// A rule that delays the call rather than failing it.
-        var delay: Duration? = nil
-        var fired = 0
-        var active = true
+        package var delay: Duration? = nil
+        package var fired = 0
+        package var active = true
 
-        func matches(_ call: Call, _ subject: String?) -> Bool {
+        package func matches(_ call: Call, _ subject: String?) -> Bool {
             guard active, call == self.call else { return false }
             guard let wanted = self.subject else { return true }
             guard let subject else { return false }
@@ -155,8 +155,8 @@ import Glibc
     }
 
     private struct State {
-        var entries: [Entry] = []
-        var attempts: [Call: Int] = [:]
+        package var entries: [Entry] = []
+        package var attempts: [Call: Int] = [:]
     }
 
     // A pthread mutex, as the package's `LockedValue` (which sits in a layer above
@@ -237,7 +237,7 @@ import Glibc
 
     /// The errno `call` on `subject` fails with now, if a rule says so; counts the
     /// attempt and the rules' skips and failures.
-    func failure(of call: Call, subject: String?) -> Int32? {
+    package func failure(of call: Call, subject: String?) -> Int32? {
         let (failure, delay, delaying) = withLock { state -> (Int32?, Duration, [Int]) in
             state.attempts[call, default: 0] += 1
             var failure: Int32?

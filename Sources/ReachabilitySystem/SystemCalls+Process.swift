@@ -1,5 +1,5 @@
-import CNetlink
-import Glibc
+package import CNetlink
+package import Glibc
 
 // Namespaces, mounts, inotify, pidfds, threads and the resolver: the calls around
 // the monitor's sockets rather than on them.
@@ -9,7 +9,7 @@ import Glibc
 extension SystemCalls {
     /// Opens a network namespace file without blocking (a FIFO at the path can't
     /// hang us) and checks that it really is one (ioctl NS_GET_NSTYPE).
-    func openNetworkNamespace(_ path: String) -> Result<Int32, SystemError> {
+    package func openNetworkNamespace(_ path: String) -> Result<Int32, SystemError> {
         let fd: Int32
         switch open(path, flags: O_RDONLY | O_NONBLOCK) {
         case .success(let opened): fd = opened
@@ -27,12 +27,12 @@ extension SystemCalls {
     }
 
     /// (device, inode) of an open file.
-    func fileIdentity(_ fd: Int32) -> Result<FileIdentity, SystemError> {
+    package func fileIdentity(_ fd: Int32) -> Result<FileIdentity, SystemError> {
         fstat(fd, subject: nil).map(\.identity)
     }
 
     /// Enters the network namespace behind `path` on the calling thread.
-    func enterNetworkNamespace(_ path: String) -> Result<Void, SystemError> {
+    package func enterNetworkNamespace(_ path: String) -> Result<Void, SystemError> {
         let fd: Int32
         switch openNetworkNamespace(path) {
         case .success(let opened): fd = opened
@@ -43,7 +43,7 @@ extension SystemCalls {
     }
 
     /// Enters the network namespace held open by `fd` on the calling thread (setns(2)).
-    func enterNetworkNamespace(fd: Int32, path: String) -> Result<Void, SystemError> {
+    package func enterNetworkNamespace(fd: Int32, path: String) -> Result<Void, SystemError> {
         let (rc, error) = perform(.setns, path, retryingInterrupts: false) { cnl_setns_net(fd) }
         return rc == 0 ? .success(()) : .failure(SystemError(call: "setns(\(path))", errno: error))
     }
@@ -51,7 +51,7 @@ extension SystemCalls {
     /// Gives the calling thread a private mount namespace whose mounts don't
     /// propagate back (unshare(2) CLONE_NEWNS | CLONE_FS, then mount(2) MS_SLAVE |
     /// MS_REC on /), as `ip netns exec` does before its bind mounts.
-    func privateMounts() -> Result<Void, SystemError> {
+    package func privateMounts() -> Result<Void, SystemError> {
         if let injected = injected(.unshare, nil) {
             return .failure(SystemError(call: "unshare(CLONE_NEWNS | CLONE_FS)", errno: injected))
         }
@@ -63,13 +63,13 @@ extension SystemCalls {
     }
 
     /// Bind-mounts `source` over `target` (mount(2) MS_BIND).
-    func bindMount(_ source: String, over target: String) -> Result<Void, SystemError> {
+    package func bindMount(_ source: String, over target: String) -> Result<Void, SystemError> {
         let (rc, error) = perform(.mount, target, retryingInterrupts: false) { cnl_bind_mount(source, target) }
         return rc == 0 ? .success(()) : .failure(SystemError(call: "mount(\(source), \(target))", errno: error))
     }
 
     /// A pidfd for process `pid` (pidfd_open(2)): readable once the process has exited.
-    func pidfdOpen(_ pid: Int32) -> Result<Int32, SystemError> {
+    package func pidfdOpen(_ pid: Int32) -> Result<Int32, SystemError> {
         let (fd, error) = perform(.pidfdOpen, "\(pid)", retryingInterrupts: false) { cnl_pidfd_open(pid) }
         return fd >= 0 ? .success(fd) : .failure(SystemError(call: "pidfd_open(\(pid))", errno: error))
     }
@@ -79,7 +79,7 @@ extension SystemCalls {
 
 extension SystemCalls {
     /// A new inotify instance (inotify_init1(2)), close-on-exec and non-blocking.
-    func inotify() -> Result<Int32, SystemError> {
+    package func inotify() -> Result<Int32, SystemError> {
         let (fd, error) = perform(.inotifyInit1, nil, retryingInterrupts: false) { cnl_inotify_init() }
         return fd >= 0 ? .success(fd) : .failure(SystemError(call: "inotify_init1", errno: error))
     }
@@ -87,7 +87,7 @@ extension SystemCalls {
     /// Watches a directory for files written, created, deleted or renamed in it
     /// (inotify_add_watch(2)); with `writes`, IN_MODIFY too: a file kept open and
     /// appended to (dhclient's lease) is never closed after writing.
-    func watchDirectory(_ inotify: Int32, _ path: String, writes: Bool = false) -> Result<Int32, SystemError> {
+    package func watchDirectory(_ inotify: Int32, _ path: String, writes: Bool = false) -> Result<Int32, SystemError> {
         let (wd, error) = perform(.inotifyAddWatch, path, retryingInterrupts: false) {
             inotify_add_watch(inotify, path, cnl_inotify_directory_mask() | (writes ? 0x2 : 0))
         }
@@ -99,12 +99,12 @@ extension SystemCalls {
 
 extension SystemCalls {
     /// The start routine of a thread: pthread_create's C function type.
-    typealias ThreadStart = @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
+    package typealias ThreadStart = @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
 
     /// Starts a thread (pthread_create(3)) running `start` with `context`,
     /// detached from the start when `detached`. `name` names it in errors and for
     /// the fault plan.
-    func createThread(
+    package func createThread(
         name: String, detached: Bool, context: UnsafeMutableRawPointer, _ start: ThreadStart
     ) -> Result<pthread_t, SystemError> {
         if let injected = injected(.pthreadCreate, name) {
@@ -122,19 +122,19 @@ extension SystemCalls {
 
     /// Names the calling thread (prctl(2) PR_SET_NAME; at most 15 bytes are kept).
     /// A name is a courtesy to whoever reads `ps`: a failure is ignored.
-    func setThreadName(_ name: String) {
+    package func setThreadName(_ name: String) {
         guard injected(.prctl, name) == nil else { return }
         _ = cnl_set_thread_name(name)
     }
 
     /// Waits for `thread` to exit (pthread_join(3)). Not in the plan: joining a
     /// joinable thread of our own can't fail.
-    static func join(_ thread: pthread_t) {
+    package static func join(_ thread: pthread_t) {
         _ = pthread_join(thread, nil)
     }
 
     /// Lets `thread` clean up after itself (pthread_detach(3)). Not in the plan.
-    static func detach(_ thread: pthread_t) {
+    package static func detach(_ thread: pthread_t) {
         _ = pthread_detach(thread)
     }
 }
@@ -145,15 +145,15 @@ extension SystemCalls {
     /// How getaddrinfo(3) failed: its return code (EAI_*) and errno as it was right
     /// after the call (glibc sets it with EAI_SYSTEM, and also when a resolver file
     /// or socket could not be opened).
-    struct AddressInfoFailure: Error, Sendable, Equatable {
-        var code: Int32
-        var errno: Int32
+    package struct AddressInfoFailure: Error, Sendable, Equatable {
+        package var code: Int32
+        package var errno: Int32
     }
 
     /// getaddrinfo(3) for `name` with the given family and socket type; `body` reads
     /// the list, which is freed (freeaddrinfo) when it returns. A plan's failure is
     /// EAI_SYSTEM with the plan's errno.
-    func getaddrinfo<T>(
+    package func getaddrinfo<T>(
         _ name: String, family: Int32, socketType: Int32, _ body: (UnsafePointer<addrinfo>?) -> T
     ) -> Result<T, AddressInfoFailure> {
         if let injected = injected(.getaddrinfo, name) {
@@ -173,7 +173,7 @@ extension SystemCalls {
 
     /// The soft limit on open descriptors (getrlimit(2) RLIMIT_NOFILE); nil when it
     /// can't be read or is unlimited.
-    func descriptorLimit() -> Int? {
+    package func descriptorLimit() -> Int? {
         if injected(.getrlimit, nil) != nil { return nil }
         var limit = rlimit()
         guard Glibc.getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max
@@ -183,14 +183,14 @@ extension SystemCalls {
 
     /// How many descriptors the process has open (the entries of `/proc/self/fd`,
     /// less `.`, `..` and the one listing them); nil without /proc.
-    func openDescriptorCount() -> Int? {
+    package func openDescriptorCount() -> Int? {
         guard case .success(let names) = directoryEntries("/proc/self/fd") else { return nil }
         return max(0, names.count - 3)
     }
 
     /// The index of the interface named `name` in the calling thread's namespace
     /// (if_nametoindex(3): a socket and an ioctl).
-    func interfaceIndex(named name: String) -> Result<UInt32, SystemError> {
+    package func interfaceIndex(named name: String) -> Result<UInt32, SystemError> {
         if let injected = injected(.ifNameToIndex, name) {
             return .failure(SystemError(call: "if_nametoindex(\(name))", errno: injected))
         }

@@ -1,21 +1,24 @@
 import Glibc
+@_spi(Testing) package import ReachabilitySystem
 
 /// A joinable POSIX thread running one closure. Foundation's `Thread` cannot be
 /// joined, and the monitor must know its reader has exited before it returns
 /// from `stop()`.
-final class JoinableThread: Sendable {
+package final class JoinableThread: Sendable {
     private let handle: pthread_t
 
     /// Starts `body` on a new thread named `name` (at most 15 bytes are kept),
     /// made and named through `systemCalls`.
-    init(name: String, systemCalls: SystemCalls, _ body: @escaping @Sendable () -> Void) throws(ReachabilityError) {
+    package init(name: String, systemCalls: SystemCalls, _ body: @escaping @Sendable () -> Void)
+        throws(ReachabilityError)
+    {
         handle = try Self.create(name: name, detached: false, systemCalls: systemCalls, body)
     }
 
     /// Starts `body` on a new thread that is detached from the start: nobody joins
     /// it, and it cleans up after itself (no moment in which it exists joinable
     /// and unjoined, which a process exiting then would count as leaked).
-    static func detached(name: String, systemCalls: SystemCalls, _ body: @escaping @Sendable () -> Void)
+    package static func detached(name: String, systemCalls: SystemCalls, _ body: @escaping @Sendable () -> Void)
         throws(ReachabilityError)
     {
         _ = try create(name: name, detached: true, systemCalls: systemCalls, body)
@@ -52,11 +55,11 @@ final class JoinableThread: Sendable {
     }
 
     /// True when called on this thread.
-    var isCurrent: Bool { pthread_equal(pthread_self(), handle) != 0 }
+    package var isCurrent: Bool { pthread_equal(pthread_self(), handle) != 0 }
 
     /// Waits for the thread to exit. Never call it on the thread itself.
-    func join() { SystemCalls.join(handle) }
+    package func join() { SystemCalls.join(handle) }
 
     /// Lets the thread clean up after itself (for a stop requested on the thread itself).
-    func detach() { SystemCalls.detach(handle) }
+    package func detach() { SystemCalls.detach(handle) }
 }

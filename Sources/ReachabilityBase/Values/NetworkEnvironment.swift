@@ -1,4 +1,5 @@
 public import Logging
+@_spi(Testing) public import ReachabilitySystem
 
 /// Where the library looks: which network namespace it watches and which sysfs
 /// tree it reads interface details from.

@@ -17,6 +17,13 @@ public struct InterfaceDetails: Sendable, Hashable {
         public var description: String {
             "\(address)/\(prefixLength)" + (isTentative ? " tentative" : "") + (isDADFailed ? " dadfailed" : "")
         }
+
+        package init(address: IPAddress, prefixLength: Int, isTentative: Bool, isDADFailed: Bool) {
+            self.address = address
+            self.prefixLength = prefixLength
+            self.isTentative = isTentative
+            self.isDADFailed = isDADFailed
+        }
     }
 
     /// Name, index and type.
@@ -35,4 +42,16 @@ public struct InterfaceDetails: Sendable, Hashable {
 
     /// Whether a default route (IPv4 or IPv6) leaves through this interface.
     public var hasDefaultRoute: Bool { !defaultRouteFamilies.isEmpty }
+
+    package init(
+        interface: NetworkInterface, operState: String, isUp: Bool, hasCarrier: Bool, addresses: [Address],
+        defaultRouteFamilies: [IPAddress.Family]
+    ) {
+        self.interface = interface
+        self.operState = operState
+        self.isUp = isUp
+        self.hasCarrier = hasCarrier
+        self.addresses = addresses
+        self.defaultRouteFamilies = defaultRouteFamilies
+    }
 }

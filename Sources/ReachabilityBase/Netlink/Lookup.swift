@@ -4,10 +4,19 @@
 /// the kernel answers an oif lookup as if the destination were on-link there.
 @_spi(Testing) public struct LookupRequest: Sendable, Hashable {
     /// The address asked about (RTA_DST).
-    public internal(set) var destination: IPAddress
-    var source: IPAddress? = nil
-    var outputInterface: Int32? = nil
-    var fibMatch = false
+    public package(set) var destination: IPAddress
+    package var source: IPAddress? = nil
+    package var outputInterface: Int32? = nil
+    package var fibMatch = false
+
+    package init(
+        destination: IPAddress, source: IPAddress? = nil, outputInterface: Int32? = nil, fibMatch: Bool = false
+    ) {
+        self.destination = destination
+        self.source = source
+        self.outputInterface = outputInterface
+        self.fibMatch = fibMatch
+    }
 }
 
 /// The kernel's answer to a lookup.
@@ -19,7 +28,7 @@
     case route(RouteMessage)
 
     /// Whether the answer is a route out of `link` (a multipath route: a next hop's).
-    func goesOut(of link: Int32) -> Bool {
+    package func goesOut(of link: Int32) -> Bool {
         guard case .route(let route) = self else { return false }
         var found = false
         route.forEachOutputLink { found = found || $0 == link }

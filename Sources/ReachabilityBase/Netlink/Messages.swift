@@ -1,66 +1,66 @@
-import CNetlink
+package import CNetlink
 
 /// A link as rtnetlink describes it (RTM_NEWLINK / RTM_DELLINK, family AF_UNSPEC).
 @_spi(Testing) public struct LinkMessage: Sendable, Equatable {
-    var index: Int32
-    var name: String?
-    var flags: UInt32
-    var hardwareType: UInt16
-    var operState: UInt8?
-    var kind: String?
+    package var index: Int32
+    package var name: String?
+    package var flags: UInt32
+    package var hardwareType: UInt16
+    package var operState: UInt8?
+    package var kind: String?
 }
 
 /// An interface address (RTM_NEWADDR / RTM_DELADDR).
 @_spi(Testing) public struct AddressMessage: Sendable, Equatable {
-    var index: Int32
-    var address: IPAddress
-    var prefixLength: UInt8
-    var flags: UInt32
-    var scope: UInt8
+    package var index: Int32
+    package var address: IPAddress
+    package var prefixLength: UInt8
+    package var flags: UInt32
+    package var scope: UInt8
 }
 
 /// A neighbor-table entry (RTM_NEWNEIGH / RTM_DELNEIGH): an IP address on a link
 /// and, once resolved, its link-layer address.
 @_spi(Testing) public struct NeighborMessage: Sendable, Equatable {
-    var index: Int32
-    var address: IPAddress
+    package var index: Int32
+    package var address: IPAddress
     /// NUD_* state bits.
-    var state: UInt16
+    package var state: UInt16
     /// NDA_LLADDR, when the message carries one (at most 32 bytes).
-    var linkLayerAddress: [UInt8]?
+    package var linkLayerAddress: [UInt8]?
 
     /// The link-layer address, when the state says it is a resolved one.
-    var resolvedLinkLayerAddress: [UInt8]? {
+    package var resolvedLinkLayerAddress: [UInt8]? {
         state & NDA.validStates != 0 ? linkLayerAddress.flatMap { $0.isEmpty ? nil : $0 } : nil
     }
 }
 
 /// A route (RTM_NEWROUTE / RTM_DELROUTE, and the answer to an RTM_GETROUTE lookup).
 @_spi(Testing) public struct RouteMessage: Sendable, Equatable {
-    var family: UInt8
-    var type: UInt8
-    var table: UInt32
-    var destinationLength: UInt8
+    package var family: UInt8
+    package var type: UInt8
+    package var table: UInt32
+    package var destinationLength: UInt8
     /// RTA_CACHEINFO's `rta_expires` when positive: ticks of 10 ms (USER_HZ) the route is
     /// still used for; 0 without a lifetime. (Four bytes where the layout has room: a
     /// route, and every answer holding one, is copied inline while it takes at most 128.)
-    var lifetimeTicks: UInt32 = 0
+    package var lifetimeTicks: UInt32 = 0
     /// RTA_DST: the prefix (nil for a default route, or in a lookup's answer without it).
-    public internal(set) var destination: IPAddress? = nil
-    var outputInterface: Int32?
-    var hasGateway: Bool
-    var preferredSource: IPAddress?
-    var priority: UInt32?
+    public package(set) var destination: IPAddress? = nil
+    package var outputInterface: Int32?
+    package var hasGateway: Bool
+    package var preferredSource: IPAddress?
+    package var priority: UInt32?
     /// RTA_GATEWAY (same family), or RTA_VIA's address (IPv4 over an IPv6 gateway).
-    var gateway: IPAddress? = nil
+    package var gateway: IPAddress? = nil
     /// RTA_MULTIPATH: each next hop's interface and gateway.
-    var nexthops: [Nexthop] = []
+    package var nexthops: [Nexthop] = []
 
     /// How long the route is still used (RTA_CACHEINFO's `rta_expires`): set when it
     /// has a lifetime, as an IPv6 route from a Router Advertisement or one added with
     /// `expires` has. The kernel stops answering with it then, with no message until
     /// its garbage collection deletes it, up to `net.ipv6.route.gc_interval` later.
-    var remainingLifetime: Duration? {
+    package var remainingLifetime: Duration? {
         get { lifetimeTicks == 0 ? nil : .milliseconds(Int64(lifetimeTicks) * 10) }
         set {
             lifetimeTicks =
@@ -72,46 +72,46 @@ import CNetlink
 
     /// Calls `body` with each link the route goes out of: its own, and a multipath
     /// route's next hops' (without making an array: a pass asks it of every answer).
-    func forEachOutputLink(_ body: (Int32) -> Void) {
+    package func forEachOutputLink(_ body: (Int32) -> Void) {
         if let outputInterface { body(outputInterface) }
         for nexthop in nexthops { body(nexthop.outputInterface) }
     }
 
-    struct Nexthop: Sendable, Equatable {
-        var outputInterface: Int32
-        var gateway: IPAddress?
+    package struct Nexthop: Sendable, Equatable {
+        package var outputInterface: Int32
+        package var gateway: IPAddress?
     }
 
     /// Whether this route's prefix covers `address`: only then can adding or
     /// deleting it change the kernel's answer for that address (longest-prefix
     /// match only ever picks a covering route). A prefix we can't read covers all.
-    func covers(_ address: IPAddress) -> Bool { prefix.covers(address) }
+    package func covers(_ address: IPAddress) -> Bool { prefix.covers(address) }
 
     /// The route's destination prefix.
-    var prefix: RoutePrefix {
+    package var prefix: RoutePrefix {
         RoutePrefix(family: family, length: destinationLength, destination: destination)
     }
 
     /// The gateway used out of `index`: the route's own, or its next hop's there.
-    func gateway(via index: Int32) -> IPAddress? {
+    package func gateway(via index: Int32) -> IPAddress? {
         if let hop = nexthops.first(where: { $0.outputInterface == index }) { return hop.gateway }
         return outputInterface == index ? gateway : nil
     }
 }
 
 /// A route's destination prefix: what decides which addresses a route event can affect.
-struct RoutePrefix: Sendable, Hashable {
-    var family: UInt8
-    var length: UInt8
+package struct RoutePrefix: Sendable, Hashable {
+    package var family: UInt8
+    package var length: UInt8
     /// RTA_DST (nil for a default route, or when the event carried none).
-    var destination: IPAddress?
+    package var destination: IPAddress?
 
     /// A default route (or one whose prefix could not be read): it covers every
     /// address of its family.
-    var isDefault: Bool { length == 0 || destination == nil }
+    package var isDefault: Bool { length == 0 || destination == nil }
 
     /// Whether the prefix covers `address`.
-    func covers(_ address: IPAddress) -> Bool {
+    package func covers(_ address: IPAddress) -> Bool {
         guard family == AddressFamily.inet || family == AddressFamily.inet6 else { return false }
         guard (family == AddressFamily.inet) == (address.family == .ipv4) else { return false }
         guard length > 0 else { return true }
@@ -152,27 +152,27 @@ struct RoutePrefix: Sendable, Hashable {
 
 /// A message with the header fields the socket layer matches on.
 @_spi(Testing) public struct ParsedMessage: Sendable, Equatable {
-    var sequence: UInt32
-    var flags: UInt16
+    package var sequence: UInt32
+    package var flags: UInt16
     /// The message itself.
-    public internal(set) var message: NetlinkMessage
+    public package(set) var message: NetlinkMessage
 }
 
 /// Why a buffer could not be parsed completely.
-struct MalformedMessage: Error, Sendable, Equatable, CustomStringConvertible {
-    var offset: Int
-    var reason: String
-    var description: String { "malformed netlink message at byte \(offset): \(reason)" }
+package struct MalformedMessage: Error, Sendable, Equatable, CustomStringConvertible {
+    package var offset: Int
+    package var reason: String
+    package var description: String { "malformed netlink message at byte \(offset): \(reason)" }
 }
 
 /// The message walk every netlink datagram gets, rtnetlink's and generic netlink's:
 /// each header checked with libmnl (`mnl_nlmsg_ok`) and as the unsigned length it
 /// is, in 4-byte-aligned memory (copied there when `bytes` is not).
-enum NetlinkDatagram {
+package enum NetlinkDatagram {
     /// Calls `body` with each message of `bytes` in order, until a header is out of
     /// bounds or `body` returns a reason the message is malformed; returns where
     /// and why the walk stopped, nil when every message was read.
-    static func forEachMessage(
+    package static func forEachMessage(
         _ bytes: UnsafeRawBufferPointer, _ body: (UnsafePointer<nlmsghdr>) -> String?
     ) -> MalformedMessage? {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return nil }
@@ -217,12 +217,12 @@ enum NetlinkDatagram {
     /// was malformed.
     public struct Result: Sendable {
         /// The messages parsed, in order (those before a malformed one, if any).
-        public internal(set) var messages: [ParsedMessage] = []
-        var malformed: MalformedMessage?
+        public package(set) var messages: [ParsedMessage] = []
+        package var malformed: MalformedMessage?
     }
 
     /// Parses `bytes`, which may start at any alignment (it is copied when needed).
-    static func parse(_ bytes: UnsafeRawBufferPointer) -> Result {
+    package static func parse(_ bytes: UnsafeRawBufferPointer) -> Result {
         var result = Result()
         result.malformed = forEach(bytes) { message in
             result.messages.append(message)
@@ -235,7 +235,7 @@ enum NetlinkDatagram {
     /// (no array of them is made: the reader's drain and the lookups' answers take
     /// this path). `body` returns false to stop early. Returns where and why
     /// parsing stopped on a malformed message, nil otherwise.
-    static func forEach(_ bytes: UnsafeRawBufferPointer, _ body: (ParsedMessage) -> Bool) -> MalformedMessage? {
+    package static func forEach(_ bytes: UnsafeRawBufferPointer, _ body: (ParsedMessage) -> Bool) -> MalformedMessage? {
         var stopped = false
         let malformed = NetlinkDatagram.forEachMessage(bytes) { header in
             if stopped { return nil }
@@ -330,8 +330,8 @@ enum NetlinkDatagram {
     }
 
     private struct Failure: Error {
-        var reason: String
-        init(_ reason: String) { self.reason = reason }
+        package var reason: String
+        package init(_ reason: String) { self.reason = reason }
     }
 
     private static func string(_ attribute: UnsafePointer<nlattr>) -> String {

@@ -1,20 +1,21 @@
 import Glibc
+@_spi(Testing) package import ReachabilitySystem
 
 /// A network namespace held open by descriptor: the monitor's sockets and every
 /// resolution for it are made inside exactly this namespace, even if its path is
 /// later removed or made to point at another one (`ip netns del X; ip netns add X`).
 ///
 /// `Sendable`: immutable; the descriptor is closed when the last holder lets go.
-final class NetworkNamespace: Sendable {
+package final class NetworkNamespace: Sendable {
     /// The descriptor of the namespace file (close-on-exec).
-    let fd: Int32
+    package let fd: Int32
     /// What identifies the namespace (device and inode of its nsfs file).
-    let identity: FileIdentity
+    package let identity: FileIdentity
     /// The path it was opened from.
-    let path: String
+    package let path: String
     /// The system calls of the environment it was opened for: its own (closing,
     /// looking again) and those of the threads that enter it.
-    let systemCalls: SystemCalls
+    package let systemCalls: SystemCalls
 
     private init(fd: Int32, identity: FileIdentity, path: String, systemCalls: SystemCalls) {
         self.fd = fd
@@ -29,7 +30,7 @@ final class NetworkNamespace: Sendable {
 
     /// Opens the network namespace at `path` through `systemCalls`; throws
     /// ``ReachabilityError/Code/namespace`` when it is missing or not a network namespace.
-    static func open(_ path: String, systemCalls: SystemCalls) throws(ReachabilityError) -> NetworkNamespace {
+    package static func open(_ path: String, systemCalls: SystemCalls) throws(ReachabilityError) -> NetworkNamespace {
         let fd: Int32
         switch systemCalls.openNetworkNamespace(path) {
         case .success(let opened): fd = opened
@@ -50,7 +51,7 @@ final class NetworkNamespace: Sendable {
     /// names another namespace now. A process out of descriptors or memory can't
     /// tell (EMFILE, ENFILE, ENOMEM, ENOBUFS): that is no sign of a deletion, and the
     /// answer is yes (the next look, at the next change in the directory, tells).
-    var isStillAtPath: Bool {
+    package var isStillAtPath: Bool {
         let fd: Int32
         switch systemCalls.openNetworkNamespace(path) {
         case .success(let opened): fd = opened
@@ -64,7 +65,7 @@ final class NetworkNamespace: Sendable {
     /// The process whose namespace this is, for a path of the form
     /// `/proc/PID/ns/net` or `/proc/PID/task/TID/ns/net` (nil for other paths and
     /// for `/proc/self`).
-    var owningProcess: Int32? {
+    package var owningProcess: Int32? {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true)
         guard parts.count >= 4, parts[0] == "proc", parts.last == "net", parts[parts.count - 2] == "ns",
             let pid = Int32(parts[1]), pid > 0
@@ -73,10 +74,10 @@ final class NetworkNamespace: Sendable {
     }
 
     /// NAME for `/run/netns/NAME` or `/var/run/netns/NAME` (what `ip netns` makes).
-    var name: String? { Self.name(of: path) }
+    package var name: String? { Self.name(of: path) }
 
     /// NAME for `/run/netns/NAME` or `/var/run/netns/NAME`.
-    static func name(of path: String) -> String? {
+    package static func name(of path: String) -> String? {
         for prefix in ["/run/netns/", "/var/run/netns/"] where path.hasPrefix(prefix) {
             let name = String(path.dropFirst(prefix.count))
             if !name.isEmpty, !name.contains("/"), name != ".", name != ".." { return name }
@@ -100,7 +101,7 @@ extension JoinableThread {
     /// With `overlayEtc`, and `path` of the form `/run/netns/NAME`, the thread also
     /// gets a private mount namespace with `/etc/netns/NAME/*` bind-mounted over
     /// `/etc`, as `ip netns exec NAME` arranges (the resolver reads resolv.conf there).
-    static func inNamespace<T: Sendable>(
+    package static func inNamespace<T: Sendable>(
         _ path: String?, overlayEtc: Bool = false, systemCalls: SystemCalls,
         _ body: @escaping @Sendable () throws(ReachabilityError) -> T
     ) throws(ReachabilityError) -> T {
@@ -111,7 +112,7 @@ extension JoinableThread {
     /// The same, for a namespace held open by descriptor: the thread enters exactly
     /// that namespace, whatever its path names now, through the system calls it was
     /// opened with.
-    static func inNamespace<T: Sendable>(
+    package static func inNamespace<T: Sendable>(
         _ namespace: NetworkNamespace?, overlayEtc: Bool = false,
         _ body: @escaping @Sendable () throws(ReachabilityError) -> T
     ) throws(ReachabilityError) -> T {

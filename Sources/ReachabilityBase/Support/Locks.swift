@@ -1,10 +1,11 @@
 import Glibc
 
 /// Hands a result from one thread to another that joins it.
-final class ResultBox<T: Sendable>: Sendable {
+package final class ResultBox<T: Sendable>: Sendable {
     private let value = LockedValue<Result<T, ReachabilityError>?>(nil)
-    func set(_ result: Result<T, ReachabilityError>) { value.withLock { $0 = result } }
-    func get() throws(ReachabilityError) -> T {
+    package init() {}
+    package func set(_ result: Result<T, ReachabilityError>) { value.withLock { $0 = result } }
+    package func get() throws(ReachabilityError) -> T {
         guard let result = value.withLock({ $0 }) else {
             throw ReachabilityError(.systemCall, "the worker thread ended without a result")
         }

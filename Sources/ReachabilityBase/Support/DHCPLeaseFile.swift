@@ -1,4 +1,5 @@
 import Glibc
+@_spi(Testing) package import ReachabilitySystem
 
 /// dhclient's lease files (ISC dhclient, and NetworkManager's dhclient backend): the
 /// `lease { … }` blocks, read with a tokenizer of dhclient's own language, for
@@ -95,12 +96,12 @@ package enum DHCPLeaseFile {
 
     /// Whether dhclient (or NetworkManager's dhclient backend) writes its leases
     /// under this name.
-    static func isFileName(_ name: String) -> Bool {
+    package static func isFileName(_ name: String) -> Bool {
         name.hasPrefix("dhclient") && (name.hasSuffix(".leases") || name.hasSuffix(".lease"))
     }
 
     /// `68:74:74:70` as bytes; nil unless it is colon-separated hex pairs (or single digits).
-    static func hexBytes(_ text: String) -> [UInt8]? {
+    package static func hexBytes(_ text: String) -> [UInt8]? {
         var bytes: [UInt8] = []
         for part in text.split(separator: ":", omittingEmptySubsequences: false) {
             guard (1...2).contains(part.count), let byte = UInt8(part, radix: 16) else { return nil }
@@ -163,11 +164,11 @@ package struct DHCPTokens {
     private let bytes: [UInt8]
     private var index = 0
     /// The longest word or string taken (a URI is at most 8 KiB; escapes quadruple it).
-    static let tokenLimit = 4 * 8192
+    package static let tokenLimit = 4 * 8192
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    package init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-    mutating func next() -> Token? {
+    package mutating func next() -> Token? {
         while index < bytes.count {
             let byte = bytes[index]
             switch byte {

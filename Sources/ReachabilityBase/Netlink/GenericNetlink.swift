@@ -1,89 +1,89 @@
-import CNetlink
+package import CNetlink
 
 // Generic netlink (NETLINK_GENERIC) and the part of nl80211 the library reads.
 // Values are from <linux/netlink.h>, <linux/genetlink.h> and <linux/nl80211.h>
 // (checked against linux-libc-dev 6.1; these numbers are kernel ABI and never move).
 
 /// NETLINK_GENERIC, the generic netlink bus (<linux/netlink.h>).
-let netlinkGeneric: Int32 = 16
+package let netlinkGeneric: Int32 = 16
 
 /// The errno values the nl80211 reader tells apart (<asm-generic/errno-base.h>, <asm-generic/errno.h>).
-enum GenlErrno {
+package enum GenlErrno {
     static let noEntry: Int32 = 2  // ENOENT: no such generic netlink family
     static let noDevice: Int32 = 19  // ENODEV: no wireless device of that index
     static let notSupported: Int32 = 95  // EOPNOTSUPP: the driver does not implement the command
 }
 
 /// The generic netlink controller (<linux/genetlink.h>).
-enum GENL {
+package enum GENL {
     /// GENL_ID_CTRL (NLMSG_MIN_TYPE): the controller's fixed family id.
-    static let controllerID: UInt16 = 16
+    package static let controllerID: UInt16 = 16
     /// GENL_HDRLEN: `struct genlmsghdr { u8 cmd; u8 version; u16 reserved; }`.
-    static let headerSize = 4
+    package static let headerSize = 4
     /// GENL_NAMSIZ: a family name's room, NUL included.
-    static let familyNameSize = 16
-    static let cmdNewFamily: UInt8 = 1  // CTRL_CMD_NEWFAMILY
-    static let cmdGetFamily: UInt8 = 3  // CTRL_CMD_GETFAMILY
-    static let attrFamilyID: UInt16 = 1  // CTRL_ATTR_FAMILY_ID (u16)
-    static let attrFamilyName: UInt16 = 2  // CTRL_ATTR_FAMILY_NAME (NUL-terminated string)
+    package static let familyNameSize = 16
+    package static let cmdNewFamily: UInt8 = 1  // CTRL_CMD_NEWFAMILY
+    package static let cmdGetFamily: UInt8 = 3  // CTRL_CMD_GETFAMILY
+    package static let attrFamilyID: UInt16 = 1  // CTRL_ATTR_FAMILY_ID (u16)
+    package static let attrFamilyName: UInt16 = 2  // CTRL_ATTR_FAMILY_NAME (NUL-terminated string)
 }
 
 /// nl80211 (<linux/nl80211.h>).
-enum NL80211 {
+package enum NL80211 {
     /// The generic netlink family name.
-    static let familyName = "nl80211"
-    static let cmdGetInterface: UInt8 = 5  // NL80211_CMD_GET_INTERFACE
-    static let cmdNewInterface: UInt8 = 7  // NL80211_CMD_NEW_INTERFACE (the answer)
-    static let cmdGetStation: UInt8 = 17  // NL80211_CMD_GET_STATION
-    static let cmdNewStation: UInt8 = 19  // NL80211_CMD_NEW_STATION (each dump entry)
-    static let attrIfindex: UInt16 = 3  // NL80211_ATTR_IFINDEX (u32)
-    static let attrIftype: UInt16 = 5  // NL80211_ATTR_IFTYPE (u32, enum nl80211_iftype)
-    static let attrMAC: UInt16 = 6  // NL80211_ATTR_MAC (6 bytes)
-    static let attrStaInfo: UInt16 = 21  // NL80211_ATTR_STA_INFO (nested NL80211_STA_INFO_*)
-    static let attrSSID: UInt16 = 52  // NL80211_ATTR_SSID (binary, 0...32 octets)
-    static let staInfoSignal: UInt16 = 7  // NL80211_STA_INFO_SIGNAL (u8 holding an s8 dBm)
-    static let staInfoSignalAverage: UInt16 = 13  // NL80211_STA_INFO_SIGNAL_AVG (u8 holding an s8 dBm)
-    static let staInfoFlags: UInt16 = 17  // NL80211_STA_INFO_STA_FLAGS (struct nl80211_sta_flag_update)
+    package static let familyName = "nl80211"
+    package static let cmdGetInterface: UInt8 = 5  // NL80211_CMD_GET_INTERFACE
+    package static let cmdNewInterface: UInt8 = 7  // NL80211_CMD_NEW_INTERFACE (the answer)
+    package static let cmdGetStation: UInt8 = 17  // NL80211_CMD_GET_STATION
+    package static let cmdNewStation: UInt8 = 19  // NL80211_CMD_NEW_STATION (each dump entry)
+    package static let attrIfindex: UInt16 = 3  // NL80211_ATTR_IFINDEX (u32)
+    package static let attrIftype: UInt16 = 5  // NL80211_ATTR_IFTYPE (u32, enum nl80211_iftype)
+    package static let attrMAC: UInt16 = 6  // NL80211_ATTR_MAC (6 bytes)
+    package static let attrStaInfo: UInt16 = 21  // NL80211_ATTR_STA_INFO (nested NL80211_STA_INFO_*)
+    package static let attrSSID: UInt16 = 52  // NL80211_ATTR_SSID (binary, 0...32 octets)
+    package static let staInfoSignal: UInt16 = 7  // NL80211_STA_INFO_SIGNAL (u8 holding an s8 dBm)
+    package static let staInfoSignalAverage: UInt16 = 13  // NL80211_STA_INFO_SIGNAL_AVG (u8 holding an s8 dBm)
+    package static let staInfoFlags: UInt16 = 17  // NL80211_STA_INFO_STA_FLAGS (struct nl80211_sta_flag_update)
     /// NL80211_STA_FLAG_TDLS_PEER, a bit number of `nl80211_sta_flag_update.mask`/`.set`.
-    static let staFlagTDLSPeer: UInt32 = 6
-    static let iftypeStation: UInt32 = 2  // NL80211_IFTYPE_STATION
-    static let iftypeP2PClient: UInt32 = 8  // NL80211_IFTYPE_P2P_CLIENT
+    package static let staFlagTDLSPeer: UInt32 = 6
+    package static let iftypeStation: UInt32 = 2  // NL80211_IFTYPE_STATION
+    package static let iftypeP2PClient: UInt32 = 8  // NL80211_IFTYPE_P2P_CLIENT
     /// IEEE80211_MAX_SSID_LEN.
-    static let maxSSIDLength = 32
+    package static let maxSSIDLength = 32
     /// ETH_ALEN.
-    static let macLength = 6
+    package static let macLength = 6
 }
 
 /// A station of an nl80211 station dump (NL80211_CMD_NEW_STATION): for a client
 /// interface, the access point it is associated with (and any TDLS peers).
-struct StationMessage: Sendable, Equatable {
+package struct StationMessage: Sendable, Equatable {
     /// NL80211_ATTR_IFINDEX.
-    var index: Int32?
+    package var index: Int32?
     /// NL80211_ATTR_MAC.
-    var address: [UInt8]?
+    package var address: [UInt8]?
     /// NL80211_STA_INFO_SIGNAL: the last received frame's signal, dBm.
-    var signal: Int8?
+    package var signal: Int8?
     /// NL80211_STA_INFO_SIGNAL_AVG: the driver's average, dBm.
-    var signalAverage: Int8?
+    package var signalAverage: Int8?
     /// NL80211_STA_FLAG_TDLS_PEER is in the flags' mask and set.
-    var isTDLSPeer = false
+    package var isTDLSPeer = false
 
     /// The signal to judge the link by: the average when there is one.
-    var bestSignal: Int8? { signalAverage ?? signal }
+    package var bestSignal: Int8? { signalAverage ?? signal }
 }
 
 /// An nl80211 interface (NL80211_CMD_NEW_INTERFACE, the answer to GET_INTERFACE).
-struct WirelessInterfaceMessage: Sendable, Equatable {
+package struct WirelessInterfaceMessage: Sendable, Equatable {
     /// NL80211_ATTR_IFINDEX.
-    var index: Int32?
+    package var index: Int32?
     /// NL80211_ATTR_IFTYPE (NL80211_IFTYPE_*).
-    var type: UInt32?
+    package var type: UInt32?
     /// NL80211_ATTR_SSID: the raw octets (0...32; not necessarily UTF-8).
-    var ssid: [UInt8]?
+    package var ssid: [UInt8]?
 }
 
 /// One parsed generic netlink message.
-enum GenericMessage: Sendable, Equatable {
+package enum GenericMessage: Sendable, Equatable {
     /// The controller's CTRL_CMD_NEWFAMILY: a family's id (and name).
     case family(id: UInt16, name: String?)
     /// NL80211_CMD_NEW_STATION.
@@ -102,9 +102,9 @@ enum GenericMessage: Sendable, Equatable {
 }
 
 /// A message with the header fields the exchange matches on.
-struct ParsedGenericMessage: Sendable, Equatable {
-    var sequence: UInt32
-    var message: GenericMessage
+package struct ParsedGenericMessage: Sendable, Equatable {
+    package var sequence: UInt32
+    package var message: GenericMessage
 }
 
 /// Parses generic netlink datagrams: the controller's answers and nl80211's
@@ -113,20 +113,20 @@ struct ParsedGenericMessage: Sendable, Equatable {
 /// read, unknown attributes are skipped, a malformed message stops parsing and is
 /// reported with the messages before it. At most ``maxAttributes`` attributes are
 /// walked at any one level.
-enum GenericNetlinkParser {
+package enum GenericNetlinkParser {
     /// What a datagram held.
-    struct Result: Sendable {
-        var messages: [ParsedGenericMessage] = []
-        var malformed: MalformedMessage?
+    package struct Result: Sendable {
+        package var messages: [ParsedGenericMessage] = []
+        package var malformed: MalformedMessage?
     }
 
     /// The most attributes read at one level of a message (the kernel sends about
     /// 40 in a station's STA_INFO); more is a malformed message.
-    static let maxAttributes = 1024
+    package static let maxAttributes = 1024
 
     /// Parses `bytes` (any alignment). `family` is nl80211's id, once resolved:
     /// messages of that type are read as nl80211 messages.
-    static func parse(_ bytes: [UInt8], nl80211 family: UInt16?) -> Result {
+    package static func parse(_ bytes: [UInt8], nl80211 family: UInt16?) -> Result {
         var result = Result()
         result.malformed = bytes.withUnsafeBytes { raw in
             NetlinkDatagram.forEachMessage(raw) { header in
@@ -142,9 +142,9 @@ enum GenericNetlinkParser {
         return result
     }
 
-    struct Failure: Error {
-        var reason: String
-        init(_ reason: String) { self.reason = reason }
+    package struct Failure: Error {
+        package var reason: String
+        package init(_ reason: String) { self.reason = reason }
     }
 
     private static func parseOne(_ header: UnsafePointer<nlmsghdr>, family: UInt16?)
@@ -195,7 +195,7 @@ enum GenericNetlinkParser {
 
     /// Calls `body` for each attribute from `start` to `end`; a failure reason when
     /// one is out of bounds, there are too many, or `body` says so.
-    static func forEachAttribute(
+    package static func forEachAttribute(
         _ start: UnsafeRawPointer, _ end: UnsafeRawPointer, in what: String,
         _ body: (UnsafePointer<nlattr>) -> String?
     ) -> String? {
@@ -346,9 +346,9 @@ enum GenericNetlinkParser {
 }
 
 /// Builds generic netlink requests.
-enum GenericNetlinkRequest {
+package enum GenericNetlinkRequest {
     /// CTRL_CMD_GETFAMILY for `name` (to GENL_ID_CTRL).
-    static func getFamily(_ name: String, sequence: UInt32) -> [UInt8] {
+    package static func getFamily(_ name: String, sequence: UInt32) -> [UInt8] {
         build(
             type: GENL.controllerID, command: GENL.cmdGetFamily, version: 1, flags: NLMsgFlag.request,
             sequence: sequence
@@ -361,7 +361,7 @@ enum GenericNetlinkRequest {
     /// An nl80211 command about interface `index`: GET_INTERFACE (`dump` false) or
     /// the GET_STATION dump (`dump` true: NLM_F_DUMP with NL80211_ATTR_IFINDEX,
     /// which the kernel requires for a station dump).
-    static func nl80211(
+    package static func nl80211(
         family: UInt16, command: UInt8, interfaceIndex: Int32, dump: Bool, sequence: UInt32
     ) -> [UInt8] {
         let flags = NLMsgFlag.request | (dump ? NLMsgFlag.dump : 0)
@@ -391,7 +391,7 @@ enum GenericNetlinkRequest {
 
 /// Where generic netlink requests go and answers come from: the kernel through a
 /// ``NetlinkSocket``, or a script in tests.
-protocol GenericNetlinkTransport: AnyObject {
+package protocol GenericNetlinkTransport: AnyObject {
     /// Sends one request.
     func send(_ request: [UInt8]) throws(ReachabilityError)
     /// The next datagram from the kernel, waiting up to `timeoutMilliseconds`;
@@ -400,13 +400,13 @@ protocol GenericNetlinkTransport: AnyObject {
 }
 
 extension NetlinkSocket: GenericNetlinkTransport {
-    func send(_ request: [UInt8]) throws(ReachabilityError) {
+    package func send(_ request: [UInt8]) throws(ReachabilityError) {
         try request.withUnsafeBytes { raw in
             Swift.Result { () throws(ReachabilityError) in try self.send(raw) }
         }.get()
     }
 
-    func receive(timeoutMilliseconds: Int32) throws(ReachabilityError) -> [UInt8]? {
+    package func receive(timeoutMilliseconds: Int32) throws(ReachabilityError) -> [UInt8]? {
         guard try waitReadable(timeoutMilliseconds: timeoutMilliseconds) else { return nil }
         switch try receive() {
         case .datagram(let bytes): return Array(bytes)
@@ -422,22 +422,22 @@ extension NetlinkSocket: GenericNetlinkTransport {
 /// deadline for all of them: an answer that never comes, or a dump that never
 /// ends, fails with ``ReachabilityError/Code/timedOut`` at the deadline, and a
 /// dump of more than ``maxDatagrams`` datagrams fails sooner.
-final class GenericNetlinkSession<Transport: GenericNetlinkTransport> {
-    let transport: Transport
+package final class GenericNetlinkSession<Transport: GenericNetlinkTransport> {
+    package let transport: Transport
     private let deadline: ContinuousClock.Instant
     /// The last sequence number used.
-    private(set) var sequence: UInt32
+    package private(set) var sequence: UInt32
     /// nl80211's family id, once resolved.
-    private(set) var nl80211Family: UInt16?
+    package private(set) var nl80211Family: UInt16?
     /// The most datagrams one exchange reads.
-    static var maxDatagrams: Int { 4096 }
+    package static var maxDatagrams: Int { 4096 }
     /// The most messages one nl80211 answer (a dump) may hold.
-    static var maxMessages: Int { 1024 }
+    package static var maxMessages: Int { 1024 }
 
     /// A session over `transport` whose exchanges all end within `timeout`, numbered
     /// after `firstSequence`; `nl80211Family`: the family id, when an earlier session
     /// over the same socket resolved it.
-    init(transport: Transport, timeout: Duration, firstSequence: UInt32, nl80211Family: UInt16? = nil) {
+    package init(transport: Transport, timeout: Duration, firstSequence: UInt32, nl80211Family: UInt16? = nil) {
         self.transport = transport
         self.deadline = .now + timeout
         self.sequence = firstSequence
@@ -451,7 +451,7 @@ final class GenericNetlinkSession<Transport: GenericNetlinkTransport> {
 
     /// Resolves a family by name: its id, or nil when the controller answers ENOENT
     /// (no such family in this kernel). Only nl80211's id is kept for parsing.
-    func resolveFamily(_ name: String) throws(ReachabilityError) -> UInt16? {
+    package func resolveFamily(_ name: String) throws(ReachabilityError) -> UInt16? {
         let seq = nextSequence()
         try transport.send(GenericNetlinkRequest.getFamily(name, sequence: seq))
         var id: UInt16?? = nil
@@ -475,14 +475,14 @@ final class GenericNetlinkSession<Transport: GenericNetlinkTransport> {
     }
 
     /// What one nl80211 request gave: its messages, or the kernel's error.
-    enum Answer {
+    package enum Answer {
         case messages([GenericMessage])
         case failed(errno: Int32)
     }
 
     /// Sends one nl80211 command for `interfaceIndex` and reads its answer: one
     /// message (`dump` false), or every message until NLMSG_DONE.
-    func nl80211(_ command: UInt8, interfaceIndex: Int32, dump: Bool) throws(ReachabilityError) -> Answer {
+    package func nl80211(_ command: UInt8, interfaceIndex: Int32, dump: Bool) throws(ReachabilityError) -> Answer {
         guard let family = nl80211Family else {
             throw ReachabilityError(.netlinkProtocol, "nl80211 request before its family was resolved")
         }

@@ -1,4 +1,5 @@
 import Glibc
+@_spi(Testing) import ReachabilitySystem
 
 /// The one error type of the `Reachability` module.
 ///
@@ -73,7 +74,7 @@ public struct ReachabilityError: Error, Sendable, Hashable, CustomStringConverti
         return "\(message): \(ReachabilityError.strerror(errno)) (errno \(errno))"
     }
 
-    static func strerror(_ code: Int32) -> String {
+    package static func strerror(_ code: Int32) -> String {
         guard let text = Glibc.strerror(code) else { return "error \(code)" }
         return String(cString: text)
     }
@@ -82,7 +83,7 @@ public struct ReachabilityError: Error, Sendable, Hashable, CustomStringConverti
 extension SystemError {
     /// This failure as the library reports it: ``ReachabilityError/Code/systemCall``,
     /// naming the call, with its errno.
-    var reachabilityError: ReachabilityError {
+    package var reachabilityError: ReachabilityError {
         ReachabilityError(.systemCall, "\(call) failed", errno: errno)
     }
 }

@@ -75,7 +75,7 @@ public struct NetworkIdentity: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `02:00:00:00:00:02`, as `ip neigh` prints a link-layer address.
-    static func format(_ bytes: [UInt8]) -> String {
+    package static func format(_ bytes: [UInt8]) -> String {
         bytes.map { byte in
             let hex = String(byte, radix: 16)
             return hex.count == 1 ? "0" + hex : hex
