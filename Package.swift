@@ -97,6 +97,8 @@ let package = Package(
             name: "Connectivity",
             dependencies: [
                 "Reachability",
+                "ReachabilityBase",
+                "ReachabilitySystem",
                 "CNetlink",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: connectivity)),
@@ -145,7 +147,8 @@ let package = Package(
         ),
         // What both executables share: status, watch, wait and interfaces, output,
         // process rules, the small command's parser. ReachabilityCore only.
-        .target(name: "ReachabilityCommands", dependencies: ["ReachabilityCore"]),
+        .target(
+            name: "ReachabilityCommands", dependencies: ["ReachabilityCore", "ReachabilityBase", "ReachabilitySystem"]),
         // Not a dependency of the full command's target: SwiftPM would link that one's
         // libraries (SwiftNIO, Connectivity…) into this executable. Build both products.
         .executableTarget(name: "ReachabilityCLI", dependencies: ["ReachabilityCommands"]),

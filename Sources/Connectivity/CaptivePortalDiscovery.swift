@@ -1,6 +1,7 @@
 public import Foundation
 import Glibc
 public import Reachability
+@_spi(Testing) import ReachabilitySystem
 
 /// A captive-portal API URI and where it came from: the configuration, or what the
 /// network announced (RFC 8910: DHCPv4 option 114, IPv6 RA option 37, DHCPv6
@@ -156,7 +157,7 @@ public struct CaptivePortalDiscovery: Sendable, Hashable {
     public func discover(interfaceName: String, index: Int, now: Date = Date()) -> CaptivePortalAPISource? {
         for directory in networkdLinkDirectories {
             let path = join(root, directory) + "/\(index)"
-            guard let bytes = Self.readFile(path, limit: maximumFileSize) else { continue }
+            guard let bytes = Self.readFile(path, limit: maximumFileSize)?.bytes else { continue }
             let state = Self.networkdState(bytes)
             if let value = state.captivePortal {
                 return Self.accept(value).map {
@@ -166,7 +167,7 @@ public struct CaptivePortalDiscovery: Sendable, Hashable {
             if state.managed { return nil }  // networkd runs DHCP and RA there, and recorded nothing.
         }
         var newest:
-            (modified: timespec, order: Int, lease: DHCPLease, path: String, format: CaptivePortalAPISource.Format)?
+            (modified: (Int, Int), order: Int, lease: DHCPLease, path: String, format: CaptivePortalAPISource.Format)?
         let groups: [([String], CaptivePortalAPISource.Format)] = [
             (dhclientLeaseDirectories, .dhclient), (networkManagerLeaseDirectories, .networkManager),
         ]
@@ -175,14 +176,12 @@ public struct CaptivePortalDiscovery: Sendable, Hashable {
                 let full = join(root, directory)
                 for name in Self.leaseFiles(in: full, limit: maximumFilesPerDirectory) {
                     let path = "\(full)/\(name)"
-                    var modified = timespec()
-                    guard let bytes = Self.readFile(path, limit: maximumFileSize, modified: &modified) else { continue }
+                    guard let (bytes, modified) = Self.readFile(path, limit: maximumFileSize) else { continue }
                     let leases = Self.dhclientLeases(bytes)
                     for (order, lease) in leases.enumerated() where lease.interface == interfaceName {
                         if let expiry = lease.expiry, expiry < now { continue }
                         if let current = newest,
-                            (current.modified.tv_sec, current.modified.tv_nsec, current.order)
-                                > (modified.tv_sec, modified.tv_nsec, order)
+                            (current.modified.0, current.modified.1, current.order) > (modified.0, modified.1, order)
                         {
                             continue
                         }
@@ -242,29 +241,11 @@ public struct CaptivePortalDiscovery: Sendable, Hashable {
 
     // MARK: - Files
 
-    /// At most `limit` bytes of a regular file; nil when it can't be opened, is not
-    /// a regular file, or is larger than `limit` (nothing beyond `limit + 1` bytes is
-    /// read).
-    static func readFile(_ path: String, limit: Int, modified: UnsafeMutablePointer<timespec>? = nil) -> [UInt8]? {
-        guard !path.utf8.contains(0) else { return nil }
-        // O_NONBLOCK: a FIFO put there would otherwise block the open.
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= limit else { return nil }
-        modified?.pointee = info.st_mtim
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16384)
-        while bytes.count <= limit {
-            let count = chunk.withUnsafeMutableBytes {
-                read(fd, $0.baseAddress, min($0.count, limit + 1 - bytes.count))
-            }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += chunk[0..<count]
-        }
-        return bytes.count <= limit ? bytes : nil
+    /// At most `limit` bytes of a regular file, and when it last changed (seconds,
+    /// nanoseconds); nil when it can't be read, is not a regular file, or is larger.
+    static func readFile(_ path: String, limit: Int) -> (bytes: [UInt8], modified: (Int, Int))? {
+        guard case .success(let file) = SystemCalls.live.readFile(path, limit: limit) else { return nil }
+        return (file.bytes, (file.status.modifiedSeconds, file.status.modifiedNanoseconds))
     }
 
     /// The names of the lease files in `directory` (``DHCPLeaseFile/fileNames(in:limit:)``).

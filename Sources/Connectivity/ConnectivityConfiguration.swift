@@ -3,6 +3,8 @@ public import Foundation
 import Glibc
 import NIOSSL
 public import Reachability
+@_spi(Testing) import ReachabilityBase
+@_spi(Testing) import ReachabilitySystem
 
 /// How a ``Connectivity`` checks: which endpoints, how many must pass, how long
 /// to wait, and when to check again.
@@ -266,7 +268,7 @@ public struct ConnectivityConfiguration: Sendable {
         if let captivePortalAPI { try Self.checkURL(captivePortalAPI, what: "captivePortalAPI") }
         if discoversCaptivePortalAPI { try captivePortalDiscovery.check() }
         let trustRoots = try trustedRootCertificatesPath.map { path throws(ConnectivityError) in
-            try Self.loadTrustRoots(path)
+            try Self.loadTrustRoots(path, systemCalls: environment.systemCalls)
         }
         guard !userAgent.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
             throw ConnectivityError("userAgent contains control characters")
@@ -379,35 +381,25 @@ public struct ConnectivityConfiguration: Sendable {
     /// Reads and parses a trust-roots file: a regular file (a FIFO would block the
     /// open, `/dev/zero` would never end) of at most ``trustRootsLimit`` bytes
     /// holding at least one PEM certificate.
-    static func loadTrustRoots(_ path: String) throws(ConnectivityError) -> [NIOSSLCertificate] {
+    static func loadTrustRoots(_ path: String, systemCalls: SystemCalls) throws(ConnectivityError)
+        -> [NIOSSLCertificate]
+    {
         let what = "trustedRootCertificatesPath \(quotedForMessage(path))"
         guard !path.isEmpty, !path.utf8.contains(0) else {
             throw ConnectivityError("\(what) is not a file path")
         }
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else {
-            let error = errno
-            throw ConnectivityError(
-                "\(what) can't be opened: \(strerror(error).map { String(cString: $0) } ?? "errno \(error)")")
-        }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            throw ConnectivityError("\(what) is not a regular file")
-        }
-        guard info.st_size <= trustRootsLimit else {
-            throw ConnectivityError("\(what) has \(info.st_size) bytes, the limit is \(trustRootsLimit)")
-        }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while bytes.count <= trustRootsLimit {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += chunk[0..<count]
+        let bytes: [UInt8]
+        switch systemCalls.readFile(path, limit: trustRootsLimit) {
+        case .success(let file): bytes = file.bytes
+        case .failure(.unreadable(let error)):
+            let reason = strerror(error.errno).map { String(cString: $0) } ?? "errno \(error.errno)"
+            throw ConnectivityError("\(what) can't be opened: \(reason)")
+        case .failure(.notRegularFile): throw ConnectivityError("\(what) is not a regular file")
+        case .failure(.tooLarge(let size)):
+            throw ConnectivityError("\(what) has \(size) bytes, the limit is \(trustRootsLimit)")
         }
         let certificates = try? NIOSSLCertificate.fromPEMBytes(bytes)
-        guard bytes.count <= trustRootsLimit, let certificates, !certificates.isEmpty else {
+        guard let certificates, !certificates.isEmpty else {
             throw ConnectivityError("\(what) is not a PEM file of certificates")
         }
         return certificates

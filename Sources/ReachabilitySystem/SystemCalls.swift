@@ -95,6 +95,10 @@ package struct SystemError: Error, Sendable, Equatable {
     package var call: String { function.utf8CodeUnitCount == 0 ? subject : "\(function)(\(subject))" }
 
     package static func == (lhs: Self, rhs: Self) -> Bool { lhs.call == rhs.call && lhs.errno == rhs.errno }
+
+    /// errno values that mean the process or the host ran out of something (not the
+    /// peer's or the file's fault).
+    package static let resourceErrors: Set<Int32> = [EMFILE, ENFILE, ENOMEM, ENOBUFS]
 }
 
 /// (device, inode) of a file: identifies a namespace behind any of its paths.
@@ -109,14 +113,16 @@ package struct FileStatus: Sendable, Equatable {
     package var isRegularFile: Bool
     /// In bytes.
     package var size: Int
-    /// The last modification, in seconds since the epoch.
+    /// The last modification, in seconds since the epoch, and the nanoseconds after.
     package var modifiedSeconds: Int
+    package var modifiedNanoseconds: Int
 
     package init(_ info: Glibc.stat) {
         identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         isRegularFile = info.st_mode & S_IFMT == S_IFREG
         size = Int(info.st_size)
         modifiedSeconds = Int(info.st_mtim.tv_sec)
+        modifiedNanoseconds = Int(info.st_mtim.tv_nsec)
     }
 }
 
@@ -266,32 +272,66 @@ extension SystemCalls {
     }
 }
 
+/// Why ``SystemCalls/readFile(_:limit:wholeOrNothing:)`` gave no bytes.
+package enum FileReadFailure: Error, Sendable, Equatable {
+    /// open(2) or fstat(2) failed.
+    case unreadable(SystemError)
+    /// A directory, a FIFO, a device: not read at all (a FIFO would block, `/dev/zero`
+    /// never end).
+    case notRegularFile
+    /// Over the limit, by its size or by what a read found (it grew meanwhile).
+    case tooLarge(size: Int)
+}
+
+extension SystemCalls {
+    /// Up to `limit` bytes of the regular file at `path`, and what fstat(2) said of it.
+    /// With `wholeOrNothing`, a file over `limit` bytes is ``FileReadFailure/tooLarge(size:)``
+    /// rather than its start; nothing past `limit + 1` bytes is read either way. A read
+    /// that fails ends the file where it failed.
+    package func readFile(_ path: String, limit: Int, wholeOrNothing: Bool = true)
+        -> Result<(bytes: [UInt8], status: FileStatus), FileReadFailure>
+    {
+        guard !path.utf8.contains(0) else { return .failure(.notRegularFile) }
+        let fd: Int32
+        switch open(path, flags: O_RDONLY | O_NONBLOCK | O_NOCTTY) {
+        case .success(let opened): fd = opened
+        case .failure(let error): return .failure(.unreadable(error))
+        }
+        defer { close(fd) }
+        let status: FileStatus
+        switch fstat(fd, subject: path) {
+        case .success(let found): status = found
+        case .failure(let error): return .failure(.unreadable(error))
+        }
+        guard status.isRegularFile else { return .failure(.notRegularFile) }
+        if wholeOrNothing && status.size > limit { return .failure(.tooLarge(size: status.size)) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        // Whole or nothing: one byte past the limit tells a file that grew meanwhile.
+        let readLimit = wholeOrNothing ? limit + 1 : limit
+        while bytes.count < readLimit {
+            let wanted = min(chunk.count, readLimit - bytes.count)
+            let outcome = chunk.withUnsafeMutableBytes {
+                read(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<wanted]), subject: path)
+            }
+            guard case .success(let count) = outcome, count > 0 else { break }
+            bytes += chunk[0..<count]
+            // A regular file's short read is its end: no second read to learn it.
+            if count < wanted { break }
+        }
+        if bytes.count > limit { return .failure(.tooLarge(size: bytes.count)) }
+        return .success((bytes, status))
+    }
+}
+
 /// Up to `limit` bytes of the regular file at `path` as UTF-8 (invalid bytes
-/// replaced), read through `systemCalls`; nil when it can't be opened or read, or
-/// is not a regular file (a FIFO would block). With `wholeOrNothing`, a file over
-/// `limit` bytes (by its size, or by what a read finds) is nil rather than its start.
+/// replaced), read through `systemCalls`; nil when it can't be read or is empty
+/// (``SystemCalls/readFile(_:limit:wholeOrNothing:)``).
 package func readSmallFile(_ path: String, limit: Int, wholeOrNothing: Bool = false, systemCalls: SystemCalls)
     -> String?
 {
-    guard case .success(let fd) = systemCalls.open(path, flags: O_RDONLY | O_NONBLOCK) else { return nil }
-    defer { systemCalls.close(fd) }
-    guard case .success(let status) = systemCalls.fstat(fd, subject: path), status.isRegularFile else { return nil }
-    if wholeOrNothing && status.size > limit { return nil }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    // Whole or nothing: one byte past the limit tells a file that grew meanwhile.
-    let readLimit = wholeOrNothing ? limit + 1 : limit
-    while bytes.count < readLimit {
-        let wanted = min(chunk.count, readLimit - bytes.count)
-        let outcome = chunk.withUnsafeMutableBytes {
-            systemCalls.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<wanted]), subject: path)
-        }
-        guard case .success(let count) = outcome, count > 0 else { break }
-        bytes += chunk[0..<count]
-        // A regular file's short read is its end: no second read to learn it.
-        if count < wanted { break }
-    }
-    if bytes.count > limit { return nil }
-    guard !bytes.isEmpty else { return nil }
-    return String(decoding: bytes, as: UTF8.self)
+    guard case .success(let file) = systemCalls.readFile(path, limit: limit, wholeOrNothing: wholeOrNothing),
+        !file.bytes.isEmpty
+    else { return nil }
+    return String(decoding: file.bytes, as: UTF8.self)
 }

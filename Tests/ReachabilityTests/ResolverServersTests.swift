@@ -3,6 +3,7 @@ import Reachability
 @_spi(Testing) import ReachabilitySystem
 import Testing
 
+@testable import ReachabilityCommands
 @_spi(Testing) @testable import ReachabilityCore
 
 /// Which nameservers `wait --dns` asks (issue 27, defect 9): those the C library

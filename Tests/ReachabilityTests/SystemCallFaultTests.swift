@@ -1,5 +1,6 @@
 import Foundation
 import Reachability
+import ReachabilityCommands
 @_spi(Testing) import ReachabilitySystem
 import Testing
 

@@ -69,7 +69,7 @@ struct SysfsReader: InterfaceFacts {
 
 /// Whether nameservers are configured (``NameserverRule``), read from `resolvConf`
 /// and, when that names only systemd-resolved's stub, from `resolvedUpstream`.
-struct DNSConfiguration: Sendable, Hashable {
+package struct DNSConfiguration: Sendable, Hashable {
     var resolvConf: String
     var resolvedUpstream: String = "/run/systemd/resolve/resolv.conf"
     /// What the files are read through (the environment's).
@@ -94,7 +94,7 @@ struct DNSConfiguration: Sendable, Hashable {
     /// The resolv.conf that applies to `environment`: `override` when given; for a
     /// `/run/netns/NAME` namespace `/etc/netns/NAME/resolv.conf` when it exists (as
     /// `ip netns exec` arranges); else `/etc/resolv.conf`.
-    static func resolvConfPath(for environment: NetworkEnvironment, override: String? = nil) -> String {
+    package static func resolvConfPath(for environment: NetworkEnvironment, override: String? = nil) -> String {
         if let override { return override }
         let named = environment.networkNamespacePath.flatMap(NetworkNamespace.name(of:))
         if let named, case .success = environment.systemCalls.access("/etc/netns/\(named)/resolv.conf") {
@@ -110,5 +110,5 @@ struct DNSConfiguration: Sendable, Hashable {
 
     /// resolv.conf is a few hundred bytes; glibc reads no more than this either
     /// way, and a FIFO or a huge file must not stall or bloat an evaluation.
-    static let sizeLimit = 1 << 20
+    package static let sizeLimit = 1 << 20
 }

@@ -297,7 +297,7 @@ final class ResolverPool: Sendable {
         // glibc reports a resolver that could not open a file or socket (out of
         // descriptors or memory) as EAI_NONAME, "Name or service not known", with
         // errno set: that is no answer about the name.
-        if Self.resourceErrors.contains(error) {
+        if SystemError.resourceErrors.contains(error) {
             throw ReachabilityError(
                 .systemCall, "cannot resolve \(quotedForMessage(name)): getaddrinfo", errno: error)
         }
@@ -315,9 +315,6 @@ final class ResolverPool: Sendable {
             throw ReachabilityError(.systemCall, "cannot resolve \(quotedForMessage(name)): getaddrinfo: \(reason)")
         }
     }
-
-    /// errno values that mean the resolver itself ran out of something.
-    static let resourceErrors: Set<Int32> = [EMFILE, ENFILE, ENOMEM, ENOBUFS]
 
     /// glibc's EAI_NODATA and EAI_ADDRFAMILY (GNU extensions the importer hides).
     static let eaiNoData: Int32 = -5

@@ -1,5 +1,6 @@
 import Glibc
-@_spi(Testing) import ReachabilityBase
+@_spi(Testing) package import ReachabilityBase
+import ReachabilityCore
 @_spi(Testing) import ReachabilitySystem
 
 /// Whether the namespace's resolver is configured and answers: what
@@ -252,7 +253,7 @@ package enum ResolverCheck {
         case .success(let made):
             fd = made
             opened.append(made)
-        case .failure(let failure) where ResolverPool.resourceErrors.contains(failure.errno):
+        case .failure(let failure) where SystemError.resourceErrors.contains(failure.errno):
             throw ReachabilityError(.systemCall, "checking the resolver: \(failure.call) failed", errno: failure.errno)
         case .failure(let failure):
             return .failure(Failure(description: "socket: \(ReachabilityError.strerror(failure.errno))"))
