@@ -1,7 +1,7 @@
 // The C boundary of the Reachability package: libmnl plus the few things Swift
 // cannot import directly. Only prefixed `static inline` wrappers live here.
 // Do not include <linux/if.h> (it clashes with glibc's <net/if.h>); interface
-// flags and ARPHRD values are retyped in Sources/Reachability/Netlink/Constants.swift.
+// flags and ARPHRD values are retyped in Sources/ReachabilityBase/Netlink/Constants.swift.
 #ifndef CNETLINK_SHIM_H
 #define CNETLINK_SHIM_H
 

@@ -1,4 +1,5 @@
 import Glibc
+@_spi(Testing) import ReachabilitySystem
 
 /// sd_notify(3) without libsystemd: under systemd (`NOTIFY_SOCKET` set, as for a
 /// unit with `Type=notify` or `NotifyAccess=`), each message is one datagram of
@@ -27,20 +28,23 @@ package enum SystemdNotify {
         guard name.count < capacity else { return false }
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: name) }
         let length = socklen_t(MemoryLayout<sa_family_t>.size + name.count + (name.first == 0 ? 0 : 1))
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
+        let system = SystemCalls.live
+        guard case .success(let fd) = system.socket(family: AF_UNIX, type: Int32(SOCK_DGRAM.rawValue), subject: path)
+        else { return false }
+        defer { system.close(fd) }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                system.connect(fd, to: $0, length: length, subject: path)
+            }
+        }
+        guard case .success = connected else { return false }
         let bytes = Array(message.utf8)
         // Never blocked by a receiver that doesn't read: a message its full queue
         // can't take (EAGAIN) is dropped, as a lost progress line costs nothing.
-        let sent = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bytes.withUnsafeBytes {
-                    sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT), pointer, length)
-                }
-            }
+        let sent = bytes.withUnsafeBytes {
+            system.send(fd, $0, flags: Int32(MSG_NOSIGNAL | MSG_DONTWAIT), subject: path)
         }
-        return sent == bytes.count
+        return (try? sent.get()) == bytes.count
     }
 
     /// A STATUS= line: one line of text (newlines would start another assignment).

@@ -26,10 +26,12 @@ extension SystemCalls {
         return rc == 0 ? .success(()) : .failure(SystemError("connect", subject: subject, errno: error))
     }
 
-    /// send(2) of `bytes`, EINTR retried: how many bytes were sent.
-    package func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, subject: String) -> Result<Int, SystemError> {
+    /// send(2) of `bytes` with `flags`, EINTR retried: how many bytes were sent.
+    package func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, flags: Int32 = 0, subject: String) -> Result<
+        Int, SystemError
+    > {
         let (count, error) = perform(.send, subject, retryingInterrupts: true) {
-            Glibc.send(fd, bytes.baseAddress, bytes.count, 0)
+            Glibc.send(fd, bytes.baseAddress, bytes.count, flags)
         }
         return count >= 0 ? .success(count) : .failure(SystemError("send", subject: subject, errno: error))
     }
