@@ -40,14 +40,15 @@ DEB_ARCH = $(shell dpkg --print-architecture 2>/dev/null)
 DEB_ROOT = $(SCRATCH)/deb/root
 DEB = $(SCRATCH)/deb/reachability_$(VERSION)_$(DEB_ARCH).deb
 
-# The event path's code in one place (docs/BENCHMARKS-HISTORY.md, "Issue 30: the event
-# path's code in one place"): each function in a section of its own, which lld lays out in the order of
-# Scripts/link-order.txt (the functions a change runs, hottest first), so that a change
-# after an idle wait finds its code on 20 pages instead of 150. lld ships with Swift's
-# toolchain; without it the build links as before, unordered.
-LINK_ORDER := $(if $(shell command -v ld.lld),-Xswiftc -use-ld=lld -Xswiftc -Xfrontend -Xswiftc -function-sections \
-	-Xlinker --symbol-ordering-file=$(CURDIR)/Scripts/link-order.txt -Xlinker --no-warn-symbol-ordering)
-SWIFT_RELEASE = swift build -c release --scratch-path $(SCRATCH) --static-swift-stdlib $(LINK_ORDER)
+# LINK_ORDER=1: each function in a section of its own, which lld lays out in the order of
+# Scripts/link-order.txt (the functions a change runs, hottest first; docs/DESIGN.md §8),
+# so that a change after an idle wait finds its code on fewer pages. Off by default: the
+# list names functions by mangled name and goes stale as the code changes.
+ifeq ($(LINK_ORDER),1)
+ORDER_FLAGS = -Xswiftc -use-ld=lld -Xswiftc -Xfrontend -Xswiftc -function-sections \
+	-Xlinker --symbol-ordering-file=$(CURDIR)/Scripts/link-order.txt -Xlinker --no-warn-symbol-ordering
+endif
+SWIFT_RELEASE = swift build -c release --scratch-path $(SCRATCH) --static-swift-stdlib $(ORDER_FLAGS)
 
 .PHONY: all build man install uninstall deb
 
@@ -56,7 +57,7 @@ all: build
 
 build:
 	@# SwiftPM does not see the order file: a new one needs a new link.
-	@if [ -n "$(LINK_ORDER)" ] && [ Scripts/link-order.txt -nt $(RELEASE)/reachability ]; then \
+	@if [ -n "$(ORDER_FLAGS)" ] && [ Scripts/link-order.txt -nt $(RELEASE)/reachability ]; then \
 		rm -f $(RELEASE)/reachability $(RELEASE)/reachability-full; fi
 	$(SWIFT_RELEASE) --product reachability
 	$(SWIFT_RELEASE) --product reachability-full

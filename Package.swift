@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 // Package traits (docs/DESIGN.md §4.4): what a dependent resolves, fetches and builds.
@@ -261,5 +261,8 @@ for target in package.targets where target.type != .system {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
     settings.append(.enableUpcomingFeature("ExistentialAny"))
+    // Zero warnings in the package's own code, tests included. SwiftPM applies this to
+    // this package's targets only: not to its dependencies, nor to a dependent's build of it.
+    settings.append(.treatAllWarnings(as: .error))
     target.swiftSettings = settings
 }

@@ -25,8 +25,8 @@ pass has to bring back into the caches and the TLB).
                     after one round uncounted.
   --order FILE      also runs `BINARY watch` (text lines) the same way, and writes the
                     executable's functions that ran in either, most instructions first
-                    (json's, then text's own): Scripts/link-order.txt, the release
-                    build's link order (see its header).
+                    (json's, then text's own): Scripts/link-order.txt, `make build
+                    LINK_ORDER=1`'s link order (see its header).
 
 Instruction counts are the same run after run (a figure for BENCHMARKS.md, not a
 latency); the wall-clock side is pass_latency.py's. Needs valgrind, iproute2 and
@@ -49,14 +49,13 @@ from pass_latency import setup_namespace, sh  # noqa: E402
 
 
 ORDER_HEADER = """\
-# The release build's link order (the Makefile passes it to lld as --symbol-ordering-file):
+# `make build LINK_ORDER=1`'s link order (the Makefile passes it to lld as --symbol-ordering-file):
 # the functions the event path of `reachability watch` runs, most instructions first, so
 # that a pass after an idle wait brings fewer pages and lines of code back into the caches
 # (docs/BENCHMARKS-HISTORY.md, "Issue 30: the event path's code in one place"). Generated, not edited:
 #   make build && unshare -rn python3 Benchmarks/callgrind_pass.py \\
 #       .build/release/reachability --changes kinds --cycles 5 --order Scripts/link-order.txt
-# A name no longer in the build is skipped; Scripts/check-link-order.py (CI) fails when
-# too few of them are left.
+# A name no longer in the build is skipped.
 """
 ROUTES = "ip route replace default via 192.0.2.2 dev vA; ip route replace ::/0 via 2001:db8:200::2 dev vA"
 

@@ -17,19 +17,9 @@ system call, which put a 243-byte line about 250 µs later than a 21-byte one). 
 prints a line at start and one per change can stand in for a binary: it is run as
 `PROGRAM watch --json` (Benchmarks/limit_monitor.c ignores its arguments).
 
-The per-phase profile of docs/BENCHMARKS-HISTORY.md ("Issue 30") comes from the same runs of a build with
-Benchmarks/pass-probe.patch applied (`git apply`, then `make build`): it prints, every 200
-passes, the mean microseconds of each phase of the reader's pass (drain, decide, plan,
-lookup, finish; of the passes that wrote a line: state, observe, sink), and every 100 lines
-the mean time of the write(2) itself. Those lines are passed through here. It also stamps
-each pass (woke, drained, looked up, sink start and end, end: the `W` lines), from which
-the run prints, per kind, when the reader first woke after the change's write, how many
-passes a change took, and when the pass that wrote the change's first line woke and
-reached the sink.
 Needs root (or `unshare -rn`), iproute2 and util-linux. Traffic: none leaves the namespaces.
 """
 import argparse
-import bisect
 import os
 import queue
 import statistics
@@ -94,19 +84,13 @@ def inside(cycles, other_link, command):
                              bufsize=0)
     watch.stdout.readline()
     lines = line_stamps(watch.stdout)
-    passes = []  # the probe's per-pass stamps (W lines), CLOCK_MONOTONIC ns
 
     def read_errors():
         for line in watch.stderr:
-            fields = line.split()
-            if fields[:1] == [b"W"]:
-                passes.append([int(field) for field in fields[1:]])
-            else:
-                sys.stdout.write(line.decode(errors="replace"))
-                sys.stdout.flush()
+            sys.stdout.write(line.decode(errors="replace"))
+            sys.stdout.flush()
     errors = threading.Thread(target=read_errors, daemon=True)
     errors.start()
-    starts = []
 
     batch = subprocess.Popen(["ip", "-force", "-batch", "-"], stdin=subprocess.PIPE, text=True)
     add4 = "route add default via 192.0.2.2 dev vA\n"
@@ -135,7 +119,6 @@ def inside(cycles, other_link, command):
                 lines.get()
                 extra += 1
             start = time.monotonic_ns()
-            starts.append((kind, start))
             batch.stdin.write(steps[kind])
             batch.stdin.flush()
             try:
@@ -149,48 +132,10 @@ def inside(cycles, other_link, command):
     watch.wait()
     peer.kill()
     every = sum(latency.values(), [])
-    errors.join(timeout=5)  # the probe's last stamps, up to the pipe's end
-    if passes:
-        timeline(starts, passes)
+    errors.join(timeout=5)
     print("  p50 µs: " + " ".join(f"{k} {statistics.median(v):.0f}" for k, v in latency.items() if v)
           + f" | all {statistics.median(every):.0f}, p90 {statistics.quantiles(every, n=10)[8]:.0f}"
           + f" | missed {missed}, lines besides the first {extra} | CPU {spent} ms", flush=True)
-
-
-def timeline(starts, passes):
-    """Where a change's time goes, from the probe's stamps: per kind, the medians (µs after
-    the change's write) of the reader's first wake-up, of the wake-up and the sink start of the
-    pass that wrote the change's first line, and the mean number of passes per change; then
-    that pass's phases (µs): the drain, deciding + planning + the lookups, the evaluation and
-    delivery up to the sink, the sink (the line's formatting and write)."""
-    woke = [stamps[0] for stamps in passes]
-    for kind in KINDS:
-        first, line_wake, sink, count, phases = [], [], [], [], []
-        for index, (each, start) in enumerate(starts):
-            if each != kind:
-                continue
-            end = starts[index + 1][1] if index + 1 < len(starts) else start + 10**9
-            mine = passes[bisect.bisect_left(woke, start):bisect.bisect_left(woke, end)]
-            if not mine:
-                continue
-            first.append((mine[0][0] - start) / 1000)
-            count.append(len(mine))
-            wrote = [stamps for stamps in mine if stamps[3]]
-            if wrote:
-                woke_at, drained, looked_up, sink_start, sink_end = wrote[0][:5]
-                line_wake.append((woke_at - start) / 1000)
-                sink.append((sink_start - start) / 1000)
-                phases.append([(b - a) / 1000 for a, b in
-                               ((woke_at, drained), (drained, looked_up), (looked_up, sink_start),
-                                (sink_start, sink_end))])
-        if first:
-            print(f"  {kind}: first wake-up {statistics.median(first):.0f}, passes {statistics.mean(count):.2f}, "
-                  f"the line's pass woke {statistics.median(line_wake):.0f} and reached the sink "
-                  f"{statistics.median(sink):.0f}", flush=True)
-        if phases:
-            drain, lookups, delivery, line = (statistics.median(column) for column in zip(*phases))
-            print(f"    its phases: drain {drain:.0f}, decide + plan + lookups {lookups:.0f}, "
-                  f"to the sink {delivery:.0f}, the sink {line:.0f}", flush=True)
 
 
 def main():

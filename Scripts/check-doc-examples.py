@@ -198,8 +198,7 @@ def command_args(plan, pattern):
 
 def module_flags(plan, client="ReachabilityExample"):
     """The -I and -Xcc flags SwiftPM passed when it compiled `client` (a module that
-    imports what the examples may import; Scripts/check-docc.py asks for the test
-    target, which imports every library module)."""
+    imports what the examples may import)."""
     args = command_args(plan, r"C\." + client + r"-[^\"]*-debug\.module")
     flags, index = [], 0
     while index < len(args) - 1:

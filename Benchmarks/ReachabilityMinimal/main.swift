@@ -1,6 +1,7 @@
 // A Reachability-only program: the library's Foundation-free API (ReachabilityCore)
 // and nothing else (no Foundation, no Connectivity), for the RSS figure of
-// BENCHMARKS.md; CI checks that it loads no Foundation library. It starts a notifier
+// BENCHMARKS.md (CI's consumer check, Scripts/check-consumer.py, fails when a program on
+// ReachabilityCore alone loads a Foundation library). It starts a notifier
 // on the Internet target, waits for the first delivery and a short settle, then prints
 // its peak RSS (VmHWM) as one JSON line.
 //   swift build -c release --product ReachabilityMinimal [--static-swift-stdlib]

@@ -13,6 +13,7 @@ public struct ScratchFiles: Sendable {
     /// A regular file that is not PEM: 4 kB of bytes that are no text at all.
     public let garbage: String
 
+    /// Makes the directory `name` and both files in it.
     public init(directoryName name: String) {
         directory = NSTemporaryDirectory() + name
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
