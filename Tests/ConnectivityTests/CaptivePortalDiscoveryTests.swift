@@ -330,7 +330,8 @@ import Testing
         try root.write("var/lib/dhcp/dhclient.leases", padding + Self.dhclientLease())
         #expect(discovery.discover(interfaceName: "eth0", index: 2, now: Self.now) == nil, "over the cap")
         #expect(CaptivePortalDiscovery.readFile("\(root.path)/var/lib/dhcp/dhclient.leases", limit: 4096)?.bytes == nil)
-        #expect(CaptivePortalDiscovery.readFile("\(root.path)/var/lib/dhcp/dhclient.leases", limit: 1 << 20)?.bytes != nil)
+        #expect(
+            CaptivePortalDiscovery.readFile("\(root.path)/var/lib/dhcp/dhclient.leases", limit: 1 << 20)?.bytes != nil)
 
         try FileManager.default.removeItem(atPath: "\(root.path)/var/lib/dhcp/dhclient.leases")
         #expect(mkfifo("\(root.path)/var/lib/dhcp/dhclient.leases", 0o600) == 0)
