@@ -56,6 +56,8 @@ extension Notification.Name {
 /// notification queue, never under it.
 public final class Connectivity: Sendable, CustomStringConvertible {
     private let state: LockedValue<State>
+    /// What the re-check timer and the probes' timers run on (tests advance their own).
+    private let clock: any TimerClock
 
     /// A configuration checked once: the endpoints a check uses, or why none can run.
     struct Resolved: Sendable {
@@ -158,7 +160,13 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     /// the configuration was given a session configuration of its own (module
     /// ConnectivityURLSession), the process-wide `urlSessionConfiguration` applies to
     /// them. This package's own endpoints are kept as they are.
-    public init(configuration: ConnectivityConfiguration, notificationQueue: DispatchQueue? = nil) {
+    public convenience init(configuration: ConnectivityConfiguration, notificationQueue: DispatchQueue? = nil) {
+        self.init(configuration: configuration, notificationQueue: notificationQueue, clock: ContinuousClock())
+    }
+
+    /// ``init(configuration:notificationQueue:)`` with its timers on `clock`.
+    package init(configuration: ConnectivityConfiguration, notificationQueue: DispatchQueue?, clock: any TimerClock) {
+        self.clock = clock
         let configuration = Connectivity.withRwbutlerSessionDefaults(
             configuration.droppingPlainHTTPURLs(Connectivity.isHTTPSOnly))
         let resolved = Resolved(configuration)
@@ -532,7 +540,8 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         let client = try ProbeClients.shared.lease(environment)
         defer { ProbeClients.shared.release(environment) }
         let apiSource = configuration.captivePortalAPISource(for: interface)
-        let runner = Self.runner(client, configuration.asking(apiSource), resolved, endpoints: endpoints, scope: scope)
+        let runner = Self.runner(
+            client, configuration.asking(apiSource), resolved, endpoints: endpoints, scope: scope, clock: clock)
         let event = await withTaskGroup(of: OneOffEvent.self) { group -> OneOffEvent in
             group.addTask { .finished(await runner.run()) }
             group.addTask {
@@ -714,7 +723,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     /// The runner of one check of `endpoints` within `scope`.
     private static func runner(
         _ client: ProbeClient, _ configuration: ConnectivityConfiguration, _ resolved: Resolved,
-        endpoints: [ConnectivityEndpoint], scope: ProbeScope
+        endpoints: [ConnectivityEndpoint], scope: ProbeScope, clock: any TimerClock
     ) -> ProbeRunner {
         let transport = ProbeTransport(
             scope: scope, client: client, environment: configuration.environment, tls: resolved.tls)
@@ -727,7 +736,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             logger: configuration.environment.logger, environment: configuration.environment,
             detectsDNSHijacking: configuration.detectsDNSHijacking,
             requiresTwoVendors: configuration.requiresTwoVendors,
-            transport: transport, proxy: resolved.proxy)
+            transport: transport, proxy: resolved.proxy, clock: clock)
     }
 
     /// Feeds one input to the machine (if `run` is still current) and runs the
@@ -757,8 +766,8 @@ public final class Connectivity: Sendable, CustomStringConvertible {
                 state.check = startCheck(run: run, generation: generation, state: state)
             case .schedule(let delay, let generation):
                 state.timer?.cancel()
-                state.timer = Task { [weak self] in
-                    guard (try? await Task.sleep(for: delay)) != nil else { return }
+                state.timer = Task { [weak self, clock = self.clock] in
+                    guard (try? await clock.sleep(for: delay)) != nil else { return }
                     self?.handle(run: run) { $0.timerFired(generation: generation) }
                 }
             case .publish(let result):
@@ -781,6 +790,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         let resolved = state.resolved
         let client = resolved.error == nil ? ProbeClients.shared.leaseExisting(environment) : nil
         let interface = state.machine.path?.availableInterfaces.first
+        let clock = self.clock
         return Task { [weak self] in
             // A configuration that can't work fails the check (`lastError` says why).
             var outcome = ProbeRunner.Outcome(verdict: .noInternet(.connectionFailed), endpoints: [], api: nil)
@@ -792,7 +802,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
                     ? nil
                     : Self.runner(
                         client, configuration.asking(apiSource), resolved, endpoints: endpoints,
-                        scope: configuration.scope)
+                        scope: configuration.scope, clock: clock)
             }
             if let runner { outcome = await runner.run() }
             if let verdict = environment.connectivitySimulation?.verdict { outcome.verdict = verdict }

@@ -32,6 +32,8 @@ struct ProbeRunner: Sendable {
     var proxy = ProxyRules.direct
     /// The pause before a fast failure's second attempt.
     static let retryDelay: Duration = .milliseconds(200)
+    /// What the deadline, the retry's pause and each probe's limit are measured on.
+    var clock: any TimerClock = ContinuousClock()
 
     struct Outcome: Sendable {
         var verdict: Verdict
@@ -47,7 +49,6 @@ struct ProbeRunner: Sendable {
     }
 
     func run() async -> Outcome {
-        let clock = ContinuousClock()
         let deadline = clock.now + checkDeadline
         var tally = CheckTally(
             endpoints: endpoints, successThreshold: successThreshold, apiURL: captivePortalAPI,
@@ -71,7 +72,7 @@ struct ProbeRunner: Sendable {
                 group.addTask { .api(await fetchAPI(captivePortalAPI, timeout: min(probeTimeout, checkDeadline))) }
             }
             group.addTask {
-                try? await clock.sleep(until: deadline)
+                try? await clock.sleep(until: deadline, tolerance: nil)
                 return .deadline
             }
             while !tally.isDecided, !Task.isCancelled, let event = await group.next() {
@@ -81,7 +82,7 @@ struct ProbeRunner: Sendable {
                     let mayRetry = deadline - now > Self.retryDelay * 2
                     if tally.record(index, outcome, at: now, mayRetry: mayRetry) {
                         group.addTask {
-                            try? await Task.sleep(for: Self.retryDelay)
+                            try? await clock.sleep(for: Self.retryDelay)
                             return .retryDue(index)
                         }
                     }
@@ -256,7 +257,8 @@ struct ProbeRunner: Sendable {
         let transport = self.transport
         let ready = transport.client.ready
         let deadline = NIODeadline.now() + TimeAmount(timeout)
-        let outcome = await firstResult(within: timeout) { () async -> AttemptOutcome? in
+        let clock = self.clock
+        let outcome = await firstResult(within: timeout, clock: clock) { () async -> AttemptOutcome? in
             do {
                 try await ready.get()
             } catch {
@@ -267,7 +269,7 @@ struct ProbeRunner: Sendable {
                 if let failure = Self.proxyRefusal(response, route: route, isHTTPS: endpoint.isHTTPS) {
                     return .failed(.proxyFailed(failure))
                 }
-                return await Self.judge(response, endpoint.expectation, within: deadline - .now())
+                return await Self.judge(response, endpoint.expectation, within: deadline - .now(), clock: clock)
             case .failure(let failure):
                 return .failed(failure)
             }
@@ -281,7 +283,8 @@ struct ProbeRunner: Sendable {
     /// waiting for them at `limit` (timedOut) — it can't stop them, but the check
     /// keeps its deadline.
     static func judge(
-        _ response: ProbeResponse, _ expectation: ConnectivityEndpoint.Expectation, within limit: TimeAmount
+        _ response: ProbeResponse, _ expectation: ConnectivityEndpoint.Expectation, within limit: TimeAmount,
+        clock: any TimerClock
     ) async -> AttemptOutcome {
         switch expectation {
         case .bodyMatches, .custom: break
@@ -295,7 +298,7 @@ struct ProbeRunner: Sendable {
                 // the few threads of Swift's cooperative pool.
                 Thread.detachNewThread { first.finish(.judged(response, mismatch: expectation.check(response))) }
                 let timer = Task {
-                    try? await Task.sleep(for: .nanoseconds(max(0, limit.nanoseconds)))
+                    try? await clock.sleep(for: .nanoseconds(max(0, limit.nanoseconds)))
                     first.finish(.failed(.timedOut))
                 }
                 first.onFinish { timer.cancel() }

@@ -309,10 +309,7 @@ final class NotifierCore: Subscription {
         }
         if let owner = report.owner, let handler = report.handler { report.queue.async { handler(owner, error) } }
         if let retry = report.retry {
-            let (seconds, attoseconds) = retry.components
-            let delay = DispatchTimeInterval.milliseconds(
-                Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000))
-            DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
+            resolver.clock.schedule(after: retry, on: .global()) { [weak self] in
                 guard let self else { return }
                 let active = storage.withLock { storage -> Bool in
                     storage.retryScheduled = false

@@ -248,12 +248,22 @@ struct ConnectivityIntegrationTests {
         #expect(result.endpoints.last?.isValid == false)
     }
 
-    @Test("connection refused: noInternet(connectionRefused), after a second attempt")
+    @Test("connection refused: noInternet(connectionRefused), after a second attempt once the retry's pause passed")
     func refused() async throws {
         let (ns, server) = try await Self.setUp([:])
         let closed = URL(string: "http://127.0.0.1:\(server.port == 9 ? 10 : 9)/generate_204")!
-        let result = try await Self.check(
-            Self.configuration(ns, [ConnectivityEndpoint(url: closed, expectation: .status(204))]))
+        let clock = ManualClock()
+        let connectivity = Connectivity(
+            configuration: Self.configuration(ns, [ConnectivityEndpoint(url: closed, expectation: .status(204))]),
+            notificationQueue: nil, clock: clock)
+        let start = clock.now
+        let check = Task { try await connectivity.checkConnectivity() }
+        // The first attempt is refused at once; the second waits for the pause on the clock.
+        try await eventually("the retry's pause") { clock.deadlines.contains(start + ProbeRunner.retryDelay) }
+        clock.advance(to: start + ProbeRunner.retryDelay - .nanoseconds(1))
+        #expect(clock.deadlines.contains(start + ProbeRunner.retryDelay), "retried before its pause")
+        clock.advance(to: start + ProbeRunner.retryDelay)
+        let result = try await check.value
         #expect(result.verdict == .noInternet(.connectionRefused))
         #expect(result.endpoints.first?.attempts == 2)
     }
@@ -392,10 +402,12 @@ struct ConnectivityIntegrationTests {
         // reaches the server first even on a loaded machine (a sanitizer run on 2 cores).
         let answerDelay = Duration.seconds(4)
         let (ns, server) = try await Self.setUp(["/generate_204": .delayed(answerDelay, .respond(status: 204))])
-        let log = ConnectivityLog(
-            try Connectivity(
-                validating: Self.configuration(
-                    ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))])))
+        let configuration = Self.configuration(
+            ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))])
+        try configuration.validate()
+        // Its timers (re-check, retry, deadline, probe limit) run only when the test moves the clock.
+        let clock = ManualClock()
+        let log = ConnectivityLog(Connectivity(configuration: configuration, notificationQueue: nil, clock: clock))
         try log.connectivity.start()
         try await eventually("the probe reaches the server") { server.count("/generate_204") == 1 }
         let down = ContinuousClock.now
@@ -405,7 +417,9 @@ struct ConnectivityIntegrationTests {
         // The probe was cancelled: its connection closed before the server's
         // answer was due (4 s after the request), so the answer was never sent.
         try await eventually("the server finds the client gone") { server.abandoned == 1 }
-        try await Task.sleep(for: .milliseconds(500))
+        // Nothing is left that could bring an online: the probe's connection is closed,
+        // and no timer (the check's, its probe's, a re-check or a retry) waits to start another.
+        try await eventually("the cancelled check's timers gone") { clock.deadlines.isEmpty }
         #expect(log.verdicts == ["notConnected"])
         #expect(log.connectivity.status == .notConnected)
         // Link back: checked again (the path changed), online.
@@ -413,6 +427,29 @@ struct ConnectivityIntegrationTests {
         try await offPool { try ns.ip("link set veth0 up") }
         try await offPool { try ns.ip("route add default via 192.0.2.2 dev veth0") }
         try await log.wait("online after link up") { $0.last?.verdict == .online }
+    }
+
+    @Test("notifier: the re-check runs when the polling interval has passed on its clock, not before")
+    func pollingOnTheClock() async throws {
+        let (ns, server) = try await Self.setUp(["/generate_204": .respond(status: 204)])
+        var configuration = Self.configuration(
+            ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))])
+        configuration.pollingInterval = .seconds(60)
+        try configuration.validate()
+        let clock = ManualClock()
+        let due = clock.now + .seconds(60)
+        let log = ConnectivityLog(Connectivity(configuration: configuration, notificationQueue: nil, clock: clock))
+        try log.connectivity.start()
+        try await log.wait("online") { $0.last?.verdict == .online }
+        // The check's own timers end with it; the re-check's is left, a polling interval on.
+        try await eventually("the re-check's timer alone") { clock.deadlines == [due] }
+        clock.advance(to: due - .nanoseconds(1))
+        #expect(clock.deadlines == [due] && server.count("/generate_204") == 1)
+        clock.advance(to: due)
+        try await eventually("the re-check, and the timer after it") {
+            server.count("/generate_204") == 2 && clock.deadlines == [due + .seconds(60)]
+        }
+        #expect(log.verdicts == ["online"], "the same result is not published again")
     }
 
     @Test("notifier: callbacks may read the state and stop the instance (no lock is held around them)")

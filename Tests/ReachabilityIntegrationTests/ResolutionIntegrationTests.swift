@@ -54,24 +54,64 @@ struct ResolutionIntegrationTests {
         return (ns, try ScriptedDNSServer(in: ns, resolvOptions: resolvOptions))
     }
 
+    /// The pool's rule: at most one start per name per second of its clock.
+    private static let interval = Duration.seconds(1)
+
+    /// A resolver pool of the test's own, on a clock only the test moves: what the
+    /// interval forbids cannot happen however slow the machine, and no test waits it out.
+    private static func manualPool() -> (ManualClock, ResolverPool) {
+        let clock = ManualClock()
+        return (clock, ResolverPool(clock: clock))
+    }
+
+    /// Moves the pool's clock on, timer by timer, until `reachability` waits for no
+    /// resolution.
+    private static func runIdle(_ clock: ManualClock, _ reachability: Reachability) async throws {
+        try await eventually("no resolution waiting") {
+            if let next = clock.deadlines.first { clock.advance(to: next) }
+            return clock.deadlines.isEmpty && !reachability.core.isResolving
+        }
+    }
+
+    /// ``runIdle(_:_:)``, then past the name's interval: the next resolution asked for starts at once.
+    private static func settle(_ clock: ManualClock, _ reachability: Reachability) async throws {
+        try await runIdle(clock, reachability)
+        clock.advance(by: interval)
+    }
+
     @Test("Defect 1: a round-robin name settles after a network change instead of resolving forever")
     func roundRobinSettles() async throws {
         let (ns, dns) = try setUp("rtest-rr")
         // Each answer reaches the name over another interface, so each resolution changes the state.
         try dns.set("rr.rtest", answers: [["192.0.2.10"], ["198.51.100.10"]])
-        let reachability = try Reachability(hostname: "rr.rtest", environment: ns.environment)
+        let (clock, pool) = Self.manualPool()
+        let reachability = try Reachability(hostname: "rr.rtest", environment: ns.environment, resolver: pool)
         let log = try DeliveryLog.started(reachability)
+        let barrier = try await PassBarrier(ns)
         try await log.wait(forCount: 1, "the first delivery")
         let before = try dns.queries("rr.rtest")
 
+        let firstStart = clock.now
         try ns.ip("addr add 203.0.113.1/24 dev veth2")  // one network change
-        try await eventually("the re-resolution the change asks for") { ((try? dns.queries("rr.rtest")) ?? 0) > before }
-        // It settles: a window with no change brings no more than the one resolution a
-        // change during a resolution may add (before the fix: thousands of queries).
+        try await eventually("the re-resolution the change asks for, held by the interval") {
+            !clock.deadlines.isEmpty
+        }
+        try await barrier.wait()
+        let due = try #require(clock.deadlines.first)
+        #expect(due - firstStart >= Self.interval, "the name's interval is \(Self.interval)")
+        clock.advance(to: due)
+        try await eventually("the re-resolution") { pool.resolutionCount == 2 && !reachability.core.isResolving }
+        // It settles: once every pass has run, nothing waits to be resolved, however
+        // long the clock runs on (before the fix each answer asked for the next).
+        try await barrier.wait()
+        #expect(!reachability.core.isResolving, "the answer asked for another resolution")
+        #expect(clock.deadlines.isEmpty)
         let settled = try dns.queries("rr.rtest")
-        try await Task.sleep(for: .seconds(3))
-        let after = try dns.queries("rr.rtest")
-        #expect(after - settled <= 2, "queries kept coming: \(settled) → \(after)")
+        #expect(settled > before)
+        clock.advance(by: Self.interval * 3)
+        try await barrier.wait()
+        #expect(pool.resolutionCount == 2)
+        #expect(try dns.queries("rr.rtest") == settled)
         #expect(log.entries.count <= 3, "deliveries: \(log.entries)")
         #expect(reachability.resolvedAddresses?.count == 1)
     }
@@ -80,38 +120,43 @@ struct ResolutionIntegrationTests {
     func oncePerSecond() async throws {
         let (ns, dns) = try setUp("rtest-rate")
         try dns.set("steady.rtest", answers: [["192.0.2.10"]])
-        let reachability = try Reachability(hostname: "steady.rtest", environment: ns.environment)
+        let (clock, pool) = Self.manualPool()
+        let reachability = try Reachability(hostname: "steady.rtest", environment: ns.environment, resolver: pool)
         let log = try DeliveryLog.started(reachability)
+        let barrier = try await PassBarrier(ns)
         try await log.wait(forCount: 1, "the first delivery")
         let before = try dns.queries("steady.rtest")
-        let started = ContinuousClock.now
-        // 30 link and address changes, one every 100 ms (a rate, not a wait).
+        let firstStart = clock.now
+        // 30 link and address changes, one every 100 ms of the pool's clock: 3 s.
         try await offPool {
             for index in 0..<30 {
                 try ns.ip("addr \(index % 2 == 0 ? "add" : "del") 203.0.113.1/24 dev veth2")
-                usleep(100_000)
+                clock.advance(by: .milliseconds(100))
             }
         }
-        let seconds = (ContinuousClock.now - started) / .seconds(1)
-        // Let a resolution deferred by the interval run, then count.
-        try await Task.sleep(for: .milliseconds(1500))
-        let queries = try dns.queries("steady.rtest") - before
-        let perResolution = max(1, before)
-        let resolutions = Double(queries) / Double(perResolution)
-        #expect(resolutions <= seconds + 3, "\(resolutions) resolutions in \(seconds) s (\(queries) queries)")
+        // Let a resolution deferred by the interval run, then count: one start per
+        // interval at most after the start's resolution.
+        try await barrier.wait()
+        try await Self.runIdle(clock, reachability)
+        let resolutions = pool.resolutionCount - 1
+        let intervals = Int(((clock.now - firstStart) / Self.interval).rounded(.down))
+        #expect(resolutions <= intervals, "\(resolutions) resolutions in \(intervals) intervals of the pool's clock")
         #expect(resolutions >= 1, "the changes asked for at least one resolution")
+        #expect(try dns.queries("steady.rtest") > before)
     }
 
     @Test("Defect 1: a change of resolv.conf or hosts re-resolves; an unrelated route does not, a covering one does")
     func resolverConfigurationAndRoutes() async throws {
         let (ns, dns) = try setUp("rtest-conf")
         try dns.set("moved.rtest", answers: [["198.51.100.10"]])
-        let reachability = try Reachability(hostname: "moved.rtest", environment: ns.environment)
+        let (clock, pool) = Self.manualPool()
+        let reachability = try Reachability(hostname: "moved.rtest", environment: ns.environment, resolver: pool)
         let log = try DeliveryLog.started(reachability)
         try await log.wait(forCount: 1, "the first delivery")
         #expect(log.entries.last?.interface == "veth2")
 
         // resolv.conf rewritten (same server): asked again, with no network change at all.
+        try await Self.settle(clock, reachability)
         let initial = try dns.queries("moved.rtest")
         try ns.writeEtc("resolv.conf", "# rewritten\nnameserver 127.0.0.1\noptions timeout:1 attempts:2\n")
         try await eventually("a resolution after resolv.conf changed", timeout: .seconds(10)) {
@@ -119,9 +164,11 @@ struct ResolutionIntegrationTests {
         }
 
         // A hosts entry now names the host: the new answer moves it to veth0.
+        try await Self.settle(clock, reachability)
         try ns.writeEtc("hosts", "192.0.2.55 moved.rtest\n")
         try await log.wait(for: "the hosts file's address, over veth0") { $0.last?.interface == "veth0" }
         #expect(reachability.resolvedAddresses == [try IPAddress("192.0.2.55")])
+        try await Self.settle(clock, reachability)
         try FileManager.default.removeItem(atPath: "/etc/netns/\(ns.name ?? "")/hosts")
         try await log.wait(for: "the DNS answer again") { $0.last?.interface == "veth2" }
 
@@ -129,12 +176,17 @@ struct ResolutionIntegrationTests {
         // second target makes the monitor run a pass for that route).
         let marker = try Reachability(address: "10.9.1.1", environment: ns.environment)
         let markerLog = try DeliveryLog.started(marker)
+        let barrier = try await PassBarrier(ns)
         try await markerLog.wait(forCount: 1, "the marker's first delivery")
-        try await Task.sleep(for: .milliseconds(1100))  // past the per-name interval
+        try await barrier.wait()
+        try await Self.settle(clock, reachability)  // a resolution asked for now would start at once
         let before = try dns.queries("moved.rtest")
+        let resolutions = pool.resolutionCount
         try ns.ip("route add 10.9.0.0/16 dev veth0")
         try await markerLog.wait(forLast: .reachableViaWiFi, "the marker sees its route")
-        try await Task.sleep(for: .milliseconds(1100))
+        try await barrier.wait()
+        #expect(!reachability.core.isResolving, "an unrelated route re-resolved the name")
+        #expect(pool.resolutionCount == resolutions, "an unrelated route re-resolved the name")
         #expect(try dns.queries("moved.rtest") == before, "an unrelated route re-resolved the name")
 
         // A route covering its address (the state stays the same) does.
@@ -177,27 +229,34 @@ struct ResolutionIntegrationTests {
         // proves nothing about the quick one.
         let (ns, dns) = try setUp("rtest-stall", resolvOptions: "timeout:30 attempts:5")
         try dns.set("quick.rtest", answers: [["192.0.2.10"]])
+        let (clock, pool) = Self.manualPool()
         var stalled: [Reachability] = []
         for index in 0..<40 {
             try dns.stall("stall-\(index).rtest")
-            let target = try Reachability(hostname: "stall-\(index).rtest", environment: ns.environment)
+            let target = try Reachability(
+                hostname: "stall-\(index).rtest", environment: ns.environment, resolver: pool)
             try target.start()
             stalled.append(target)
         }
-        let localhost = try Reachability(hostname: "localhost", environment: ns.environment)
-        let quick = try Reachability(hostname: "quick.rtest", environment: ns.environment)
+        let localhost = try Reachability(hostname: "localhost", environment: ns.environment, resolver: pool)
+        let quick = try Reachability(hostname: "quick.rtest", environment: ns.environment, resolver: pool)
         let (localLog, quickLog) = (DeliveryLog(localhost), DeliveryLog(quick))
         try localhost.start()
         try quick.start()
         try await localLog.wait(forCount: 1, "localhost's first delivery")
-        try await quickLog.wait(forCount: 1, "quick.rtest's first delivery")
+        // The names asked for before quick.rtest take the pool's running slots until
+        // its clock says they stalled: moved on, stall time by stall time, until it is answered.
+        try await eventually("quick.rtest's first delivery") {
+            if quickLog.entries.isEmpty, let next = clock.deadlines.first { clock.advance(to: next) }
+            return !quickLog.entries.isEmpty
+        }
         #expect(localLog.entries.first?.status == .reachableViaWiFi)
         #expect(localLog.entries.first?.flags.contains(.isLocalAddress) == true)
         // Behaviour, not speed: both were answered while every stalled name still waits.
         #expect(stalled.allSatisfy { $0.resolvedAddresses == nil && $0.core.isResolving })
 
         // A re-resolution after a change does not queue behind the stalled ones either.
-        try await Task.sleep(for: .milliseconds(1100))  // past the per-name interval
+        try await Self.settle(clock, quick)
         let before = try dns.queries("quick.rtest")
         try ns.ip("addr add 203.0.113.1/24 dev veth2")
         try await eventually("quick.rtest resolved again", timeout: .seconds(10)) {
@@ -351,7 +410,8 @@ struct ResolutionIntegrationTests {
         let (ns, dns) = try setUp("rtest-drift")
         let name = try #require(ns.name)
         try dns.set("drift.rtest", answers: [["192.0.2.10"]])
-        let reachability = try Reachability(hostname: "drift.rtest", environment: ns.environment)
+        let (clock, pool) = Self.manualPool()
+        let reachability = try Reachability(hostname: "drift.rtest", environment: ns.environment, resolver: pool)
         let log = try DeliveryLog.started(reachability)
         try await log.wait(forCount: 1, "the first delivery")
         #expect(reachability.resolvedAddresses == [try IPAddress("192.0.2.10")])
@@ -366,7 +426,7 @@ struct ResolutionIntegrationTests {
         try Command.check(["mount", "--bind", other.path, ns.path])
         defer { _ = try? Command.run(["umount", ns.path]) }
 
-        try await Task.sleep(for: .milliseconds(1100))  // past the per-name interval
+        try await Self.settle(clock, reachability)
         try dns.set("drift.rtest", answers: [["192.0.2.11"]])
         try Command.check([
             "nsenter", "--net=/proc/\(inside.pid)/ns/net", "ip", "addr", "add", "203.0.113.1/24", "dev", "veth2",
@@ -435,7 +495,8 @@ struct ResolutionIntegrationTests {
         try ns.ipv4WithDefaultRoute()
         let calls = LockedValue(0)
         let answer = try IPAddress("192.0.2.77")
-        let resolver = ResolverPool(lookup: { _, _, _ in
+        let clock = ManualClock()
+        let lookup: ResolverPool.Lookup = { _, _, _ in
             let call = calls.withLock { count -> Int in
                 count += 1
                 return count
@@ -445,12 +506,17 @@ struct ResolutionIntegrationTests {
                     ReachabilityError(.systemCall, "cannot resolve \"flaky.rtest\": getaddrinfo", errno: EMFILE))
             }
             return .success(.addresses([answer]))
-        })
+        }
+        let resolver = ResolverPool(lookup: lookup, clock: clock)
         let reachability = try Reachability(hostname: "flaky.rtest", environment: ns.environment, resolver: resolver)
         let log = DeliveryLog(reachability)
         let errors = ErrorLog(reachability)
         try reachability.start()
-        try await eventually("two failures, then an answer") { calls.withLock { $0 } >= 3 }
+        // The retries wait on the pool's clock: moved on to each in turn.
+        try await eventually("two failures, then an answer") {
+            if calls.withLock({ $0 }) < 3, let next = clock.deadlines.first { clock.advance(to: next) }
+            return calls.withLock { $0 } >= 3
+        }
         try await log.wait(forCount: 1, "the first delivery")
         #expect(
             log.entries == [Delivery(status: .reachableViaWiFi, flags: [.reachable, .isDirect], interface: "veth0")])
@@ -497,5 +563,30 @@ struct ResolutionIntegrationTests {
         let pair = try Reachability(
             localAddress: "::ffff:192.0.2.1", remoteAddress: "192.0.2.9", environment: ns.environment)
         #expect(pair.flags == [.reachable, .isDirect])
+    }
+}
+
+/// A target only the barrier's own route concerns, in a test namespace with veth0.
+/// One reader thread runs a monitor's passes in order, so once the target has seen
+/// its route come and go, every pass for what happened before has finished (a
+/// hostname's requests for resolution included): the route's coming may share a
+/// pass with earlier events, its going cannot.
+struct PassBarrier {
+    private let namespace: TestNamespace
+    private let log: DeliveryLog
+    private let target: Reachability
+
+    init(_ namespace: TestNamespace) async throws {
+        self.namespace = namespace
+        target = try Reachability(address: "10.77.1.1", environment: namespace.environment)
+        log = try DeliveryLog.started(target)
+        try await log.wait(forCount: 1, "the barrier's first delivery")
+    }
+
+    func wait() async throws {
+        try namespace.ip("route add 10.77.0.0/16 dev veth0")
+        try await log.wait(forLast: .reachableViaWiFi, "the barrier's route")
+        try namespace.ip("route del 10.77.0.0/16 dev veth0")
+        try await log.wait(forLast: .notReachable, "the barrier's route gone")
     }
 }

@@ -231,6 +231,14 @@ import Testing
             { [pending] work throws(ReachabilityError) in pending.withLock { $0.append(work) } }
         }
         var count: Int { pending.withLock { $0.count } }
+        /// Runs every pending worker on this thread, one after the other.
+        func runHere() {
+            for work in pending.withLock({ list in
+                defer { list = [] }; return list
+            }) {
+                work()
+            }
+        }
         /// Runs every pending worker on a thread of its own.
         func runAll() {
             for work in pending.withLock({ list in
@@ -239,6 +247,43 @@ import Testing
                 Thread.detachNewThread { work() }
             }
         }
+    }
+
+    @Test("A name asked for again within its interval starts once the pool's clock has passed it, not before")
+    func intervalOnTheClock() throws {
+        let clock = ManualClock()
+        let start = clock.now
+        let workers = Workers()
+        let lookups = LockedValue(0)
+        let pool = ResolverPool(
+            spawn: workers.spawn,
+            lookup: { _, _, _ in
+                lookups.withLock { $0 += 1 }
+                return .success(.failed(code: -2))
+            }, clock: clock)
+        final class Requester: Sendable {}
+        let requester = Requester()
+        let id = ResolverPool.Requester(id: ObjectIdentifier(requester))
+        let answers = LockedValue(0)
+        func ask() { pool.resolve("a", in: nil, systemCalls: .live, for: id) { _ in answers.withLock { $0 += 1 } } }
+        ask()
+        workers.runHere()
+        #expect(answers.withLock { $0 } == 1)
+        // Asked again at once: no worker, a timer for when the interval has passed.
+        ask()
+        #expect(workers.count == 0)
+        let due = try #require(clock.deadlines.first)
+        #expect(clock.deadlines.count == 1)
+        #expect(due - start >= .seconds(1), "the name's interval is 1 s")
+        clock.advance(to: due - .nanoseconds(1))
+        #expect(workers.count == 0 && pool.isWaiting(id))
+        // The timer runs as the clock reaches it (on the pool's queue, before advance returns).
+        clock.advance(to: due)
+        #expect(workers.count == 1)
+        workers.runHere()
+        #expect(answers.withLock { $0 } == 2 && lookups.withLock { $0 } == 2)
+        #expect(!pool.isWaiting(id) && clock.deadlines.isEmpty, "nothing waits, no timer")
+        withExtendedLifetime(requester) {}
     }
 
     @Test("Names all requested before any worker runs still start beside a stalled one (the stall timer)")

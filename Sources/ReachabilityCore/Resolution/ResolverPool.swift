@@ -86,6 +86,9 @@ final class ResolverPool: Sendable {
     private let state: LockedValue<State>
     private let lookup: Lookup
     private let spawnThread: Spawn
+    /// What the schedule is told the time is, and what its timer and a failed
+    /// resolution's retry wait on (tests advance their own).
+    let clock: any TimerClock
     private let timers = DispatchQueue(label: "reachability.resolver-timer")
     private let localNames = LocalNames()
     private let budget: DescriptorBudget
@@ -102,9 +105,10 @@ final class ResolverPool: Sendable {
     init(
         limits: ResolverSchedule<Requester>.Limits = .init(), spawn: @escaping Spawn = ResolverPool.detachedThread,
         lookup: @escaping Lookup = ResolverPool.systemLookup,
-        budget: @escaping DescriptorBudget = ResolverPool.liveBudget
+        budget: @escaping DescriptorBudget = ResolverPool.liveBudget, clock: any TimerClock = ContinuousClock()
     ) {
         state = LockedValue(State(schedule: ResolverSchedule(limits: limits)))
+        self.clock = clock
         self.spawnThread = spawn
         self.lookup = lookup
         self.budget = budget
@@ -146,7 +150,7 @@ final class ResolverPool: Sendable {
         let start = state.withLock { state -> Int in
             state.completions[Waiting(key: key, requester: requester)] = completion
             if let namespace, state.namespaces[key] == nil { state.namespaces[key] = namespace }
-            return state.schedule.request(key, by: requester, at: .now, local: local)
+            return state.schedule.request(key, by: requester, at: clock.now, local: local)
         }
         spawn(start)
         armTimer()
@@ -173,7 +177,7 @@ final class ResolverPool: Sendable {
             } catch {
                 // No thread: if nothing else runs, whoever waits would wait forever; fail them.
                 let failed = state.withLock { state -> [(Completion, Key)] in
-                    let failed = state.schedule.threadFailedToStart(at: .now)
+                    let failed = state.schedule.threadFailedToStart(at: clock.now)
                     var completions: [(Completion, Key)] = []
                     for (key, requesters) in failed {
                         for requester in requesters {
@@ -192,7 +196,7 @@ final class ResolverPool: Sendable {
     private func work() {
         while true {
             let job = state.withLock { state -> (Key, NetworkNamespace?)? in
-                guard let key = state.schedule.take(at: .now) else { return nil }
+                guard let key = state.schedule.take(at: clock.now) else { return nil }
                 return (key, state.namespaces[key])
             }
             guard let (key, namespace) = job else {
@@ -205,7 +209,7 @@ final class ResolverPool: Sendable {
             let outcome = lookup(key.name, namespace, key.systemCalls)
             let (completions, start) = state.withLock { state -> ([Completion], Int) in
                 state.resolutions += 1
-                let (requesters, start) = state.schedule.finish(key, at: .now)
+                let (requesters, start) = state.schedule.finish(key, at: clock.now)
                 var completions: [Completion] = []
                 for requester in requesters {
                     let waiting = Waiting(key: key, requester: requester)
@@ -224,23 +228,20 @@ final class ResolverPool: Sendable {
     /// startable, or a running resolution turning stalled); none while nothing waits.
     private func armTimer() {
         let due = state.withLock { state -> ContinuousClock.Instant? in
-            guard let next = state.schedule.nextCheck(at: .now) else { return nil }
+            guard let next = state.schedule.nextCheck(at: clock.now) else { return nil }
             if let pending = state.timerDue, pending <= next { return nil }
             state.timerDue = next
             return next
         }
         guard let due else { return }
-        let delay = max(.zero, due - .now)
-        let (seconds, attoseconds) = delay.components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000) + 1_000_000
-        timers.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+        clock.schedule(after: max(.zero, due - clock.now) + .milliseconds(1), on: timers) { [self] in
             let start = state.withLock { state -> Int in
                 // This timer is over, even if it fired a little before `due` by this
                 // clock (Dispatch's clock is another one): the next armTimer() arms
-                // again for what is still ahead. Comparing with `.now` would leave
+                // again for what is still ahead. Comparing with `now` would leave
                 // `timerDue` set with no timer behind it after such an early firing.
                 if state.timerDue == due { state.timerDue = nil }
-                return state.schedule.startWorkers(at: .now)
+                return state.schedule.startWorkers(at: clock.now)
             }
             spawn(start)
             armTimer()
