@@ -28,7 +28,7 @@ import Glibc
 /// counted and ignored, as a real one is.
 ///
 /// Not API: SPI `Testing`. `Sendable`: its state is behind a lock.
-@_spi(Testing) public final class SystemCallFaults: @unchecked Sendable {
+@_spi(Testing) public final class SystemCallFaults: Sendable {
     /// A system call (or libc/libmnl wrapper of one) the library makes.
     @_spi(Testing) public enum Call: String, Sendable, Hashable, CaseIterable {
         /// open(2): files, namespace files.
@@ -159,28 +159,13 @@ import Glibc
         package var attempts: [Call: Int] = [:]
     }
 
-    // A pthread mutex, as the package's `LockedValue` (which sits in a layer above
-    // this one) is: ThreadSanitizer sees it.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var state = State()
+    private let state = LockedValue(State())
 
     /// An empty plan: every call is made.
-    @_spi(Testing) public init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
-    }
+    @_spi(Testing) public init() {}
 
     private func withLock<T>(_ body: (inout State) -> T) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return body(&state)
+        state.withLock(body)
     }
 
     /// Makes `call` fail with `errno`: `count` times, once `successes` matching
