@@ -193,7 +193,7 @@ case "wifi":
     var wifi = NetworkEnvironment(networkNamespacePath: namespace, sysfsRoot: sysfs)
     if stall > 0 {
         let faults = SystemCallFaults()
-        faults.delay(.sendto, by: .milliseconds(stall), matching: "NETLINK_GENERIC nl80211")
+        faults.delay(.sendto, by: .milliseconds(stall), matching: .netlink(.nl80211))
         wifi.systemCalls = SystemCalls(faults: faults)
     }
     let tally = Tally()

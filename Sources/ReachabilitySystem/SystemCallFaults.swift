@@ -1,26 +1,21 @@
 import Glibc
 
 /// A fault plan: which system calls of the library fail, with which errno, and
-/// when, or are held back for a while (``delay(_:by:count:matching:)``). Tests set one on a ``NetworkEnvironment`` (its `systemCalls`) to make any
-/// call of that environment's monitor, sockets, file readers, watches, resolver
-/// check or name resolutions fail without root (DESIGN §10): for example
-/// `faults.inject(.recvmsg, errno: ENOBUFS, matching: "NETLINK_ROUTE events")`, with
+/// when, or are held back for a while (``delay(_:by:count:matching:)``). Tests set
+/// one on a ``NetworkEnvironment`` (its `systemCalls`) to make any call of that
+/// environment's monitor, sockets, file readers, watches, resolver check or name
+/// resolutions fail without root (DESIGN §10): for example
+/// `faults.inject(.recvmsg, errno: ENOBUFS, matching: .netlink(.events))`, with
 /// `environment.systemCalls = SystemCalls(faults: faults)`.
 ///
 /// Each rule names a call, an errno, how many times it fails the call (once, a
 /// number of times, always), after how many matching calls that succeed, and
-/// optionally a substring of the call's subject: the path of open, stat, access,
-/// readlink, realpath, opendir, inotify_add_watch and ioctl; the socket's name for
-/// socket calls (a netlink socket's protocol and role: "NETLINK_ROUTE events",
-/// "NETLINK_ROUTE requests", "NETLINK_ROUTE one-off", "NETLINK_GENERIC nl80211"; a
-/// nameserver's address for the resolver check, "nameserver 192.0.2.53"); "monitor"
-/// for the poll of the monitor's reader thread; the name for getaddrinfo; the
-/// thread's name for pthread_create ("reachability-nl", "reachability-ns"); a file's
-/// path for its read and fstat, "inotify" or "eventfd" for reads of those; the
-/// namespace path for setns; the target for mount. A rule with a subject never
-/// matches a call without one. The rules are asked in the order they were added,
-/// and the first that fails a call decides its errno. Rules can be added and
-/// removed while the library runs.
+/// optionally the ``SystemCallSubject`` the call is made on: a rule's path matches
+/// every path that contains it (`.path("wlan0/")`), a rule's nameserver the wait
+/// on several that include it; any other subject matches itself. A rule with a
+/// subject never matches a call without one. The rules are asked in the order they
+/// were added, and the first that fails a call decides its errno. Rules can be
+/// added and removed while the library runs.
 ///
 /// A failed call is not made. An injected EINTR is retried like a real one where
 /// the library retries it (so a rule that fails a retried call with EINTR
@@ -29,77 +24,8 @@ import Glibc
 ///
 /// Not API: SPI `Testing`. `Sendable`: its state is behind a lock.
 @_spi(Testing) public final class SystemCallFaults: Sendable {
-    /// A system call (or libc/libmnl wrapper of one) the library makes.
-    @_spi(Testing) public enum Call: String, Sendable, Hashable, CaseIterable {
-        /// open(2): files, namespace files.
-        case open
-        /// read(2): files, the inotify descriptor, the monitor's eventfd.
-        case read
-        /// write(2): the monitor's eventfd.
-        case write
-        /// close(2): counted, never failed (see the type's notes).
-        case close
-        /// socket(2): netlink sockets (libmnl's mnl_socket_open2), the resolver check's.
-        case socket
-        /// bind(2) of a netlink socket (mnl_socket_bind).
-        case bind
-        /// connect(2) of the resolver check's UDP socket.
-        case connect
-        /// send(2) of the resolver check's query.
-        case send
-        /// recv(2) of the resolver check's answer.
-        case recv
-        /// sendto(2) of netlink requests (mnl_socket_sendto).
-        case sendto
-        /// Reading netlink datagrams: recvmmsg(2) (it replaced recvmsg(2), whose name
-        /// the plans kept).
-        case recvmsg
-        /// poll(2): the monitor's reader, netlink replies, the resolver check.
-        case poll
-        /// setsockopt(2) of netlink sockets (buffer size, groups, extended ACK).
-        case setsockopt
-        /// getsockopt(2): the receive buffer the kernel granted.
-        case getsockopt
-        /// stat(2): lease files, a resolv.conf path.
-        case stat
-        /// fstat(2): files being read, namespace files.
-        case fstat
-        /// access(2): sysfs wireless markers, `/etc/netns/NAME/resolv.conf`.
-        case access
-        /// readlink(2): sysfs device drivers.
-        case readlink
-        /// realpath(3): where `/etc/resolv.conf` points.
-        case realpath
-        /// opendir(3) (with readdir and closedir): lease directories, `/etc/netns/NAME`.
-        case opendir
-        /// ioctl(2) NS_GET_NSTYPE on namespace files.
-        case ioctl
-        /// eventfd(2): the monitor's stop signal.
-        case eventfd
-        /// inotify_init1(2): the monitor's file watches.
-        case inotifyInit1 = "inotify_init1"
-        /// inotify_add_watch(2): one watched directory.
-        case inotifyAddWatch = "inotify_add_watch"
-        /// pidfd_open(2): the process behind `/proc/PID/ns/net`.
-        case pidfdOpen = "pidfd_open"
-        /// setns(2): entering a watched namespace.
-        case setns
-        /// unshare(2): a resolution's private mount namespace.
-        case unshare
-        /// mount(2): `/etc/netns/NAME` files over `/etc`.
-        case mount
-        /// prctl(2) PR_SET_NAME: naming a thread (a failure is ignored).
-        case prctl
-        /// pthread_create(3): the reader, namespace helpers.
-        case pthreadCreate = "pthread_create"
-        /// getaddrinfo(3): a hostname's resolution; fails with EAI_SYSTEM and the errno.
-        case getaddrinfo
-        /// if_nametoindex(3): an IPv6 zone given by name.
-        case ifNameToIndex = "if_nametoindex"
-        /// getrlimit(2) RLIMIT_NOFILE: the resolver's descriptor budget (a failure:
-        /// no budget known, none applied).
-        case getrlimit
-    }
+    /// The calls a rule can name.
+    @_spi(Testing) public typealias Call = SystemCall
 
     /// How many times a rule fails its call.
     @_spi(Testing) public enum Count: Sendable, Hashable {
@@ -132,20 +58,28 @@ import Glibc
         package var remaining: Int?
         /// Matching calls to let through first.
         package var skip: Int
-        package var subject: String?
+        package var subject: SystemCallSubject?
         /// A rule that delays the call rather than failing it.
         package var delay: Duration? = nil
         package var fired = 0
         package var active = true
 
-        package func matches(_ call: Call, _ subject: String?) -> Bool {
+        package func matches(_ call: Call, _ subject: SystemCallSubject?) -> Bool {
             guard active, call == self.call else { return false }
             guard let wanted = self.subject else { return true }
             guard let subject else { return false }
-            // A byte search, not `StringProtocol.contains(_:)`: that one links the
-            // standard library's regex engine into every program of the core.
-            let haystack = Array(subject.utf8)
-            let needle = Array(wanted.utf8)
+            switch (wanted, subject) {
+            case (.path(let part), .path(let path)): return Self.contains(path, part)
+            case (.nameserver(let address), .nameservers(let addresses)): return addresses.contains(address)
+            default: return wanted == subject
+            }
+        }
+
+        /// Whether `text` contains `part`: a byte search, not `StringProtocol.contains(_:)`,
+        /// which links the standard library's regex engine.
+        private static func contains(_ text: String, _ part: String) -> Bool {
+            let haystack = Array(text.utf8)
+            let needle = Array(part.utf8)
             guard needle.count <= haystack.count else { return false }
             guard !needle.isEmpty else { return true }
             return (0...(haystack.count - needle.count)).contains { start in
@@ -169,11 +103,12 @@ import Glibc
     }
 
     /// Makes `call` fail with `errno`: `count` times, once `successes` matching
-    /// calls have gone through; only calls whose subject contains `subject`, when
-    /// one is given. Returns the rule, for ``fired(_:)`` and ``remove(_:)``.
+    /// calls have gone through; only calls on `subject`, when one is given (as the
+    /// type's notes say). Returns the rule, for ``fired(_:)`` and ``remove(_:)``.
     @_spi(Testing) @discardableResult
     public func inject(
-        _ call: Call, errno: Int32, count: Count = .once, after successes: Int = 0, matching subject: String? = nil
+        _ call: Call, errno: Int32, count: Count = .once, after successes: Int = 0,
+        matching subject: SystemCallSubject? = nil
     ) -> Rule {
         return withLock { state in
             state.entries.append(
@@ -182,11 +117,13 @@ import Glibc
         }
     }
 
-    /// Makes `call` (on a subject containing `subject`, when given) wait `delay`, or
+    /// Makes `call` (on `subject`, when given) wait `delay`, or
     /// until the rule is removed, before it is made, then makes it: a slow kernel or
     /// a stuck driver. `count` as for ``inject(_:errno:count:after:matching:)``.
     @_spi(Testing) @discardableResult
-    public func delay(_ call: Call, by delay: Duration, count: Count = .always, matching subject: String? = nil)
+    public func delay(
+        _ call: Call, by delay: Duration, count: Count = .always, matching subject: SystemCallSubject? = nil
+    )
         -> Rule
     {
         return withLock { state in
@@ -222,7 +159,7 @@ import Glibc
 
     /// The errno `call` on `subject` fails with now, if a rule says so; counts the
     /// attempt and the rules' skips and failures.
-    package func failure(of call: Call, subject: String?) -> Int32? {
+    package func failure(of call: Call, subject: SystemCallSubject?) -> Int32? {
         let (failure, delay, delaying) = withLock { state -> (Int32?, Duration, [Int]) in
             state.attempts[call, default: 0] += 1
             var failure: Int32?
