@@ -35,34 +35,40 @@ package import Glibc
 /// is retried for the calls that wait or move data (read, write, send, sendto,
 /// recv, recvmmsg, poll); every other failure is handed back for the caller to map.
 ///
-/// With a fault plan (``SystemCallFaults``), each method asks the plan before its
-/// call, and a call the plan fails is not made: it fails with the plan's errno,
-/// which goes through the same policy (an injected EINTR is retried like a real
-/// one). Without one, ``live``, what every ``NetworkEnvironment`` has unless a test
-/// sets a plan, that costs one nil check per call.
+/// In a debug build (what tests build), it may carry a fault plan
+/// (`SystemCallFaults`): each method asks the plan before its call, and a call the
+/// plan fails is not made: it fails with the plan's errno, which goes through the
+/// same policy (an injected EINTR is retried like a real one). ``live``, what every
+/// ``NetworkEnvironment`` has unless a test sets a plan, asks none. A release build
+/// has no plan: the type is empty and its methods make their calls.
 ///
 /// Not API: SPI `Testing`. `Sendable`: an immutable reference to the plan.
 @_spi(Testing) public struct SystemCalls: Sendable, Hashable {
-    /// The plan asked before each call; nil for the live system.
-    @_spi(Testing) public let faults: SystemCallFaults?
+    #if ENABLE_FAULT_INJECTION
+        /// The plan asked before each call; nil for the live system.
+        @_spi(Testing) public let faults: SystemCallFaults?
 
-    /// Calls that ask `faults` first (nil: the live system).
-    @_spi(Testing) public init(faults: SystemCallFaults? = nil) {
-        self.faults = faults
-    }
+        /// Calls that ask `faults` first (nil: the live system).
+        @_spi(Testing) public init(faults: SystemCallFaults? = nil) {
+            self.faults = faults
+        }
+
+        /// Equal when they ask the same plan (by identity), or both none.
+        @_spi(Testing) public static func == (lhs: Self, rhs: Self) -> Bool {
+            lhs.faults === rhs.faults
+        }
+
+        /// Hashes the plan's identity.
+        @_spi(Testing) public func hash(into hasher: inout Hasher) {
+            hasher.combine(faults.map(ObjectIdentifier.init))
+        }
+    #else
+        /// The live system.
+        @_spi(Testing) public init() {}
+    #endif
 
     /// The live system: no fault plan.
     @_spi(Testing) public static let live = SystemCalls()
-
-    /// Equal when they ask the same plan (by identity), or both none.
-    @_spi(Testing) public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.faults === rhs.faults
-    }
-
-    /// Hashes the plan's identity.
-    @_spi(Testing) public func hash(into hasher: inout Hasher) {
-        hasher.combine(faults.map(ObjectIdentifier.init))
-    }
 }
 
 /// A failed system call: which one (with what it was given), and errno.
@@ -129,11 +135,16 @@ package struct FileStatus: Sendable, Equatable {
 // MARK: The policy
 
 extension SystemCalls {
-    /// The errno the plan fails this call with, if it does: one nil check when live.
+    /// The errno the plan fails this call with, if it does: one nil check when live,
+    /// nothing in a release build.
     @inline(__always)
     package func injected(_ call: SystemCall, _ subject: SystemCallSubject?) -> Int32? {
-        guard let faults else { return nil }
-        return faults.failure(of: call, subject: subject)
+        #if ENABLE_FAULT_INJECTION
+            guard let faults else { return nil }
+            return faults.failure(of: call, subject: subject)
+        #else
+            return nil
+        #endif
     }
 
     /// Makes one call that returns a negative value with errno on failure: the plan
