@@ -16,7 +16,7 @@ extension SystemCalls {
         case .failure(let failure): return .failure(failure)
         }
         let (type, error) = perform(.ioctl, .path(path), retryingInterrupts: false) { cnl_namespace_type(fd) }
-        guard type == 0x4000_0000 /* CLONE_NEWNET */ else {
+        guard type == Int32(CNL_CLONE_NEWNET) else {
             close(fd)
             // EINVAL: a namespace, but not a network one.
             return .failure(
@@ -89,7 +89,7 @@ extension SystemCalls {
     /// appended to (dhclient's lease) is never closed after writing.
     package func watchDirectory(_ inotify: Int32, _ path: String, writes: Bool = false) -> Result<Int32, SystemError> {
         let (wd, error) = perform(.inotifyAddWatch, .path(path), retryingInterrupts: false) {
-            inotify_add_watch(inotify, path, cnl_inotify_directory_mask() | (writes ? 0x2 : 0))
+            inotify_add_watch(inotify, path, cnl_inotify_directory_mask() | (writes ? UInt32(IN_MODIFY) : 0))
         }
         return wd >= 0 ? .success(wd) : .failure(SystemError(call: "inotify_add_watch(\(path))", errno: error))
     }
