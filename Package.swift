@@ -78,9 +78,14 @@ let package = Package(
         ),
         // Everything but what needs Foundation: Glibc and Dispatch only. Three targets, the
         // layers of docs/DESIGN.md §4.1, so that no code uses a layer above its own: the
-        // system calls; the values, locks and threads, and the netlink codec; the machines,
-        // monitors and the public API, which re-exports the values.
-        .target(name: "ReachabilitySystem", dependencies: ["CNetlink"]),
+        // system calls and the lock; the values, threads and the netlink codec; the machines,
+        // monitors and the public API, which re-exports the values. The system calls' fault
+        // engine (SystemCallFaults) is compiled into debug builds, which the tests are, and
+        // never into a release build: a test-only target could not reach into each call
+        // without a hook every release call would pay for.
+        .target(
+            name: "ReachabilitySystem", dependencies: ["CNetlink"],
+            swiftSettings: [.define("ENABLE_FAULT_INJECTION", .when(configuration: .debug))]),
         .target(
             name: "ReachabilityBase",
             dependencies: ["ReachabilitySystem", "CNetlink", .product(name: "Logging", package: "swift-log")]
@@ -169,10 +174,14 @@ let package = Package(
         // What the test targets share: the named parameterized-test input and the
         // bad-input file fixtures.
         .target(name: "TestSupport", dependencies: [], path: "Tests/TestSupport"),
+        // The kernel headers' values of the package's hand-typed constants, for
+        // KernelConstantTests (C: the headers clash with glibc's in one module).
+        .target(name: "KernelHeaders", path: "Tests/KernelHeaders"),
         .testTarget(
             name: "ReachabilityTests",
             dependencies: [
                 "Reachability", "ReachabilityCore", "ReachabilityBase", "ReachabilitySystem", "TestSupport",
+                "KernelHeaders", "CNetlink",
             ],
             exclude: ["Support/capture_fixtures.py"],
             resources: [.copy("Fixtures")]

@@ -11,6 +11,8 @@ machine's drift hits both alike. Uses scale.py's namespace and figures.
     python3 Benchmarks/ab.py wifi OLD/ReachabilityScale NEW/ReachabilityScale [--links 8] [--stall 250]
         one target beside LINKS links classified Wi-Fi, each nl80211 request held STALL ms: a
         route covering the target added and deleted 20 times, time to its callback (p50).
+        A stall needs both sides built with the fault engine: `swift build -c release
+        -Xswiftc -DENABLE_FAULT_INJECTION --product ReachabilityScale`.
     python3 Benchmarks/ab.py startup OLD/reachability NEW/reachability [--rounds 12]
         start-up to the first `watch --json` line with 1,000,000 routes, 9 starts per round:
         the rounds' medians and RSS.

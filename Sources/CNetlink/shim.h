@@ -17,6 +17,17 @@
 #include <sys/inotify.h>
 #include <sys/socket.h>
 
+/// Kernel values the calls below need, from headers this file can't include (glibc
+/// declares CLONE_* only under _GNU_SOURCE; <linux/nsfs.h> and SYS_pidfd_open are
+/// newer than some of the C libraries it builds with). KernelConstantTests checks them.
+enum {
+    CNL_CLONE_NEWNET = 0x40000000,
+    CNL_CLONE_NEWNS = 0x00020000,
+    CNL_CLONE_FS = 0x00000200,
+    CNL_NS_GET_NSTYPE = 0xb703,
+    CNL_SYS_PIDFD_OPEN = 434,
+};
+
 /// MNL_SOCKET_BUFFER_SIZE is a macro over sysconf; Swift cannot import it.
 static inline size_t cnl_socket_buffer_size(void) { return MNL_SOCKET_BUFFER_SIZE; }
 
@@ -27,11 +38,11 @@ static inline size_t cnl_align(size_t len) { return MNL_ALIGN(len); }
 
 /// setns(2) for a network namespace. Called through syscall(2) so that the
 /// declaration does not depend on _GNU_SOURCE having been defined first.
-static inline int cnl_setns_net(int fd) { return (int)syscall(SYS_setns, fd, 0x40000000 /* CLONE_NEWNET */); }
+static inline int cnl_setns_net(int fd) { return (int)syscall(SYS_setns, fd, CNL_CLONE_NEWNET); }
 
 /// The namespace type of a namespace file descriptor (ioctl NS_GET_NSTYPE), or -1
 /// with errno (ENOTTY: not a namespace file).
-static inline int cnl_namespace_type(int fd) { return ioctl(fd, 0xb703 /* NS_GET_NSTYPE */); }
+static inline int cnl_namespace_type(int fd) { return ioctl(fd, CNL_NS_GET_NSTYPE); }
 
 /// eventfd(2) with close-on-exec and non-blocking flags.
 static inline int cnl_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
@@ -43,7 +54,7 @@ static inline int cnl_gettid(void) { return (int)syscall(SYS_gettid); }
 /// thread-local) whose mounts do not propagate back (MS_SLAVE | MS_REC on /), as
 /// `ip netns exec` does before bind-mounting /etc/netns/NAME over /etc.
 static inline int cnl_private_mounts(void) {
-    if (syscall(SYS_unshare, 0x00020000 /* CLONE_NEWNS */ | 0x00000200 /* CLONE_FS */) != 0) return -1;
+    if (syscall(SYS_unshare, CNL_CLONE_NEWNS | CNL_CLONE_FS) != 0) return -1;
     return mount("none", "/", NULL, MS_SLAVE | MS_REC, NULL);
 }
 
@@ -54,7 +65,7 @@ static inline int cnl_bind_mount(const char *source, const char *target) {
 
 /// pidfd_open(2): a descriptor that becomes readable when process `pid` exits
 /// (Linux 5.3+), or -1 with errno.
-static inline int cnl_pidfd_open(int pid) { return (int)syscall(434 /* SYS_pidfd_open */, pid, 0); }
+static inline int cnl_pidfd_open(int pid) { return (int)syscall(CNL_SYS_PIDFD_OPEN, pid, 0); }
 
 /// struct mmsghdr, which glibc declares only under _GNU_SOURCE: one datagram of recvmmsg(2).
 struct cnl_mmsghdr {

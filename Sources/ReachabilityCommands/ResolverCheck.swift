@@ -18,7 +18,7 @@ import ReachabilityCore
 /// says NOERROR or NXDOMAIN is an answer; SERVFAIL and REFUSED (a resolver with no
 /// upstream) and silence are not. No other traffic: one 17-byte datagram per server
 /// and check. Every call is made through the environment's system calls (a fault
-/// plan's subject for them is `nameserver ADDRESS`).
+/// plan names them `.nameserver(ADDRESS)`).
 package enum ResolverCheck {
     /// What one check found.
     package enum Outcome: Sendable, Equatable, CustomStringConvertible {
@@ -194,7 +194,7 @@ package enum ResolverCheck {
                 }
                 break
             }
-            let subject = waiting.map { "nameserver \(servers[$0.position].text)" }.joined(separator: ", ")
+            let subject = SystemCallSubject.nameservers(waiting.map { servers[$0.position].text })
             let ready: UInt64
             // At most glibc's MAXNS servers: well within poll's 64 descriptors.
             switch system.poll(waiting.map(\.fd), timeoutMilliseconds: Int32(clamping: left), subject: subject) {
@@ -216,7 +216,7 @@ package enum ResolverCheck {
                 }
                 let server = servers[query.position]
                 switch reply.withUnsafeMutableBytes({
-                    system.recv(query.fd, into: $0, subject: "nameserver \(server.text)")
+                    system.recv(query.fd, into: $0, subject: .nameserver(server.text))
                 }) {
                 case .success(let count):
                     // Not a reply to this query (too short, another id, not a response): keep waiting.
@@ -246,7 +246,7 @@ package enum ResolverCheck {
     private static func send(
         to server: Server, systemCalls system: SystemCalls, opened: inout [Int32]
     ) throws(ReachabilityError) -> Result<(Int32, UInt16), Failure> {
-        let subject = "nameserver \(server.text)"
+        let subject = SystemCallSubject.nameserver(server.text)
         let family = server.address.family == .ipv4 ? AF_INET : AF_INET6
         let fd: Int32
         switch system.socket(family: family, type: Int32(SOCK_DGRAM.rawValue), subject: subject) {

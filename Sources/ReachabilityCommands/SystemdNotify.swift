@@ -29,12 +29,14 @@ package enum SystemdNotify {
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: name) }
         let length = socklen_t(MemoryLayout<sa_family_t>.size + name.count + (name.first == 0 ? 0 : 1))
         let system = SystemCalls.live
-        guard case .success(let fd) = system.socket(family: AF_UNIX, type: Int32(SOCK_DGRAM.rawValue), subject: path)
+        guard
+            case .success(let fd) = system.socket(
+                family: AF_UNIX, type: Int32(SOCK_DGRAM.rawValue), subject: .path(path))
         else { return false }
         defer { system.close(fd) }
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                system.connect(fd, to: $0, length: length, subject: path)
+                system.connect(fd, to: $0, length: length, subject: .path(path))
             }
         }
         guard case .success = connected else { return false }
@@ -42,7 +44,7 @@ package enum SystemdNotify {
         // Never blocked by a receiver that doesn't read: a message its full queue
         // can't take (EAGAIN) is dropped, as a lost progress line costs nothing.
         let sent = bytes.withUnsafeBytes {
-            system.send(fd, $0, flags: Int32(MSG_NOSIGNAL | MSG_DONTWAIT), subject: path)
+            system.send(fd, $0, flags: Int32(MSG_NOSIGNAL | MSG_DONTWAIT), subject: .path(path))
         }
         return (try? sent.get()) == bytes.count
     }

@@ -15,8 +15,8 @@ extension SystemCalls {
         case .success(let opened): fd = opened
         case .failure(let failure): return .failure(failure)
         }
-        let (type, error) = perform(.ioctl, path, retryingInterrupts: false) { cnl_namespace_type(fd) }
-        guard type == 0x4000_0000 /* CLONE_NEWNET */ else {
+        let (type, error) = perform(.ioctl, .path(path), retryingInterrupts: false) { cnl_namespace_type(fd) }
+        guard type == Int32(CNL_CLONE_NEWNET) else {
             close(fd)
             // EINVAL: a namespace, but not a network one.
             return .failure(
@@ -44,7 +44,7 @@ extension SystemCalls {
 
     /// Enters the network namespace held open by `fd` on the calling thread (setns(2)).
     package func enterNetworkNamespace(fd: Int32, path: String) -> Result<Void, SystemError> {
-        let (rc, error) = perform(.setns, path, retryingInterrupts: false) { cnl_setns_net(fd) }
+        let (rc, error) = perform(.setns, .path(path), retryingInterrupts: false) { cnl_setns_net(fd) }
         return rc == 0 ? .success(()) : .failure(SystemError(call: "setns(\(path))", errno: error))
     }
 
@@ -55,7 +55,7 @@ extension SystemCalls {
         if let injected = injected(.unshare, nil) {
             return .failure(SystemError(call: "unshare(CLONE_NEWNS | CLONE_FS)", errno: injected))
         }
-        if let injected = injected(.mount, "/") {
+        if let injected = injected(.mount, .path("/")) {
             return .failure(SystemError(call: "mount(/, MS_SLAVE | MS_REC)", errno: injected))
         }
         return cnl_private_mounts() == 0
@@ -64,13 +64,13 @@ extension SystemCalls {
 
     /// Bind-mounts `source` over `target` (mount(2) MS_BIND).
     package func bindMount(_ source: String, over target: String) -> Result<Void, SystemError> {
-        let (rc, error) = perform(.mount, target, retryingInterrupts: false) { cnl_bind_mount(source, target) }
+        let (rc, error) = perform(.mount, .path(target), retryingInterrupts: false) { cnl_bind_mount(source, target) }
         return rc == 0 ? .success(()) : .failure(SystemError(call: "mount(\(source), \(target))", errno: error))
     }
 
     /// A pidfd for process `pid` (pidfd_open(2)): readable once the process has exited.
     package func pidfdOpen(_ pid: Int32) -> Result<Int32, SystemError> {
-        let (fd, error) = perform(.pidfdOpen, "\(pid)", retryingInterrupts: false) { cnl_pidfd_open(pid) }
+        let (fd, error) = perform(.pidfdOpen, .process(pid), retryingInterrupts: false) { cnl_pidfd_open(pid) }
         return fd >= 0 ? .success(fd) : .failure(SystemError(call: "pidfd_open(\(pid))", errno: error))
     }
 }
@@ -88,8 +88,8 @@ extension SystemCalls {
     /// (inotify_add_watch(2)); with `writes`, IN_MODIFY too: a file kept open and
     /// appended to (dhclient's lease) is never closed after writing.
     package func watchDirectory(_ inotify: Int32, _ path: String, writes: Bool = false) -> Result<Int32, SystemError> {
-        let (wd, error) = perform(.inotifyAddWatch, path, retryingInterrupts: false) {
-            inotify_add_watch(inotify, path, cnl_inotify_directory_mask() | (writes ? 0x2 : 0))
+        let (wd, error) = perform(.inotifyAddWatch, .path(path), retryingInterrupts: false) {
+            inotify_add_watch(inotify, path, cnl_inotify_directory_mask() | (writes ? UInt32(IN_MODIFY) : 0))
         }
         return wd >= 0 ? .success(wd) : .failure(SystemError(call: "inotify_add_watch(\(path))", errno: error))
     }
@@ -107,7 +107,7 @@ extension SystemCalls {
     package func createThread(
         name: String, detached: Bool, context: UnsafeMutableRawPointer, _ start: ThreadStart
     ) -> Result<pthread_t, SystemError> {
-        if let injected = injected(.pthreadCreate, name) {
+        if let injected = injected(.pthreadCreate, .thread(name)) {
             return .failure(SystemError(call: "pthread_create(\(name))", errno: injected))
         }
         var thread = pthread_t()
@@ -123,7 +123,7 @@ extension SystemCalls {
     /// Names the calling thread (prctl(2) PR_SET_NAME; at most 15 bytes are kept).
     /// A name is a courtesy to whoever reads `ps`: a failure is ignored.
     package func setThreadName(_ name: String) {
-        guard injected(.prctl, name) == nil else { return }
+        guard injected(.prctl, .thread(name)) == nil else { return }
         _ = cnl_set_thread_name(name)
     }
 
@@ -156,7 +156,7 @@ extension SystemCalls {
     package func getaddrinfo<T>(
         _ name: String, family: Int32, socketType: Int32, _ body: (UnsafePointer<addrinfo>?) -> T
     ) -> Result<T, AddressInfoFailure> {
-        if let injected = injected(.getaddrinfo, name) {
+        if let injected = injected(.getaddrinfo, .host(name)) {
             return .failure(AddressInfoFailure(code: EAI_SYSTEM, errno: injected))
         }
         var hints = addrinfo()
@@ -191,7 +191,7 @@ extension SystemCalls {
     /// The index of the interface named `name` in the calling thread's namespace
     /// (if_nametoindex(3): a socket and an ioctl).
     package func interfaceIndex(named name: String) -> Result<UInt32, SystemError> {
-        if let injected = injected(.ifNameToIndex, name) {
+        if let injected = injected(.ifNameToIndex, .interface(name)) {
             return .failure(SystemError(call: "if_nametoindex(\(name))", errno: injected))
         }
         let index = if_nametoindex(name)

@@ -3,13 +3,13 @@ package import Glibc
 
 // Sockets, libmnl's netlink sockets, poll and eventfd: the calls of the monitor,
 // its netlink sockets and the resolver check. Every `subject` names the socket (a
-// netlink socket's protocol and role, say "NETLINK_ROUTE events"; a nameserver) in
-// errors and for the fault plan's `matching:`.
+// netlink socket's role, a nameserver) in errors and for the fault plan.
 
 extension SystemCalls {
     /// socket(2) (close-on-exec is added).
-    package func socket(family: Int32, type: Int32, protocol: Int32 = 0, subject: String) -> Result<Int32, SystemError>
-    {
+    package func socket(family: Int32, type: Int32, protocol: Int32 = 0, subject: SystemCallSubject) -> Result<
+        Int32, SystemError
+    > {
         let (fd, error) = perform(.socket, subject, retryingInterrupts: false) {
             Glibc.socket(family, type | Int32(SOCK_CLOEXEC.rawValue), `protocol`)
         }
@@ -18,7 +18,7 @@ extension SystemCalls {
 
     /// connect(2) to `address` (`length` bytes).
     package func connect(
-        _ fd: Int32, to address: UnsafePointer<Glibc.sockaddr>, length: Glibc.socklen_t, subject: String
+        _ fd: Int32, to address: UnsafePointer<Glibc.sockaddr>, length: Glibc.socklen_t, subject: SystemCallSubject
     )
         -> Result<Void, SystemError>
     {
@@ -27,9 +27,11 @@ extension SystemCalls {
     }
 
     /// send(2) of `bytes` with `flags`, EINTR retried: how many bytes were sent.
-    package func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, flags: Int32 = 0, subject: String) -> Result<
-        Int, SystemError
-    > {
+    package func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, flags: Int32 = 0, subject: SystemCallSubject)
+        -> Result<
+            Int, SystemError
+        >
+    {
         let (count, error) = perform(.send, subject, retryingInterrupts: true) {
             Glibc.send(fd, bytes.baseAddress, bytes.count, flags)
         }
@@ -37,7 +39,7 @@ extension SystemCalls {
     }
 
     /// recv(2) into `buffer`, EINTR retried: how many bytes came.
-    package func recv(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, subject: String) -> Result<
+    package func recv(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, subject: SystemCallSubject) -> Result<
         Int, SystemError
     > {
         let (count, error) = perform(.recv, subject, retryingInterrupts: true) {
@@ -64,7 +66,7 @@ extension SystemCalls {
     /// datagram; fault plans see it as `.recvmsg`, the call it replaced.
     package func recvmmsg(
         _ fd: Int32, into slots: UnsafeMutableRawBufferPointer, slotSize: Int,
-        receipts: UnsafeMutableBufferPointer<NetlinkReceipt>, subject: String
+        receipts: UnsafeMutableBufferPointer<NetlinkReceipt>, subject: SystemCallSubject
     ) -> Result<Int, SystemError> {
         let count = min(receipts.count, slots.count / slotSize)
         precondition(count > 0, "recvmmsg needs room for one datagram")
@@ -102,7 +104,9 @@ extension SystemCalls {
     /// poll(2) on at most 64 descriptors (negative ones are skipped), EINTR retried,
     /// without allocating (the reader's wait on every wake-up): bit `i` of the
     /// answer is set when `fds[i]` is readable (or in error, or hung up).
-    package func poll(_ fds: [Int32], timeoutMilliseconds: Int32, subject: String) -> Result<UInt64, SystemError> {
+    package func poll(_ fds: [Int32], timeoutMilliseconds: Int32, subject: SystemCallSubject) -> Result<
+        UInt64, SystemError
+    > {
         precondition(fds.count <= 64, "poll takes at most 64 descriptors")
         return withUnsafeTemporaryAllocation(of: pollfd.self, capacity: fds.count) { entries in
             for (index, fd) in fds.enumerated() {
@@ -121,7 +125,7 @@ extension SystemCalls {
     }
 
     /// setsockopt(2) with an Int32 value.
-    package func setOption(_ fd: Int32, level: Int32, name: Int32, value: Int32, subject: String) -> Result<
+    package func setOption(_ fd: Int32, level: Int32, name: Int32, value: Int32, subject: SystemCallSubject) -> Result<
         Void, SystemError
     > {
         var value = value
@@ -129,11 +133,12 @@ extension SystemCalls {
             setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size))
         }
         return rc == 0
-            ? .success(()) : .failure(SystemError(call: "setsockopt(\(subject), \(level), \(name))", errno: error))
+            ? .success(())
+            : .failure(SystemError(call: "setsockopt(\(subject.description), \(level), \(name))", errno: error))
     }
 
     /// getsockopt(2) for an Int32 value; nil when it fails.
-    package func option(_ fd: Int32, level: Int32, name: Int32, subject: String) -> Int32? {
+    package func option(_ fd: Int32, level: Int32, name: Int32, subject: SystemCallSubject) -> Int32? {
         var value: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         let (rc, _) = perform(.getsockopt, subject, retryingInterrupts: false) {
@@ -147,7 +152,8 @@ extension SystemCalls {
 
 extension SystemCalls {
     /// A netlink socket of protocol `bus` (libmnl's mnl_socket_open2: socket(2)).
-    package func netlinkOpen(bus: Int32, flags: Int32, subject: String) -> Result<OpaquePointer, SystemError> {
+    package func netlinkOpen(bus: Int32, flags: Int32, subject: SystemCallSubject) -> Result<OpaquePointer, SystemError>
+    {
         if let injected = injected(.socket, subject) {
             return .failure(SystemError("socket", subject: subject, errno: injected))
         }
@@ -159,7 +165,7 @@ extension SystemCalls {
 
     /// Binds a netlink socket to a port of the kernel's choosing, no groups
     /// (mnl_socket_bind: bind(2) and getsockname(2)).
-    package func netlinkBind(_ handle: OpaquePointer, subject: String) -> Result<Void, SystemError> {
+    package func netlinkBind(_ handle: OpaquePointer, subject: SystemCallSubject) -> Result<Void, SystemError> {
         let (rc, error) = perform(.bind, subject, retryingInterrupts: false) { mnl_socket_bind(handle, 0, 0) }
         return rc == 0 ? .success(()) : .failure(SystemError("bind", subject: subject, errno: error))
     }
@@ -170,7 +176,7 @@ extension SystemCalls {
     }
 
     /// Sends `bytes` to the kernel (mnl_socket_sendto: sendto(2)), EINTR retried.
-    package func netlinkSend(_ handle: OpaquePointer, _ bytes: UnsafeRawBufferPointer, subject: String)
+    package func netlinkSend(_ handle: OpaquePointer, _ bytes: UnsafeRawBufferPointer, subject: SystemCallSubject)
         -> Result<Void, SystemError>
     {
         let (rc, error) = perform(.sendto, subject, retryingInterrupts: true) {
@@ -199,12 +205,12 @@ extension SystemCalls {
     /// counter at its maximum, which one wake-up per stop never reaches.
     package func signal(_ fd: Int32) {
         var one: UInt64 = 1
-        _ = withUnsafeBytes(of: &one) { write(fd, $0, subject: "eventfd") }
+        _ = withUnsafeBytes(of: &one) { write(fd, $0, subject: .eventfd) }
     }
 
     /// Resets an eventfd counter (nothing to read is no error: EAGAIN).
     package func drain(_ fd: Int32) {
         var value: UInt64 = 0
-        _ = withUnsafeMutableBytes(of: &value) { read(fd, into: $0, subject: "eventfd") }
+        _ = withUnsafeMutableBytes(of: &value) { read(fd, into: $0, subject: .eventfd) }
     }
 }

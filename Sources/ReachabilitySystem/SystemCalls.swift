@@ -35,34 +35,40 @@ package import Glibc
 /// is retried for the calls that wait or move data (read, write, send, sendto,
 /// recv, recvmmsg, poll); every other failure is handed back for the caller to map.
 ///
-/// With a fault plan (``SystemCallFaults``), each method asks the plan before its
-/// call, and a call the plan fails is not made: it fails with the plan's errno,
-/// which goes through the same policy (an injected EINTR is retried like a real
-/// one). Without one, ``live``, what every ``NetworkEnvironment`` has unless a test
-/// sets a plan, that costs one nil check per call.
+/// In a debug build (what tests build), it may carry a fault plan
+/// (`SystemCallFaults`): each method asks the plan before its call, and a call the
+/// plan fails is not made: it fails with the plan's errno, which goes through the
+/// same policy (an injected EINTR is retried like a real one). ``live``, what every
+/// ``NetworkEnvironment`` has unless a test sets a plan, asks none. A release build
+/// has no plan: the type is empty and its methods make their calls.
 ///
 /// Not API: SPI `Testing`. `Sendable`: an immutable reference to the plan.
 @_spi(Testing) public struct SystemCalls: Sendable, Hashable {
-    /// The plan asked before each call; nil for the live system.
-    @_spi(Testing) public let faults: SystemCallFaults?
+    #if ENABLE_FAULT_INJECTION
+        /// The plan asked before each call; nil for the live system.
+        @_spi(Testing) public let faults: SystemCallFaults?
 
-    /// Calls that ask `faults` first (nil: the live system).
-    @_spi(Testing) public init(faults: SystemCallFaults? = nil) {
-        self.faults = faults
-    }
+        /// Calls that ask `faults` first (nil: the live system).
+        @_spi(Testing) public init(faults: SystemCallFaults? = nil) {
+            self.faults = faults
+        }
+
+        /// Equal when they ask the same plan (by identity), or both none.
+        @_spi(Testing) public static func == (lhs: Self, rhs: Self) -> Bool {
+            lhs.faults === rhs.faults
+        }
+
+        /// Hashes the plan's identity.
+        @_spi(Testing) public func hash(into hasher: inout Hasher) {
+            hasher.combine(faults.map(ObjectIdentifier.init))
+        }
+    #else
+        /// The live system.
+        @_spi(Testing) public init() {}
+    #endif
 
     /// The live system: no fault plan.
     @_spi(Testing) public static let live = SystemCalls()
-
-    /// Equal when they ask the same plan (by identity), or both none.
-    @_spi(Testing) public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.faults === rhs.faults
-    }
-
-    /// Hashes the plan's identity.
-    @_spi(Testing) public func hash(into hasher: inout Hasher) {
-        hasher.combine(faults.map(ObjectIdentifier.init))
-    }
 }
 
 /// A failed system call: which one (with what it was given), and errno.
@@ -85,9 +91,9 @@ package struct SystemError: Error, Sendable, Equatable {
     }
 
     /// `function(subject)`, written out only when ``call`` is read.
-    package init(_ function: StaticString, subject: String, errno: Int32) {
+    package init(_ function: StaticString, subject: SystemCallSubject, errno: Int32) {
         self.function = function
-        self.subject = subject
+        self.subject = subject.description
         self.errno = errno
     }
 
@@ -129,11 +135,16 @@ package struct FileStatus: Sendable, Equatable {
 // MARK: The policy
 
 extension SystemCalls {
-    /// The errno the plan fails this call with, if it does: one nil check when live.
+    /// The errno the plan fails this call with, if it does: one nil check when live,
+    /// nothing in a release build.
     @inline(__always)
-    package func injected(_ call: SystemCallFaults.Call, _ subject: String?) -> Int32? {
-        guard let faults else { return nil }
-        return faults.failure(of: call, subject: subject)
+    package func injected(_ call: SystemCall, _ subject: SystemCallSubject?) -> Int32? {
+        #if ENABLE_FAULT_INJECTION
+            guard let faults else { return nil }
+            return faults.failure(of: call, subject: subject)
+        #else
+            return nil
+        #endif
     }
 
     /// Makes one call that returns a negative value with errno on failure: the plan
@@ -141,7 +152,7 @@ extension SystemCalls {
     /// call, EINTR retried when `retryingInterrupts`.
     @inline(__always)
     package func perform<R: BinaryInteger>(
-        _ call: SystemCallFaults.Call, _ subject: String?, retryingInterrupts: Bool, _ body: () -> R
+        _ call: SystemCall, _ subject: SystemCallSubject?, retryingInterrupts: Bool, _ body: () -> R
     ) -> (result: R, errno: Int32) {
         while true {
             let result: R
@@ -163,27 +174,31 @@ extension SystemCalls {
 extension SystemCalls {
     /// open(2) of `path` with `flags` (close-on-exec is added).
     package func open(_ path: String, flags: Int32) -> Result<Int32, SystemError> {
-        let (fd, error) = perform(.open, path, retryingInterrupts: false) { Glibc.open(path, flags | O_CLOEXEC) }
+        let (fd, error) = perform(.open, .path(path), retryingInterrupts: false) { Glibc.open(path, flags | O_CLOEXEC) }
         return fd >= 0 ? .success(fd) : .failure(SystemError(call: "open(\(path))", errno: error))
     }
 
     /// read(2) into `buffer`, EINTR retried: how many bytes (0 at the end of a
     /// file). `subject` names what is read, for errors and the fault plan.
-    package func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, subject: String?) -> Result<
+    package func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, subject: SystemCallSubject?) -> Result<
         Int, SystemError
     > {
         let (count, error) = perform(.read, subject, retryingInterrupts: true) {
             Glibc.read(fd, buffer.baseAddress, buffer.count)
         }
-        return count >= 0 ? .success(count) : .failure(SystemError(call: "read(\(subject ?? "fd"))", errno: error))
+        return count >= 0
+            ? .success(count) : .failure(SystemError(call: "read(\(subject?.description ?? "fd"))", errno: error))
     }
 
     /// write(2) of `bytes`, EINTR retried: how many bytes were written.
-    package func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, subject: String?) -> Result<Int, SystemError> {
+    package func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, subject: SystemCallSubject?) -> Result<
+        Int, SystemError
+    > {
         let (count, error) = perform(.write, subject, retryingInterrupts: true) {
             Glibc.write(fd, bytes.baseAddress, bytes.count)
         }
-        return count >= 0 ? .success(count) : .failure(SystemError(call: "write(\(subject ?? "fd"))", errno: error))
+        return count >= 0
+            ? .success(count) : .failure(SystemError(call: "write(\(subject?.description ?? "fd"))", errno: error))
     }
 
     /// close(2). Linux releases the descriptor even when close reports an error
@@ -195,30 +210,31 @@ extension SystemCalls {
     }
 
     /// fstat(2) of a descriptor.
-    package func fstat(_ fd: Int32, subject: String?) -> Result<FileStatus, SystemError> {
+    package func fstat(_ fd: Int32, subject: SystemCallSubject?) -> Result<FileStatus, SystemError> {
         var info = Glibc.stat()
         let (rc, error) = perform(.fstat, subject, retryingInterrupts: false) { Glibc.fstat(fd, &info) }
         return rc == 0
-            ? .success(FileStatus(info)) : .failure(SystemError(call: "fstat(\(subject ?? "fd"))", errno: error))
+            ? .success(FileStatus(info))
+            : .failure(SystemError(call: "fstat(\(subject?.description ?? "fd"))", errno: error))
     }
 
     /// stat(2) of `path` (symbolic links followed).
     package func stat(_ path: String) -> Result<FileStatus, SystemError> {
         var info = Glibc.stat()
-        let (rc, error) = perform(.stat, path, retryingInterrupts: false) { statFile(path, &info) }
+        let (rc, error) = perform(.stat, .path(path), retryingInterrupts: false) { statFile(path, &info) }
         return rc == 0 ? .success(FileStatus(info)) : .failure(SystemError(call: "stat(\(path))", errno: error))
     }
 
     /// access(2): whether `path` exists (`F_OK`) or allows `mode`.
     package func access(_ path: String, mode: Int32 = F_OK) -> Result<Void, SystemError> {
-        let (rc, error) = perform(.access, path, retryingInterrupts: false) { Glibc.access(path, mode) }
+        let (rc, error) = perform(.access, .path(path), retryingInterrupts: false) { Glibc.access(path, mode) }
         return rc == 0 ? .success(()) : .failure(SystemError(call: "access(\(path))", errno: error))
     }
 
     /// readlink(2): the target of the symbolic link at `path` (at most 4095 bytes).
     package func readlink(_ path: String) -> Result<String, SystemError> {
         var buffer = [CChar](repeating: 0, count: 4096)
-        let (count, error) = perform(.readlink, path, retryingInterrupts: false) {
+        let (count, error) = perform(.readlink, .path(path), retryingInterrupts: false) {
             Glibc.readlink(path, &buffer, buffer.count - 1)
         }
         guard count >= 0 else { return .failure(SystemError(call: "readlink(\(path))", errno: error)) }
@@ -227,7 +243,7 @@ extension SystemCalls {
 
     /// realpath(3): `path` with every symbolic link and `.`/`..` resolved.
     package func realpath(_ path: String) -> Result<String, SystemError> {
-        if let injected = injected(.realpath, path) {
+        if let injected = injected(.realpath, .path(path)) {
             return .failure(SystemError(call: "realpath(\(path))", errno: injected))
         }
         guard let resolved = Glibc.realpath(path, nil) else {
@@ -240,7 +256,7 @@ extension SystemCalls {
     /// The names in directory `path` (opendir, readdir, closedir), `.` and `..`
     /// included, from its first `limit` entries. A failing readdir ends the list.
     package func directoryEntries(_ path: String, limit: Int = .max) -> Result<[String], SystemError> {
-        if let injected = injected(.opendir, path) {
+        if let injected = injected(.opendir, .path(path)) {
             return .failure(SystemError(call: "opendir(\(path))", errno: injected))
         }
         guard let stream = Glibc.opendir(path) else {
@@ -299,7 +315,7 @@ extension SystemCalls {
         }
         defer { close(fd) }
         let status: FileStatus
-        switch fstat(fd, subject: path) {
+        switch fstat(fd, subject: .path(path)) {
         case .success(let found): status = found
         case .failure(let error): return .failure(.unreadable(error))
         }
@@ -312,7 +328,7 @@ extension SystemCalls {
         while bytes.count < readLimit {
             let wanted = min(chunk.count, readLimit - bytes.count)
             let outcome = chunk.withUnsafeMutableBytes {
-                read(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<wanted]), subject: path)
+                read(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<wanted]), subject: .path(path))
             }
             guard case .success(let count) = outcome, count > 0 else { break }
             bytes += chunk[0..<count]

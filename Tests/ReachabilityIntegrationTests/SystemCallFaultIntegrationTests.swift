@@ -46,7 +46,7 @@ struct SystemCallFaultIntegrationTests {
         try ns.disableIPv6()
         try ns.ipv4WithDefaultRoute()
         let (faults, environment) = Self.environment(ns)
-        let exhausted = faults.inject(.socket, errno: EMFILE, count: .always, matching: "NETLINK_ROUTE")
+        let exhausted = faults.inject(.socket, errno: EMFILE, count: .always, matching: .netlink(.events))
         let reachability = try Reachability(environment: environment)
         #expect {
             try reachability.start()
@@ -55,7 +55,7 @@ struct SystemCallFaultIntegrationTests {
             return error.code == .systemCall && error.errno == EMFILE
                 && error.message.hasPrefix("socket(NETLINK_ROUTE events)")
         }
-        #expect(faults.fired(exhausted) == 1, "the event socket, the first made")
+        #expect(faults.fired(exhausted) == 1 && faults.attempts(.socket) == 1, "the event socket, the first made")
         #expect(!reachability.isRunning)
         #expect(MonitorRegistry.running(for: environment) == nil, "no monitor left registered")
 
@@ -70,14 +70,14 @@ struct SystemCallFaultIntegrationTests {
     func interruptsAreRetried() async throws {
         let (ns, faults, environment, log) = try await Self.watched()
         let rules = [
-            faults.inject(.poll, errno: EINTR, count: .times(2), matching: "monitor"),
-            faults.inject(.recvmsg, errno: EINTR, count: .times(2), matching: "NETLINK_ROUTE events"),
-            faults.inject(.recvmsg, errno: EINTR, count: .times(2), matching: "NETLINK_ROUTE requests"),
+            faults.inject(.poll, errno: EINTR, count: .times(2), matching: .monitor),
+            faults.inject(.recvmsg, errno: EINTR, count: .times(2), matching: .netlink(.events)),
+            faults.inject(.recvmsg, errno: EINTR, count: .times(2), matching: .netlink(.requests)),
             // The answers are queued when the lookups' sendto returns, so the request
             // socket is read before it is polled: two reads that find nothing make
             // the poll (and its interrupts) happen.
-            faults.inject(.recvmsg, errno: EAGAIN, count: .times(2), matching: "NETLINK_ROUTE requests"),
-            faults.inject(.poll, errno: EINTR, count: .times(2), matching: "NETLINK_ROUTE requests"),
+            faults.inject(.recvmsg, errno: EAGAIN, count: .times(2), matching: .netlink(.requests)),
+            faults.inject(.poll, errno: EINTR, count: .times(2), matching: .netlink(.requests)),
         ]
         try ns.ip("route del default")
         try await log.wait(forLast: .notReachable, "unreachable without the default route")
@@ -96,7 +96,7 @@ struct SystemCallFaultIntegrationTests {
         let (ns, faults, environment, log) = try await Self.watched()
         let monitor = try #require(MonitorRegistry.running(for: environment))
         let before = monitor.statistics
-        let overrun = faults.inject(.recvmsg, errno: ENOBUFS, matching: "NETLINK_ROUTE events")
+        let overrun = faults.inject(.recvmsg, errno: ENOBUFS, matching: .netlink(.events))
         try ns.ip("route del default")
         try await log.wait(forLast: .notReachable, "unreachable without the default route")
         try await eventually("the resync") { monitor.statistics.resyncs > before.resyncs }
@@ -119,7 +119,7 @@ struct SystemCallFaultIntegrationTests {
         let monitor = try #require(MonitorRegistry.running(for: environment))
         #expect(MonitorRegistry.running(for: ns.environment) !== monitor, "a plan never shares a monitor")
 
-        let failing = faults.inject(.sendto, errno: ENOBUFS, count: .always, matching: "NETLINK_ROUTE requests")
+        let failing = faults.inject(.sendto, errno: ENOBUFS, count: .always, matching: .netlink(.requests))
         try ns.ip("route del default")
         try await plain.wait(forLast: .notReachable, "the plain environment sees the change")
         try await eventually("a failed pass and its retry") { monitor.statistics.failedPasses >= 2 }
@@ -178,7 +178,7 @@ struct SystemCallFaultIntegrationTests {
         let log = try await PathLog.started(try PathMonitor(environment: environment), queue: "syscalls.watch")
         #expect(log.paths.last?.isExpensive == false)
 
-        let interrupted = faults.inject(.read, errno: EINTR, count: .times(2), matching: "inotify")
+        let interrupted = faults.inject(.read, errno: EINTR, count: .times(2), matching: .inotify)
         try Self.writeMeteredLease(root: root, index: WirelessIntegrationTests.index(of: "veth0", in: ns))
         try await log.wait(for: "the metered path") { $0.last?.isExpensive == true }
         #expect(faults.fired(interrupted) == 2)
@@ -193,11 +193,11 @@ struct SystemCallFaultIntegrationTests {
         // Before the fix any failed open read as a deletion, and the monitor stopped
         // with "was deleted" (the look comes with a change in /run/netns).
         for error in [EMFILE, ENFILE, ENOMEM] {
-            let rule = faults.inject(.open, errno: error, count: .always, matching: ns.path)
+            let rule = faults.inject(.open, errno: error, count: .always, matching: .path(ns.path))
             #expect(namespace.isStillAtPath, "errno \(error)")
             faults.remove(rule)
         }
-        let missing = faults.inject(.open, errno: ENOENT, count: .always, matching: ns.path)
+        let missing = faults.inject(.open, errno: ENOENT, count: .always, matching: .path(ns.path))
         #expect(!namespace.isStillAtPath, "ENOENT: deleted")
         faults.remove(missing)
         try Command.check(["ip", "netns", "del", try #require(ns.name)])
@@ -214,7 +214,7 @@ struct SystemCallFaultIntegrationTests {
         try ns.disableIPv6()
         try ns.ipv4WithDefaultRoute()
         let (faults, environment) = Self.environment(ns, sysfsRoot: sysfs)
-        let unreadable = faults.inject(.readlink, errno: ENOENT, matching: "veth0/device/driver")
+        let unreadable = faults.inject(.readlink, errno: ENOENT, matching: .path("veth0/device/driver"))
         let monitor = try PathMonitor(environment: environment)
         let without = monitor.currentPath
         #expect(faults.fired(unreadable) == 1)
@@ -233,13 +233,13 @@ struct SystemCallFaultIntegrationTests {
         defer { try? FileManager.default.removeItem(atPath: resolvConf) }
         let (faults, environment) = Self.environment(ns)
 
-        let refused = faults.inject(.connect, errno: ENOENT, matching: "nameserver 127.0.0.1")
+        let refused = faults.inject(.connect, errno: ENOENT, matching: .nameserver("127.0.0.1"))
         let failed = try ResolverCheck.check(environment: environment, resolvConf: resolvConf, timeout: .seconds(5))
         #expect(failed == .noAnswer(["127.0.0.1: connect: No such file or directory"]))
         #expect(faults.fired(refused) == 1)
         #expect(try server.queries("") == 0, "nothing was sent")
 
-        let interrupted = faults.inject(.recv, errno: EINTR, count: .times(2), matching: "nameserver 127.0.0.1")
+        let interrupted = faults.inject(.recv, errno: EINTR, count: .times(2), matching: .nameserver("127.0.0.1"))
         let answered = try ResolverCheck.check(environment: environment, resolvConf: resolvConf, timeout: .seconds(5))
         #expect(answered == .answered(server: "127.0.0.1", rcode: 3))
         #expect(faults.fired(interrupted) == 2)
@@ -253,7 +253,7 @@ struct SystemCallFaultIntegrationTests {
         try ns.ipv4WithDefaultRoute()
         let (faults, environment) = Self.environment(ns)
         // The first resolution answers; every later one fails until the rule goes.
-        let failing = faults.inject(.getaddrinfo, errno: EMFILE, count: .always, after: 1, matching: "localhost")
+        let failing = faults.inject(.getaddrinfo, errno: EMFILE, count: .always, after: 1, matching: .host("localhost"))
         let reachability = try Reachability(hostname: "localhost", environment: environment)
         let errors = LockedValue<[ReachabilityError]>([])
         reachability.whenError = { _, error in errors.withLock { $0.append(error) } }

@@ -131,7 +131,7 @@ struct WirelessIntegrationTests {
         // From now on an nl80211 request doesn't return until the test lets it: a
         // driver stuck in a firmware reset. A pass (a new address) begins a read after
         // its lines, and the read sticks.
-        let stuck = faults.delay(.sendto, by: .seconds(60), matching: "NETLINK_GENERIC nl80211")
+        let stuck = faults.delay(.sendto, by: .seconds(60), matching: .netlink(.nl80211))
         defer { faults.remove(stuck) }
         try ns.ip("addr add 192.0.2.77/24 dev veth0")
         try await eventually("a Wi-Fi read stuck in nl80211") { faults.fired(stuck) > 0 }

@@ -34,7 +34,7 @@ import Testing
         func answers(perRead: Int) throws -> ([LookupResult], Int) {
             let (faults, system) = Self.plan()
             let socket = try NetlinkSocket(
-                receiveBuffer: 1 << 20, role: "requests", datagramsPerRead: perRead, systemCalls: system)
+                receiveBuffer: 1 << 20, role: .requests, datagramsPerRead: perRead, systemCalls: system)
             let results = try socket.lookup(requests)
             return (results, faults.attempts(.recvmsg))
         }
@@ -56,7 +56,7 @@ import Testing
         // time; the next request's answers are a burst of their own.
         let (faults, system) = Self.plan()
         let socket = try NetlinkSocket(
-            receiveBuffer: 1 << 20, role: "requests", datagramsPerRead: 4, firstRead: 1, systemCalls: system)
+            receiveBuffer: 1 << 20, role: .requests, datagramsPerRead: 4, firstRead: 1, systemCalls: system)
         #expect(try socket.lookup(requests) == single)
         #expect(faults.attempts(.recvmsg) == 4, "1 + 4 + 4 + 2")
         #expect(try socket.lookup(Array(requests.prefix(5))) == Array(single.prefix(5)))
@@ -83,7 +83,7 @@ import Testing
             }
         }
 
-        let once = faults.inject(.open, errno: ENOENT, matching: "a.txt")
+        let once = faults.inject(.open, errno: ENOENT, matching: .path("a.txt"))
         #expect(opens("b.txt") == nil, "another subject")
         #expect(opens("a.txt") == ENOENT)
         #expect(opens("a.txt") == nil, "once")
@@ -118,7 +118,7 @@ import Testing
         let root = try Self.directory(["file": "contents"])
         defer { try? FileManager.default.removeItem(atPath: root) }
         let (faults, system) = Self.plan()
-        let interrupted = faults.inject(.read, errno: EINTR, count: .times(3), matching: "file")
+        let interrupted = faults.inject(.read, errno: EINTR, count: .times(3), matching: .path("file"))
         #expect(readSmallFile("\(root)/file", limit: 100, systemCalls: system) == "contents")
         #expect(faults.fired(interrupted) == 3)
         #expect(faults.attempts(.read) >= 4, "three interrupted reads, then the real one")
@@ -130,7 +130,7 @@ import Testing
 
         faults.inject(.fstat, errno: EIO)
         #expect(readSmallFile("\(root)/file", limit: 100, systemCalls: system) == nil, "fstat failed: not read")
-        faults.inject(.read, errno: EIO, matching: "file")
+        faults.inject(.read, errno: EIO, matching: .path("file"))
         #expect(readSmallFile("\(root)/file", limit: 100, systemCalls: system) == nil, "read failed: nothing")
         #expect(readSmallFile("\(root)/file", limit: 100, systemCalls: system) == "contents")
     }
@@ -178,19 +178,19 @@ import Testing
         }
 
         // DEVTYPE=wwan: cellular, unless uevent can't be opened.
-        let uevent = faults.inject(.open, errno: EMFILE, matching: "usb0/uevent")
+        let uevent = faults.inject(.open, errno: EMFILE, matching: .path("usb0/uevent"))
         #expect(classify("usb0") == InterfaceClassification(.wiredEthernet))
         #expect(faults.fired(uevent) == 1)
         #expect(classify("usb0") == InterfaceClassification(.cellular))
 
         // The phy80211 marker: Wi-Fi, unless access fails.
-        let marker = faults.inject(.access, errno: ENOENT, count: .times(2), matching: "wlan0/")
+        let marker = faults.inject(.access, errno: ENOENT, count: .times(2), matching: .path("wlan0/"))
         #expect(classify("wlan0") == InterfaceClassification(.wiredEthernet))
         #expect(faults.fired(marker) == 2, "both markers asked")
         #expect(classify("wlan0") == InterfaceClassification(.wifi))
 
         // The rndis_host driver: tethered, unless readlink fails.
-        faults.inject(.readlink, errno: ENOENT, matching: "eth1/device/driver")
+        faults.inject(.readlink, errno: ENOENT, matching: .path("eth1/device/driver"))
         #expect(!classify("eth1").isTethered)
         #expect(classify("eth1").isTethered)
     }
@@ -209,17 +209,17 @@ import Testing
         #expect(leases.metered(links) == [3, 4])
 
         // networkd's file for index 3 can't be opened (EMFILE), nor read (ENOENT on open).
-        let networkd = faults.inject(.open, errno: EMFILE, matching: "netif/leases/3")
+        let networkd = faults.inject(.open, errno: EMFILE, matching: .path("netif/leases/3"))
         #expect(leases.metered(links) == [4])
         #expect(faults.fired(networkd) == 1)
         #expect(leases.metered(links) == [3, 4])
 
         // dhclient's directory can't be listed, then its file can't be stat'ed or opened.
-        faults.inject(.opendir, errno: EMFILE, matching: "var/lib/dhcp")
+        faults.inject(.opendir, errno: EMFILE, matching: .path("var/lib/dhcp"))
         #expect(leases.metered(links) == [3])
-        faults.inject(.stat, errno: ENOENT, matching: "dhclient.eth4.leases")
+        faults.inject(.stat, errno: ENOENT, matching: .path("dhclient.eth4.leases"))
         #expect(leases.metered(links) == [3])
-        faults.inject(.open, errno: ENOENT, matching: "dhclient.eth4.leases")
+        faults.inject(.open, errno: ENOENT, matching: .path("dhclient.eth4.leases"))
         #expect(leases.metered(links) == [3])
         #expect(leases.metered(links) == [3, 4], "the faults are spent: read again")
     }
@@ -259,7 +259,7 @@ import Testing
     @Test("getaddrinfo through a plan: EAI_SYSTEM with EMFILE is a .systemCall error, never an answer about the name")
     func getaddrinfoFaults() throws {
         let (faults, system) = Self.plan()
-        faults.inject(.getaddrinfo, errno: EMFILE, matching: "localhost")
+        faults.inject(.getaddrinfo, errno: EMFILE, matching: .host("localhost"))
         #expect {
             try ResolverPool.getaddrinfo("localhost", systemCalls: system)
         } throws: { error in
@@ -272,7 +272,7 @@ import Testing
     @Test("The shared pool resolves each request through its own environment's calls: a plan reaches only its own")
     func poolRoutesPerRequest() async throws {
         let (faults, faulty) = Self.plan()
-        faults.inject(.getaddrinfo, errno: EMFILE, count: .always, matching: "localhost")
+        faults.inject(.getaddrinfo, errno: EMFILE, count: .always, matching: .host("localhost"))
         let pool = ResolverPool()
         final class Requester: Sendable {}
         let (first, second) = (Requester(), Requester())

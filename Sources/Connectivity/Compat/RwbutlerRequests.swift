@@ -2,7 +2,8 @@
 // API) builds on: rwbutler's requests and session headers as plain values, so that
 // this module never links FoundationNetworking. `package`: not part of the public API.
 package import Foundation
-package import Reachability
+import Reachability
+package import ReachabilitySystem
 
 /// One rwbutler `URLRequest` as this module keeps it: the URL, method and headers.
 /// The session settings rwbutler's static `urlSessionConfiguration` carries here.

@@ -1,4 +1,5 @@
 import Glibc
+@_spi(Testing) import ReachabilitySystem
 
 /// What nl80211 says about one wireless interface: the signal of the access point
 /// it is associated with, that signal's ``LinkQuality`` bucket, and the SSID.
@@ -107,7 +108,7 @@ package enum WirelessInfo {
                 environment.networkNamespacePath, systemCalls: environment.systemCalls
             ) { () throws(ReachabilityError) -> Result<WirelessStatus, Unavailable> in
                 let socket = try NetlinkSocket(
-                    receiveBuffer: 256 << 10, bus: netlinkGeneric, role: "nl80211", systemCalls: environment.systemCalls
+                    receiveBuffer: 256 << 10, role: .nl80211, systemCalls: environment.systemCalls
                 )
                 let session = GenericNetlinkSession(
                     transport: socket, timeout: timeout, firstSequence: UInt32(truncatingIfNeeded: time(nil)))

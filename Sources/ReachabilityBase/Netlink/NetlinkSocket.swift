@@ -14,9 +14,8 @@ package final class NetlinkSocket {
     private let pollSet: [Int32]
     /// Every call on the socket goes through these (the environment's).
     private let system: SystemCalls
-    /// The protocol and role ("NETLINK_ROUTE events"): the subject of its calls in
-    /// errors and fault plans.
-    package let label: String
+    /// What it is for: the subject of its calls in errors and fault plans.
+    package let subject: SystemCallSubject
     private var sequence: UInt32
     /// Receive buffer: ``datagramsPerRead`` slots of ``slotSize`` bytes, one per
     /// datagram of a read (dumps send up to 32 KiB per datagram).
@@ -34,7 +33,7 @@ package final class NetlinkSocket {
     /// so the next receive after its datagrams says so without a system call (a
     /// datagram that came since makes poll(2) return at once).
     private var readTheQueueEmpty = false
-    /// How many datagrams a burst's first read takes (``init(receiveBuffer:groups:optionalGroups:bus:role:datagramsPerRead:firstRead:systemCalls:)``).
+    /// How many datagrams a burst's first read takes (``init(receiveBuffer:groups:optionalGroups:role:datagramsPerRead:firstRead:systemCalls:)``).
     package let firstRead: Int
     /// The next read is a burst's first: the socket was found empty (or never read).
     private var burstStarts = true
@@ -51,9 +50,8 @@ package final class NetlinkSocket {
     /// Opens a non-blocking NETLINK_ROUTE socket, joins `groups` (and those of
     /// `optionalGroups` the kernel has), and asks for a receive buffer of `receiveBuffer` bytes (SO_RCVBUFFORCE when privileged,
     /// else SO_RCVBUF, which the kernel caps at net.core.rmem_max).
-    /// `bus` is the netlink protocol (NETLINK_ROUTE, or NETLINK_GENERIC); `role`
-    /// says what the socket is for ("events", "requests"…), in errors and for fault
-    /// plans. Every call is made through `systemCalls`.
+    /// `role` says what the socket is for, and so its netlink protocol (NETLINK_GENERIC
+    /// for nl80211, else NETLINK_ROUTE), in errors and for fault plans. Every call is made through `systemCalls`.
     ///
     /// `datagramsPerRead` datagrams are read per system call (recvmmsg(2)); each
     /// takes ``slotSize`` bytes of address space, of which only the pages a
@@ -66,25 +64,19 @@ package final class NetlinkSocket {
     /// would leave a burst of one unknown to be over, and cost another read
     /// (docs/BENCHMARKS-HISTORY.md, "Issue 30: a link going down").
     package init(
-        receiveBuffer: Int, groups: [UInt32] = [], optionalGroups: [UInt32] = [], bus: Int32 = netlinkRoute,
-        role: String,
+        receiveBuffer: Int, groups: [UInt32] = [], optionalGroups: [UInt32] = [], role: NetlinkRole,
         datagramsPerRead: Int = 1, firstRead: Int? = nil, systemCalls: SystemCalls
     ) throws(ReachabilityError) {
-        let name =
-            switch bus {
-            case netlinkRoute: "NETLINK_ROUTE"
-            case netlinkGeneric: "NETLINK_GENERIC"
-            default: "netlink protocol \(bus)"
-            }
-        let label = "\(name) \(role)"
+        let bus = role == .nl80211 ? netlinkGeneric : netlinkRoute
+        let subject = SystemCallSubject.netlink(role)
         let handle: OpaquePointer
-        switch systemCalls.netlinkOpen(bus: bus, flags: SockFlag.nonBlock | SockFlag.closeOnExec, subject: label) {
+        switch systemCalls.netlinkOpen(bus: bus, flags: SockFlag.nonBlock | SockFlag.closeOnExec, subject: subject) {
         case .success(let opened): handle = opened
         case .failure(let failure): throw failure.reachabilityError
         }
         self.handle = handle
         self.system = systemCalls
-        self.label = label
+        self.subject = subject
         let fd = systemCalls.netlinkDescriptor(handle)
         self.fd = fd
         self.pollSet = [fd]
@@ -95,7 +87,7 @@ package final class NetlinkSocket {
         self.receipts = .allocate(capacity: self.datagramsPerRead)
         // A window of lookups, and the barrier ahead of the first (``lookup(_:)``).
         self.requestBuffer = .allocate(byteCount: (Self.lookupWindow + 1) * Self.requestSlot, alignment: 8)
-        if case .failure(let failure) = systemCalls.netlinkBind(handle, subject: label) {
+        if case .failure(let failure) = systemCalls.netlinkBind(handle, subject: subject) {
             systemCalls.netlinkClose(handle)
             buffer.deallocate()
             receipts.deallocate()
@@ -104,15 +96,15 @@ package final class NetlinkSocket {
         }
         let size = Int32(clamping: receiveBuffer)
         if case .failure = systemCalls.setOption(
-            fd, level: SockOpt.solSocket, name: SockOpt.rcvbufForce, value: size, subject: label)
+            fd, level: SockOpt.solSocket, name: SockOpt.rcvbufForce, value: size, subject: subject)
         {
-            _ = systemCalls.setOption(fd, level: SockOpt.solSocket, name: SockOpt.rcvbuf, value: size, subject: label)
+            _ = systemCalls.setOption(fd, level: SockOpt.solSocket, name: SockOpt.rcvbuf, value: size, subject: subject)
         }
         // Errors need not echo our request back.
-        _ = systemCalls.setOption(fd, level: SockOpt.solNetlink, name: SockOpt.capAck, value: 1, subject: label)
+        _ = systemCalls.setOption(fd, level: SockOpt.solNetlink, name: SockOpt.capAck, value: 1, subject: subject)
         for group in groups {
             if case .failure(let failure) = systemCalls.setOption(
-                fd, level: SockOpt.solNetlink, name: SockOpt.addMembership, value: Int32(group), subject: label)
+                fd, level: SockOpt.solNetlink, name: SockOpt.addMembership, value: Int32(group), subject: subject)
             {
                 systemCalls.netlinkClose(handle)
                 buffer.deallocate()
@@ -123,7 +115,7 @@ package final class NetlinkSocket {
         }
         for group in optionalGroups {
             _ = systemCalls.setOption(
-                fd, level: SockOpt.solNetlink, name: SockOpt.addMembership, value: Int32(group), subject: label)
+                fd, level: SockOpt.solNetlink, name: SockOpt.addMembership, value: Int32(group), subject: subject)
         }
     }
 
@@ -136,7 +128,7 @@ package final class NetlinkSocket {
 
     /// The receive buffer the kernel granted (it reports double the request).
     package var receiveBufferSize: Int {
-        Int(system.option(fd, level: SockOpt.solSocket, name: SockOpt.rcvbuf, subject: label) ?? 0)
+        Int(system.option(fd, level: SockOpt.solSocket, name: SockOpt.rcvbuf, subject: subject) ?? 0)
     }
 
     package enum Received {
@@ -184,7 +176,7 @@ package final class NetlinkSocket {
             switch system.recvmmsg(
                 fd, into: buffer, slotSize: Self.slotSize,
                 receipts: UnsafeMutableBufferPointer(rebasing: receipts[..<room]),
-                subject: label)
+                subject: subject)
             {
             case .success(let count):
                 received = count
@@ -232,7 +224,7 @@ package final class NetlinkSocket {
 
     /// Waits until a datagram is queued; false at the deadline.
     package func waitReadable(timeoutMilliseconds: Int32) throws(ReachabilityError) -> Bool {
-        switch system.poll(pollSet, timeoutMilliseconds: timeoutMilliseconds, subject: label) {
+        switch system.poll(pollSet, timeoutMilliseconds: timeoutMilliseconds, subject: subject) {
         case .success(let ready): return ready != 0
         case .failure(let failure): throw failure.reachabilityError
         }
@@ -242,7 +234,7 @@ package final class NetlinkSocket {
         // A request's answers are queued by the time the send returns: a new burst.
         readTheQueueEmpty = false
         burstStarts = true
-        if case .failure(let failure) = system.netlinkSend(handle, bytes, subject: label) {
+        if case .failure(let failure) = system.netlinkSend(handle, bytes, subject: subject) {
             throw failure.reachabilityError
         }
     }

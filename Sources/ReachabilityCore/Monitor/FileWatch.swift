@@ -67,7 +67,7 @@ final class FileWatch: @unchecked Sendable {
         let header = 16  // wd, mask, cookie, len: four 32-bit fields
         while true {
             // Nothing left (EAGAIN) ends the drain (SystemCalls retries EINTR).
-            let outcome = buffer.withUnsafeMutableBytes { system.read(fd, into: $0, subject: "inotify") }
+            let outcome = buffer.withUnsafeMutableBytes { system.read(fd, into: $0, subject: .inotify) }
             guard case .success(let count) = outcome, count > 0 else { break }
             // Read after the events: a watch added meanwhile is in it.
             let watches = watches.withLock { $0 }

@@ -158,7 +158,7 @@ enum OneShotEvaluator {
         }
         return try JoinableThread.inNamespace(namespace) { () throws(ReachabilityError) in
             let socket = try NetlinkSocket(
-                receiveBuffer: 1 << 20, role: "one-off", systemCalls: environment.systemCalls)
+                receiveBuffer: 1 << 20, role: .oneOff, systemCalls: environment.systemCalls)
             var table = InterfaceTable()
             try NetlinkMonitor.load(into: &table, from: socket, sysfs: sysfs)
             _ = NetlinkMonitor.refreshWireless(&table, environment: environment)

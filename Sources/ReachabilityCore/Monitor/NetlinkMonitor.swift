@@ -230,10 +230,10 @@ final class NetlinkMonitor: Sendable {
                 // on the event socket and are applied after it.
                 let events = try NetlinkSocket(
                     receiveBuffer: environment.eventReceiveBuffer, groups: RTNLGroup.monitored,
-                    optionalGroups: RTNLGroup.monitoredWhereAvailable, role: "events",
+                    optionalGroups: RTNLGroup.monitoredWhereAvailable, role: .events,
                     datagramsPerRead: Self.datagramsPerRead, firstRead: 2, systemCalls: environment.systemCalls)
                 let request = try NetlinkSocket(
-                    receiveBuffer: 4 << 20, role: "requests", datagramsPerRead: Self.datagramsPerRead,
+                    receiveBuffer: 4 << 20, role: .requests, datagramsPerRead: Self.datagramsPerRead,
                     systemCalls: environment.systemCalls)
                 var table = InterfaceTable()
                 try Self.load(into: &table, from: request, sysfs: sysfs)
@@ -391,7 +391,7 @@ final class NetlinkMonitor: Sendable {
             // answer's link went down: poll(2) doesn't see those, so it doesn't wait.
             let held = events.holdsReadDatagrams
             let ready: UInt64
-            switch systemCalls.poll(descriptors, timeoutMilliseconds: held ? 0 : timeout, subject: "monitor") {
+            switch systemCalls.poll(descriptors, timeoutMilliseconds: held ? 0 : timeout, subject: .monitor) {
             case .success(let bits):
                 ready = bits
             case .failure:

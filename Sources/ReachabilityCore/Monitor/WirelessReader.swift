@@ -102,7 +102,7 @@ final class WirelessReader: @unchecked Sendable {
                     socket = try JoinableThread.inNamespace(namespace) { () throws(ReachabilityError) in
                         KeptSocket(
                             socket: try NetlinkSocket(
-                                receiveBuffer: 256 << 10, bus: netlinkGeneric, role: "nl80211",
+                                receiveBuffer: 256 << 10, role: .nl80211,
                                 systemCalls: systemCalls))
                     }.socket
                 } catch {
