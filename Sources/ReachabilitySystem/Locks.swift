@@ -1,4 +1,4 @@
-import Glibc
+public import Glibc
 
 /// A value behind a lock, shared by reference.
 ///
@@ -8,12 +8,18 @@ import Glibc
 /// suite must run clean under TSan. The lock is never held while user code runs.
 ///
 /// `@unchecked Sendable`: every access to `value` holds `mutex`.
-package final class LockedValue<Value: Sendable>: @unchecked Sendable {
+///
+/// Public (this module is re-exported by none: only the package's modules see it) and
+/// `withLock` `@inlinable`, because the compiler inlines and specializes only a public
+/// body in another module; a `package` one runs unspecialized, with its generic
+/// metadata and dynamic exclusivity checks, on every pass of the event path.
+public final class LockedValue<Value: Sendable>: @unchecked Sendable {
     // The mutex pointer first: a zero-sized `value` would otherwise share its address.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    @usableFromInline let mutex: UnsafeMutablePointer<Glibc.pthread_mutex_t>
+    @usableFromInline var value: Value
 
-    package init(_ value: Value) {
+    /// A lock around `value`.
+    public init(_ value: Value) {
         mutex = .allocate(capacity: 1)
         self.value = value
         mutex.initialize(to: pthread_mutex_t())
@@ -26,11 +32,12 @@ package final class LockedValue<Value: Sendable>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    package func withLock<Result, Failure: Error>(
+    /// Runs `body` on the value with the lock held.
+    @inlinable public func withLock<Result, Failure: Error>(
         _ body: (inout Value) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        Glibc.pthread_mutex_lock(mutex)
+        defer { Glibc.pthread_mutex_unlock(mutex) }
         return try body(&value)
     }
 }

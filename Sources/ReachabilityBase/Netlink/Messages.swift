@@ -1,4 +1,4 @@
-package import CNetlink
+public import CNetlink
 
 /// A link as rtnetlink describes it (RTM_NEWLINK / RTM_DELLINK, family AF_UNSPEC).
 @_spi(Testing) public struct LinkMessage: Sendable, Equatable {
@@ -156,23 +156,39 @@ package struct RoutePrefix: Sendable, Hashable {
     package var flags: UInt16
     /// The message itself.
     public package(set) var message: NetlinkMessage
+
+    /// A message with its header's sequence number and flags.
+    public init(sequence: UInt32, flags: UInt16, message: NetlinkMessage) {
+        self.sequence = sequence
+        self.flags = flags
+        self.message = message
+    }
 }
 
 /// Why a buffer could not be parsed completely.
-package struct MalformedMessage: Error, Sendable, Equatable, CustomStringConvertible {
+@_spi(Testing) public struct MalformedMessage: Error, Sendable, Equatable, CustomStringConvertible {
     package var offset: Int
     package var reason: String
-    package var description: String { "malformed netlink message at byte \(offset): \(reason)" }
+    /// "malformed netlink message at byte OFFSET: REASON".
+    public var description: String { "malformed netlink message at byte \(offset): \(reason)" }
+
+    /// Where in the buffer, and why.
+    public init(offset: Int, reason: String) {
+        self.offset = offset
+        self.reason = reason
+    }
 }
 
 /// The message walk every netlink datagram gets, rtnetlink's and generic netlink's:
 /// each header checked with libmnl (`mnl_nlmsg_ok`) and as the unsigned length it
-/// is, in 4-byte-aligned memory (copied there when `bytes` is not).
-package enum NetlinkDatagram {
+/// is, in 4-byte-aligned memory (copied there when `bytes` is not). SPI public and
+/// `@inlinable`, as ``NetlinkParser/forEach(_:_:)`` is, so that the reader's closure is
+/// specialized into the walk: the compiler inlines only public bodies across modules.
+@_spi(Testing) public enum NetlinkDatagram {
     /// Calls `body` with each message of `bytes` in order, until a header is out of
     /// bounds or `body` returns a reason the message is malformed; returns where
     /// and why the walk stopped, nil when every message was read.
-    package static func forEachMessage(
+    @inlinable public static func forEachMessage(
         _ bytes: UnsafeRawBufferPointer, _ body: (UnsafePointer<nlmsghdr>) -> String?
     ) -> MalformedMessage? {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return nil }
@@ -188,7 +204,7 @@ package enum NetlinkDatagram {
         }
     }
 
-    private static func walk(
+    @inlinable static func walk(
         _ base: UnsafeRawPointer, count: Int, _ body: (UnsafePointer<nlmsghdr>) -> String?
     ) -> MalformedMessage? {
         var remaining = Int32(count)
@@ -235,7 +251,9 @@ package enum NetlinkDatagram {
     /// (no array of them is made: the reader's drain and the lookups' answers take
     /// this path). `body` returns false to stop early. Returns where and why
     /// parsing stopped on a malformed message, nil otherwise.
-    package static func forEach(_ bytes: UnsafeRawBufferPointer, _ body: (ParsedMessage) -> Bool) -> MalformedMessage? {
+    @inlinable public static func forEach(_ bytes: UnsafeRawBufferPointer, _ body: (ParsedMessage) -> Bool)
+        -> MalformedMessage?
+    {
         var stopped = false
         let malformed = NetlinkDatagram.forEachMessage(bytes) { header in
             if stopped { return nil }
@@ -257,12 +275,12 @@ package enum NetlinkDatagram {
         bytes.withUnsafeBytes { parse($0) }
     }
 
-    private enum One {
+    @usableFromInline enum One {
         case success(NetlinkMessage)
         case failure(String)
     }
 
-    private static func parseOne(_ header: UnsafePointer<nlmsghdr>) -> One {
+    @usableFromInline static func parseOne(_ header: UnsafePointer<nlmsghdr>) -> One {
         let type = header.pointee.nlmsg_type
         switch type {
         case NLMsgType.done:
