@@ -247,6 +247,23 @@ package.targets.append(
         name: "AshleyMillsSwift5Example", dependencies: ["Reachability"], path: "Examples/AshleyMillsSwift5",
         swiftSettings: [.swiftLanguageMode(.v5)]))
 
+// README's and docs/MIGRATING.md's programs, each the file its ```swift block shows byte
+// for byte; Scripts/check-doc-examples.py checks that they are and runs them.
+package.targets += [
+    ("ReadmeClosures", ["Reachability"]),
+    ("ReadmeUpdates", ["Reachability"]),
+    ("ReadmeConnectivity", ["Connectivity"]),
+    ("MigratingAshleyMills", ["Reachability"]),
+    ("MigratingAppleSample", ["Reachability"]),
+    ("MigratingAlamofire", ["ReachabilityCompat"]),
+    ("MigratingDTReachability", ["ReachabilityCompat"]),
+    ("MigratingNWPathMonitor", ["ReachabilityCompat"]),
+    ("MigratingRwbutlerConnectivity", ["Connectivity"]),
+].map { name, dependencies in
+    .executableTarget(
+        name: "\(name)Example", dependencies: dependencies.map { .target(name: $0) }, path: "Examples/Docs/\(name)")
+}
+
 // A library of the user's (an app type) and its tests on ReachabilityTestKit.
 package.targets += [
     .target(name: "TestKitExample", dependencies: ["Reachability"], path: "Examples/TestKit/Sources"),

@@ -1,43 +1,29 @@
 #!/usr/bin/env python3
-"""Type-checks the Swift examples of the documentation against the built library
-modules, as a user of the package sees them (public API only):
+"""Checks the documentation's Swift examples, after `swift build --build-tests` (debug):
 
-- every ```swift block of a /// comment in Sources/ReachabilityCore, Sources/Reachability,
-  Sources/Connectivity, Sources/ReachabilityCompat, Sources/ReachabilityTestKit and
-  Sources/ReachabilityObservable, and of their DocC articles, each as the body of an async
-  throwing function (names an example takes from its surroundings, such as
-  `connectivity`, are declared first: CONTEXT);
-- README.md's ```swift blocks, each a program of its own as a user pastes it (what it
-  uses, it imports and declares);
+- README.md's programs (its ```swift blocks but the manifest excerpt) and docs/MIGRATING.md's
+  "After" ones (a ```swift block whose paragraph above starts with "After"; the "Before"
+  ones are written for Apple platforms): each is, byte for byte, the file of an example
+  target, Examples/Docs/NAME/main.swift, which the build compiled and linked as
+  NAMEExample (Package.swift), and each of those files is one of them. Each is run in a
+  network namespace of its own (`unshare -rn`, loopback only: see run_all) and must print
+  its expected output: a ```text block right after it (between them, at most a
+  one-paragraph caption ending in a colon), one printed line each, `…` for any text (a
+  name, a time). One that runs until stopped must have printed it all within RUN_SECONDS.
 - README.md's manifest excerpt, inside a manifest that `swift package dump-package`
-  evaluates;
-- docs/MIGRATING.md's "After" examples (a ```swift block whose paragraph above
-  starts with "After"), each as a program of its own (main.swift). The "Before"
-  ones are written for Apple platforms and are not compiled.
+  evaluates.
+- Every ```swift block of a /// comment in the library modules of SOURCES and of their
+  DocC articles: a fragment, compiled as the body of an async throwing function against
+  the modules the build made (public API only) through SIL and code generation (a
+  type-check alone missed a compiler crash). Names an example takes from its
+  surroundings, such as `connectivity`, are declared first (CONTEXT); its leading `import`
+  lines name modules it needs beyond the common header (`import ServiceLifecycle`), and
+  it is compiled in a file of their own.
 
-A README or MIGRATING program is followed by its expected output: a ```text block
-right after it (between them, at most a one-paragraph caption ending in a colon), one
-printed line each, `…` for any
-text (a name, a time). An example that runs until stopped must have printed it all
-within RUN_SECONDS.
-
-A /// or DocC example is a function body; leading `import` lines name modules it
-needs beyond the common header (`import ServiceLifecycle`), compiled in a file of
-their own.
-
-Each is compiled to an object file, through SIL and code generation (a type-check
-alone missed a compiler crash); README's and MIGRATING's programs are also linked
-against the library's debug objects and run, each in a network namespace of its own
-(`unshare -rn`, loopback only): see run_all.
-
-Run it after `swift build --build-tests` (debug): it reads the module search flags
-SwiftPM used for ReachabilityExample and the test bundle's object list from
-.build/debug.yaml.
-
-Usage: python3 Scripts/check-doc-examples.py   (exit 1 when an example does not compile,
-does not run, or does not print its expected output)
+Usage: python3 Scripts/check-doc-examples.py   (exit 1 when an example differs from its
+file, does not compile, does not run, or does not print its expected output)
 """
-import concurrent.futures, json, os, re, shutil, subprocess, sys, tempfile
+import concurrent.futures, difflib, glob, os, re, subprocess, sys, tempfile
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 SOURCES = [
@@ -180,68 +166,17 @@ def migration_examples():
     return programs
 
 
-def build_plan():
-    """.build/debug.yaml, the plan of the debug build (`swift build --build-tests`)."""
-    plan = os.path.join(ROOT, ".build", "debug.yaml")
-    if not os.path.exists(plan):
-        sys.exit("check-doc-examples: no .build/debug.yaml: run `swift build --build-tests` first")
-    return open(plan, encoding="utf-8").read()
-
-
-def command_args(plan, pattern):
-    command = re.search(r'"(' + pattern + r')":', plan)
-    match = re.search(r"args: (\[.*\])", plan[command.end():]) if command else None
-    if not match:
-        sys.exit(f"check-doc-examples: no command matching {pattern} in .build/debug.yaml")
-    return json.loads(match.group(1))
-
-
-def module_flags(plan, client="ReachabilityExample"):
-    """The -I and -Xcc flags SwiftPM passed when it compiled `client` (a module that
-    imports what the examples may import)."""
-    args = command_args(plan, r"C\." + client + r"-[^\"]*-debug\.module")
-    flags, index = [], 0
-    while index < len(args) - 1:
-        if args[index] in ("-Xcc", "-I"):
-            flags += args[index:index + 2]
-            index += 2
-        else:
-            index += 1
-    return flags
-
-
-# Modules of this package that are no library: their objects stay out of an example's link.
-NOT_LIBRARIES = {
-    "ReachabilityTests", "ConnectivityTests", "ReachabilityIntegrationTests", "TestSupport",
-    "ReachabilityPackageTests", "ReachabilityPackageDiscoveredTests", "ReachabilityCLI", "ReachabilityFullCLI",
-}
-
-
-def link_inputs(plan):
-    """What links an example program: every library module's objects (the test bundle's
-    link list, which has them all, without the tests' and executables' own) and the
-    libraries SwiftPM's link commands name (-L, -l)."""
-    args = command_args(plan, r"C\.ReachabilityPackageTests-[^\"]*-debug\.test")
-    listing = next(arg[1:] for arg in args if arg.startswith("@") and arg.endswith("Objects.LinkFileList"))
-    objects = []
-    for line in open(listing, encoding="utf-8").read().splitlines():
-        path = line.strip().strip("'")
-        module = re.search(r"/([^/]+)\.build/", path)
-        if module and module.group(1) not in NOT_LIBRARIES:
-            objects.append(path)
-    flags = []
-    for pattern in (r"C\.ReachabilityExample-[^\"]*-debug\.exe", r"C\.reachability-full-[^\"]*-debug\.exe"):
-        args = command_args(plan, pattern)
-        index = 0
-        while index < len(args):
-            if args[index] == "-L":
-                flags += args[index:index + 2]
-                index += 2
-                continue
-            if re.match(r"-[lL].", args[index]) and args[index] not in flags:
-                flags.append(args[index])
-            index += 1
-    return objects, flags
+def module_flags():
+    """What a fragment needs to import the built modules: their .swiftmodule files, and the
+    C modules they import (CNetlink, SwiftPM's module maps for the dependencies' C targets
+    and those targets' own), as Scripts/check-docc.sh finds them."""
+    modules = os.path.join(ROOT, ".build", "debug", "Modules")
+    if not os.path.isdir(modules):
+        sys.exit("check-doc-examples: no .build/debug/Modules: run `swift build --build-tests` first")
+    maps = [os.path.join(ROOT, "Sources", "CNetlink", "module.modulemap")]
+    maps += sorted(glob.glob(os.path.join(ROOT, ".build", "debug", "*.build", "module.modulemap")))
+    maps += sorted(glob.glob(os.path.join(ROOT, ".build", "checkouts", "*", "Sources", "*", "include", "module.modulemap")))
+    return ["-I", modules] + [flag for path in maps for flag in ("-Xcc", f"-fmodule-map-file={path}")]
 
 
 def manifest_check(excerpts, scratch):
@@ -266,37 +201,46 @@ def manifest_check(excerpts, scratch):
     return failures
 
 
-def build(name, text, scratch, flags, link):
-    """Compiles a program to an object file (through SIL and code generation, which a
-    type-check never reaches) and, with `link`, links it; returns the executable's path,
-    or None after printing why it failed."""
-    folder = os.path.join(scratch, re.sub(r"[^\w.-]", "_", name))
-    os.makedirs(folder, exist_ok=True)
-    source = os.path.join(folder, "main.swift")
+def compile_fragments(name, text, scratch, flags):
+    """Compiles a file of fragments to an object file; False after printing why it failed.
+    Without warnings: a fragment's values are used by the text around it, not in its function."""
+    source = os.path.join(scratch, name)
     open(source, "w").write(text)
-    cache = os.path.join(scratch, "ModuleCache")
-    obj = os.path.join(folder, "main.o")
-    command = ["swiftc", "-c", "-g", "-Onone", "-swift-version", "6", "-module-name", "Example",
-               "-module-cache-path", cache] + flags + [source, "-o", obj]
+    command = ["swiftc", "-c", "-g", "-Onone", "-swift-version", "6", "-suppress-warnings", "-module-name", "Example",
+               "-module-cache-path", os.path.join(scratch, "ModuleCache")] + flags + [source, "-o", source + ".o"]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         numbered = "\n".join(f"{n:4} {line}" for n, line in enumerate(text.split("\n"), 1))
         print(f"check-doc-examples: {name} does not compile:\n{result.stderr}\n{numbered}")
-        return None
-    if not link:
-        return obj
-    objects, libraries = link
-    listing = os.path.join(folder, "objects")
-    open(listing, "w").write("\n".join(f"'{path}'" for path in objects + [obj]) + "\n")
-    executable = os.path.join(folder, "example")
-    # lld when there is one: a fraction of gold's time for these large debug links.
-    linker = ["-use-ld=lld"] if shutil.which("ld.lld") else []
-    result = subprocess.run(["swiftc", "-emit-executable", "-g", "-o", executable, "@" + listing] + linker + libraries,
-                            capture_output=True, text=True)
-    if result.returncode != 0:
-        print(f"check-doc-examples: {name} does not link:\n{result.stderr[-4000:]}")
-        return None
-    return executable
+    return result.returncode == 0
+
+
+# README's and MIGRATING's programs: Examples/Docs/NAME/main.swift, built as NAMEExample.
+PROGRAMS = os.path.join(ROOT, "Examples", "Docs")
+
+
+def program_executables(programs):
+    """Each program's executable (name, executable, expected) from the example target whose
+    file it is; None for one that is no file, and one for a file that is no program."""
+    files = {os.path.join(PROGRAMS, name, "main.swift"): name for name in sorted(os.listdir(PROGRAMS))}
+    texts = {path: open(path, encoding="utf-8").read() for path in files}
+    found, shown = [], set()
+    for name, code, expected in programs:
+        path = next((path for path, text in texts.items() if text == code), None)
+        if path is None:
+            closest = max(texts, key=lambda path: difflib.SequenceMatcher(None, texts[path], code).ratio())
+            diff = "".join(difflib.unified_diff(
+                texts[closest].splitlines(True), code.splitlines(True), os.path.relpath(closest, ROOT), name))
+            print(f"check-doc-examples: {name} is no file of Examples/Docs byte for byte (each is one, which "
+                  f"the build compiles); the closest:\n{diff}")
+            found.append(None)
+            continue
+        shown.add(path)
+        found.append((name, os.path.join(ROOT, ".build", "debug", files[path] + "Example"), expected))
+    for path in sorted(set(files) - shown):
+        print(f"check-doc-examples: {os.path.relpath(path, ROOT)} is no program of README.md or docs/MIGRATING.md")
+        found.append(None)
+    return found
 
 
 # How long a program may run: one that ends (most) must end by then; one that runs until
@@ -332,7 +276,7 @@ def run_all(programs):
     # Line-buffered output (stdbuf): what a program printed before its SIGTERM is kept.
     script = 'ip link set lo up && exec timeout -s TERM -k 5 "$0" stdbuf -oL "$1"'
     running = []
-    for name, executable, code, expected in programs:
+    for name, executable, expected in programs:
         process = subprocess.Popen(
             ["unshare", "-rn", "sh", "-c", script, str(RUN_SECONDS), executable],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=os.path.dirname(executable))
@@ -355,36 +299,24 @@ def run_all(programs):
 
 
 def main():
-    plan = build_plan()
-    flags = module_flags(plan)
-    link = link_inputs(plan)
+    flags = module_flags()
     docs, doc_count = doc_examples()
     readme, manifests = readme_examples()
     migrations = migration_examples()
-    failures = 0
+    programs = [(f"README.md:{line}", code, expected) for line, code, expected in readme]
+    programs += [(f"docs/MIGRATING.md:{line}", code, expected) for line, code, expected in migrations]
+    found = program_executables(programs)
+    failures = found.count(None)
     with tempfile.TemporaryDirectory(prefix="check-doc-examples-") as scratch:
-        # The /// and DocC examples are fragments: compiled, not linked.
-        for name, text in docs:
-            if not build(name, text, scratch, flags, None):
-                failures += 1
-        # README's and MIGRATING's programs, each as a user pastes it: built and run.
-        programs = [(f"README.md:{line}", code, expected) for line, code, expected in readme]
-        programs += [(f"docs/MIGRATING.md:{line}", code, expected) for line, code, expected in migrations]
-        built = []
         with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-            for (name, code, expected), executable in zip(
-                programs, pool.map(lambda program: build(program[0], program[1], scratch, flags, link), programs)
-            ):
-                if executable:
-                    built.append((name, executable, code, expected))
-                else:
-                    failures += 1
-        failures += run_all(built)
+            compiled = pool.map(lambda doc: compile_fragments(doc[0], doc[1], scratch, flags), docs)
+            failures += run_all([program for program in found if program])
+            failures += list(compiled).count(False)
         failures += manifest_check(manifests, scratch)
     if failures:
         sys.exit(1)
-    print(f"check-doc-examples: {doc_count} doc examples compile; {len(readme)} README blocks and "
-          f"{len(migrations)} migration examples build, run and print their expected output, each on its own; "
+    print(f"check-doc-examples: {doc_count} doc examples compile; {len(readme)} README and {len(migrations)} "
+          f"migration programs are their example targets' files and print their expected output; "
           f"{len(manifests)} manifest excerpt(s) evaluate")
 
 
