@@ -3,7 +3,7 @@
 // `configureConnectivity(urlRequests:)`, the initializers taking them) over module
 // Connectivity. A module of its own because on Linux `URLSessionConfiguration` and
 // `URLRequest` live in FoundationNetworking, which costs every program linking it
-// about 30 shared libraries and 8 ms of start-up: module Connectivity (and the
+// dozens of shared libraries loaded at start-up: module Connectivity (and the
 // `reachability` CLI) stays without it. rwbutler code using this API changes
 // `import Connectivity` to `import ConnectivityURLSession` (and adds
 // `import FoundationNetworking` where it names those types itself, as any Linux

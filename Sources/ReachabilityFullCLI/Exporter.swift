@@ -395,7 +395,7 @@ final class MetricsServer: Sendable {
     /// reading the listener for ``Limits/acceptBackoff`` and, for EMFILE and ENFILE,
     /// has the table shed idle connections. The failed connection stays in the kernel's
     /// queue, so the listener stays readable: accepting again at once fails again, for
-    /// ever (measured: 99 % of a core). NIO's `AcceptBackoffHandler` doesn't help here:
+    /// ever (a whole core). NIO's `AcceptBackoffHandler` doesn't help here:
     /// it delays the next `read()`, but after a failed accept NIO still has its read
     /// pending (2.101: `readPending` is cleared only by an accepted connection), keeps
     /// the listener registered and accepts again on the next wake-up. Turning

@@ -9,7 +9,7 @@
     /// one on a ``NetworkEnvironment`` (its `systemCalls`) to make any call of that
     /// environment's monitor, sockets, file readers, watches, resolver check or name
     /// resolutions fail without root (DESIGN §10): for example
-    /// `faults.inject(.recvmsg, errno: ENOBUFS, matching: .netlink(.events))`, with
+    /// `faults.inject(.recvmmsg, errno: ENOBUFS, matching: .netlink(.events))`, with
     /// `environment.systemCalls = SystemCalls(faults: faults)`.
     ///
     /// Each rule names a call, an errno, how many times it fails the call (once, a

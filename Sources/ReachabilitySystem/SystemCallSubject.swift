@@ -21,9 +21,8 @@
     case recv
     /// sendto(2) of netlink requests (mnl_socket_sendto).
     case sendto
-    /// Reading netlink datagrams: recvmmsg(2) (it replaced recvmsg(2), whose name
-    /// the plans kept).
-    case recvmsg
+    /// Reading netlink datagrams: recvmmsg(2), several per call.
+    case recvmmsg
     /// poll(2): the monitor's reader, netlink replies, the resolver check.
     case poll
     /// setsockopt(2) of netlink sockets (buffer size, groups, extended ACK).

@@ -63,7 +63,7 @@ extension SystemCalls {
     /// slotSize]` and its length, sender and flags into `receipts[i]`. Returns how
     /// many arrived (at least one); EAGAIN when none was queued. EINTR retried. One
     /// system call for a burst of events where recvmsg(2) would take one per
-    /// datagram; fault plans see it as `.recvmsg`, the call it replaced.
+    /// datagram; fault plans see it as `.recvmmsg`, the call it replaced.
     package func recvmmsg(
         _ fd: Int32, into slots: UnsafeMutableRawBufferPointer, slotSize: Int,
         receipts: UnsafeMutableBufferPointer<NetlinkReceipt>, subject: SystemCallSubject
@@ -84,7 +84,7 @@ extension SystemCalls {
                         header.msg_iovlen = 1
                         messages.initializeElement(at: index, to: cnl_mmsghdr(msg_hdr: header, msg_len: 0))
                     }
-                    let (received, error) = perform(.recvmsg, subject, retryingInterrupts: true) {
+                    let (received, error) = perform(.recvmmsg, subject, retryingInterrupts: true) {
                         cnl_recvmmsg(fd, messages.baseAddress, UInt32(count))
                     }
                     guard received > 0 else {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import Connectivity
 
-/// RFC 8910 discovery (issue 18, point 1): the captive-portal API URI read from
+/// RFC 8910 discovery: the captive-portal API URI read from
 /// the files hosts record it in, with fixtures in the formats the daemons write.
 @Suite struct CaptivePortalDiscoveryTests {
     /// A file-system root of its own: `ROOT/run/systemd/netif/links`,

@@ -5,7 +5,7 @@ import Testing
 @testable import Connectivity
 @_spi(Testing) @testable import ReachabilityCore
 
-/// ConnectivityError's codes and messages (issue 13): configuration errors read as
+/// ConnectivityError's codes and messages: configuration errors read as
 /// before; a check that can't run says why, with the errno.
 @Suite struct ConnectivityErrorTests {
     @Test("configuration errors keep their code and message")

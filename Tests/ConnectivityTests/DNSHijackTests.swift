@@ -5,7 +5,7 @@ import Testing
 @testable import Connectivity
 
 /// DNS hijack detection's pure parts: which addresses no public server has, and
-/// what a hijacked endpoint does to the verdict (issue 18, point 2).
+/// what a hijacked endpoint does to the verdict.
 @Suite struct DNSHijackTests {
     let clock = ContinuousClock()
 
@@ -85,7 +85,7 @@ import Testing
     }
 }
 
-/// Strict mode (issue 18, point 4): online needs two vendors' expected answers.
+/// Strict mode: online needs two vendors' expected answers.
 @Suite struct StrictModeTests {
     let clock = ContinuousClock()
 

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Connectivity
 
-/// The DNS-hijack rule's pure parts (issue 27, defect 10): "three or more vendors'
+/// The DNS-hijack rule's pure parts: "three or more vendors'
 /// names resolving to one and the same address" holds for any overlap of answer
 /// sets; the detail says which rule caught a name; a shared address decides the
 /// verdict whatever the other endpoints answered.

@@ -6,7 +6,7 @@ import Testing
 /// The login URL a portal hands us — a redirect's `Location`, or the RFC 8908 API's
 /// `user-portal-url` and `venue-info-url` — may be opened in a browser, so any
 /// on-path server could steer it: only http(s), no credentials, a real host, and
-/// a bounded length are taken (issue 13).
+/// a bounded length are taken.
 @Suite struct LoginURLTests {
     let clock = ContinuousClock()
     static let probe = "http://check.test/generate_204"

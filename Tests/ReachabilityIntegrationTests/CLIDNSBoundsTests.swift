@@ -3,7 +3,7 @@ import Testing
 
 @_spi(Testing) @testable import ReachabilityCore
 
-/// `wait --dns` against a hostile resolv.conf (issue 27, defect 9): the wait ends
+/// `wait --dns` against a hostile resolv.conf: the wait ends
 /// by `--timeout` however many `nameserver` lines there are, asks at most the first
 /// three distinct servers (glibc's MAXNS), and says on stderr which it asked.
 @Suite("wait --dns: bounded by --timeout, at most 3 distinct nameservers", .enabled(if: IntegrationGate.enabled))

@@ -3,7 +3,7 @@ import Testing
 
 @_spi(Testing) @testable import ReachabilityCore
 
-/// DNS hijack detection (issue 18, point 2) against a real resolver: dnsmasq in a
+/// DNS hijack detection against a real resolver: dnsmasq in a
 /// named namespace answers the check endpoints' names with private addresses, as a
 /// captive portal's resolver does, and `reachability check` runs under `ip netns
 /// exec` (so that it, and the HTTP client in it, use that resolver).
@@ -98,7 +98,7 @@ struct CLIDNSHijackTests {
     }
 }
 
-/// The shared-address rule under any overlap of answer sets (issue 27, defect 10): a
+/// The shared-address rule under any overlap of answer sets: a
 /// scripted DNS server answers each vendor's name with chosen address sets, and one
 /// HTTP server on every address of the namespace serves the expected 204, so only the
 /// rule can keep the verdict from `online`.
@@ -158,7 +158,7 @@ struct CLIDNSHijackOverlapTests {
     }
 }
 
-/// `check --strict` (issue 18, point 4) against two local servers standing for two
+/// `check --strict` against two local servers standing for two
 /// vendors (two addresses).
 @Suite("check --strict: two vendors before online", .enabled(if: IntegrationGate.enabled))
 struct CLIStrictTests {

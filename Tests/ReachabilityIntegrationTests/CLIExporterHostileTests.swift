@@ -6,7 +6,7 @@ import Testing
 @_spi(Testing) @testable import ReachabilityCore
 
 /// `reachability exporter` against hostile HTTP clients and at its descriptor limit
-/// (issue 27, defects 1–5): one that pipelines and never reads, ones that trickle a
+///: one that pipelines and never reads, ones that trickle a
 /// request head, 300 that try to hold every connection, 150 idle ones while
 /// descriptors run out, malformed requests; and its scrape passes `promtool check
 /// metrics`. The clients are small Python programs run inside the test's namespace.

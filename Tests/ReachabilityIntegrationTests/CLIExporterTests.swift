@@ -60,7 +60,7 @@ final class RunningExporter: @unchecked Sendable {
     }
 }
 
-/// `reachability exporter` (issue 17, part 1), run as built inside test namespaces:
+/// `reachability exporter`, run as built inside test namespaces:
 /// the series follow the kernel's events, a scrape does no netlink work, and a
 /// real Prometheus server scrapes it.
 @Suite("reachability exporter", .enabled(if: IntegrationGate.enabled))

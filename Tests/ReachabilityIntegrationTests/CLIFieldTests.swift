@@ -4,7 +4,7 @@ import Testing
 
 @_spi(Testing) @testable import ReachabilityCore
 
-/// The CLI in the field (issue 13), run from the host's own namespace against a
+/// The CLI in the field, run from the host's own namespace against a
 /// named test namespace with `--namespace`, as an operator would: namespaces that
 /// go away under `watch` and `wait`, a round-robin name under `watch`, the
 /// "did you mean" hint for a mistyped subcommand.

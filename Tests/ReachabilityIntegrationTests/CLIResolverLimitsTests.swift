@@ -3,8 +3,7 @@ import Testing
 
 @_spi(Testing) @testable import ReachabilityCore
 
-/// `watch` of many names behind a resolver that never answers (issue 27, defects 6
-/// and 7), run as shipped from the host's namespace with `--namespace NAME`, whose
+/// `watch` of many names behind a resolver that never answers, run as shipped from the host's namespace with `--namespace NAME`, whose
 /// `/etc/netns/NAME/resolv.conf` points at a UDP socket that reads nothing.
 @Suite(
     "The CLI behind a silent resolver: stalled names, descriptor limits", .enabled(if: IntegrationGate.heavyEnabled),

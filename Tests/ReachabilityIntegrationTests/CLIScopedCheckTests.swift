@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// `reachability check --interface / --each-interface / -4 / -6` (issue 18, point 3)
+/// `reachability check --interface / --each-interface / -4 / -6`
 /// against the two-uplink setup of ``ScopedCheckTests``: the healthy network behind
 /// veth0 (preferred by the main table), a portal behind veth1.
 @Suite("check per interface and family (CLI)", .enabled(if: IntegrationGate.enabled))

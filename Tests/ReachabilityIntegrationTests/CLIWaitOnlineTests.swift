@@ -54,7 +54,7 @@ final class NotifySocket: @unchecked Sendable {
     }
 }
 
-/// `reachability wait` as a wait-online gate (issue 17, part 2): interfaces in a
+/// `reachability wait` as a wait-online gate: interfaces in a
 /// state, --any, --ignore, -4/-6, --dns against a real DNS server, sd_notify to a
 /// real datagram socket, and the shipped systemd unit checked by systemd-analyze.
 @Suite("reachability wait as a wait-online gate", .enabled(if: IntegrationGate.enabled))

@@ -4,7 +4,7 @@ import Testing
 
 @_spi(Testing) @testable import ReachabilityCore
 
-/// `watch --path` and `watch --connectivity` (issue 17, part 4), run as built
+/// `watch --path` and `watch --connectivity`, run as built
 /// inside test namespaces.
 @Suite("reachability watch --path and --connectivity", .enabled(if: IntegrationGate.enabled))
 struct CLIWatchStreamsTests {

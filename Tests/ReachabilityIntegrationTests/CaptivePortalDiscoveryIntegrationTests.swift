@@ -5,7 +5,7 @@ import Testing
 
 @_spi(Testing) @testable import ReachabilityCore
 
-/// RFC 8910 discovery end to end (issue 18, point 1): a "network" namespace where
+/// RFC 8910 discovery end to end: a "network" namespace where
 /// dnsmasq hands out leases with DHCP option 114 and an HTTPS server answers the RFC
 /// 8908 API, joined by a veth pair to a "host" namespace where a real dhclient
 /// takes a lease and writes its lease file; the check in the host namespace reads

@@ -4,7 +4,7 @@ import NIOConcurrencyHelpers
 import Reachability
 import Testing
 
-/// Issue 13's Connectivity defects, against real HTTP servers in test namespaces:
+/// Connectivity in the field, against real HTTP servers in test namespaces:
 /// hostile login URLs, the path going away under a one-off check, an RFC 8908 API
 /// that never answers.
 @Suite("Connectivity field hardening", .enabled(if: IntegrationGate.enabled), .serialized)

@@ -3,7 +3,7 @@ import Foundation
 import Reachability
 import Testing
 
-/// Random fallback endpoints per check (issue 18, point 4), against a real HTTP
+/// Random fallback endpoints per check, against a real HTTP
 /// server in a test namespace: each check probes the endpoints and one fallback
 /// drawn at random, so over many checks every fallback comes up.
 @Suite("Connectivity fallback endpoints rotate at random between checks", .enabled(if: IntegrationGate.enabled))

@@ -39,7 +39,7 @@ struct CapturingLogHandler: LogHandler {
 }
 
 /// The library logs what it gets past on its own to the environment's swift-log
-/// Logger (issue 17, part 3), and nothing without one.
+/// Logger, and nothing without one.
 @Suite("Logging to a swift-log Logger", .enabled(if: IntegrationGate.enabled))
 struct LoggingIntegrationTests {
     @Test("the namespace goes away: one info record naming it")

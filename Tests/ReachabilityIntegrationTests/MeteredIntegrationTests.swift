@@ -4,7 +4,7 @@ import Testing
 
 @_spi(Testing) @testable import ReachabilityCore
 
-/// Metered paths without NetworkManager (issue 18, point 5), against the real
+/// Metered paths without NetworkManager, against the real
 /// kernel: a USB-tethered phone (its driver, from sysfs) and a network whose DHCP
 /// server says `ANDROID_METERED` (dnsmasq handing option 43, a real dhclient
 /// writing its lease) make the path expensive.

@@ -4,7 +4,7 @@ import Testing
 
 @_spi(Testing) @testable import ReachabilityCore
 
-/// The network identity (issue 18, point 6) against the real kernel: the path's
+/// The network identity against the real kernel: the path's
 /// `networkIdentity` follows the gateway's link-layer address (the neighbor table,
 /// from RTM_NEWNEIGH events), the gateway and the address prefixes, and a change of
 /// it alone is delivered while the status stays satisfied.

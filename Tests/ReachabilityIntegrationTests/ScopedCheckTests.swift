@@ -6,7 +6,7 @@ import Testing
 @testable import Connectivity
 @testable import ReachabilityCore
 
-/// Per-interface and per-family verdicts (issue 18, point 3) against the real
+/// Per-interface and per-family verdicts against the real
 /// kernel: a host namespace with two uplinks, each to a namespace of its own that
 /// serves the same address — one a healthy network (204), the other a portal (302).
 /// The main table prefers the first; only a probe bound to the second interface

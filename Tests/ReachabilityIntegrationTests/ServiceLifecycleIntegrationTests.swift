@@ -9,7 +9,7 @@ import Testing
 @_spi(Testing) @testable import ReachabilityCore
 
 /// Reachability, PathMonitor and Connectivity run as swift-service-lifecycle
-/// services in a `ServiceGroup` (issue 17, part 3), in test namespaces.
+/// services in a `ServiceGroup`, in test namespaces.
 @Suite("Reachability, PathMonitor and Connectivity under ServiceGroup", .enabled(if: IntegrationGate.enabled))
 struct ServiceLifecycleIntegrationTests {
     static let logger = Logger(label: "reachability.tests")

@@ -71,12 +71,12 @@ struct SystemCallFaultIntegrationTests {
         let (ns, faults, environment, log) = try await Self.watched()
         let rules = [
             faults.inject(.poll, errno: EINTR, count: .times(2), matching: .monitor),
-            faults.inject(.recvmsg, errno: EINTR, count: .times(2), matching: .netlink(.events)),
-            faults.inject(.recvmsg, errno: EINTR, count: .times(2), matching: .netlink(.requests)),
+            faults.inject(.recvmmsg, errno: EINTR, count: .times(2), matching: .netlink(.events)),
+            faults.inject(.recvmmsg, errno: EINTR, count: .times(2), matching: .netlink(.requests)),
             // The answers are queued when the lookups' sendto returns, so the request
             // socket is read before it is polled: two reads that find nothing make
             // the poll (and its interrupts) happen.
-            faults.inject(.recvmsg, errno: EAGAIN, count: .times(2), matching: .netlink(.requests)),
+            faults.inject(.recvmmsg, errno: EAGAIN, count: .times(2), matching: .netlink(.requests)),
             faults.inject(.poll, errno: EINTR, count: .times(2), matching: .netlink(.requests)),
         ]
         try ns.ip("route del default")
@@ -96,7 +96,7 @@ struct SystemCallFaultIntegrationTests {
         let (ns, faults, environment, log) = try await Self.watched()
         let monitor = try #require(MonitorRegistry.running(for: environment))
         let before = monitor.statistics
-        let overrun = faults.inject(.recvmsg, errno: ENOBUFS, matching: .netlink(.events))
+        let overrun = faults.inject(.recvmmsg, errno: ENOBUFS, matching: .netlink(.events))
         try ns.ip("route del default")
         try await log.wait(forLast: .notReachable, "unreachable without the default route")
         try await eventually("the resync") { monitor.statistics.resyncs > before.resyncs }

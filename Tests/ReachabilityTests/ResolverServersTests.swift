@@ -6,7 +6,7 @@ import Testing
 @testable import ReachabilityCommands
 @_spi(Testing) @testable import ReachabilityCore
 
-/// Which nameservers `wait --dns` asks (issue 27, defect 9): those the C library
+/// Which nameservers `wait --dns` asks: those the C library
 /// would, the first 3 distinct in file order, however many lines resolv.conf has;
 /// and what it says when none answered.
 @Suite struct ResolverServersTests {

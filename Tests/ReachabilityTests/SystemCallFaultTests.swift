@@ -36,7 +36,7 @@ import Testing
             let socket = try NetlinkSocket(
                 receiveBuffer: 1 << 20, role: .requests, datagramsPerRead: perRead, systemCalls: system)
             let results = try socket.lookup(requests)
-            return (results, faults.attempts(.recvmsg))
+            return (results, faults.attempts(.recvmmsg))
         }
         let (batched, batchedReads) = try answers(perRead: 4)
         let (single, singleReads) = try answers(perRead: 1)
@@ -58,11 +58,11 @@ import Testing
         let socket = try NetlinkSocket(
             receiveBuffer: 1 << 20, role: .requests, datagramsPerRead: 4, firstRead: 1, systemCalls: system)
         #expect(try socket.lookup(requests) == single)
-        #expect(faults.attempts(.recvmsg) == 4, "1 + 4 + 4 + 2")
+        #expect(faults.attempts(.recvmmsg) == 4, "1 + 4 + 4 + 2")
         #expect(try socket.lookup(Array(requests.prefix(5))) == Array(single.prefix(5)))
-        #expect(faults.attempts(.recvmsg) == 4 + 3, "1 + 4 + 1")
+        #expect(faults.attempts(.recvmmsg) == 4 + 3, "1 + 4 + 1")
         #expect(try socket.lookup(Array(requests.prefix(1))) == Array(single.prefix(1)))
-        #expect(faults.attempts(.recvmsg) == 4 + 3 + 2, "1 + 1")
+        #expect(faults.attempts(.recvmmsg) == 4 + 3 + 2, "1 + 1")
     }
 
     // MARK: The plan

@@ -61,8 +61,7 @@ package final class NetlinkSocket {
     /// first datagram of a burst is usually what decides (the kernel sends a
     /// link's message before its routes', neighbours' and addresses'), and reading
     /// a burst's first two costs a fraction of reading all of it, cold; one alone
-    /// would leave a burst of one unknown to be over, and cost another read
-    /// (docs/BENCHMARKS-HISTORY.md, "Issue 30: a link going down").
+    /// would leave a burst of one unknown to be over, and cost another read.
     package init(
         receiveBuffer: Int, groups: [UInt32] = [], optionalGroups: [UInt32] = [], role: NetlinkRole,
         datagramsPerRead: Int = 1, firstRead: Int? = nil, systemCalls: SystemCalls
