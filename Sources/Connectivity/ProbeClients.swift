@@ -3,6 +3,7 @@ import Glibc
 import NIOCore
 import NIOPosix
 import Reachability
+@_spi(Testing) import ReachabilitySystem
 
 /// The event loops probes run on, one entry per watched namespace, shared by every
 /// ``Connectivity`` and one-off check there: made by the first user, shut down
@@ -117,17 +118,17 @@ final class ProbeClients: Sendable {
         let needed = eventLoops * 3 + spareDescriptors
         var made: [Int32] = []
         made.reserveCapacity(needed)
-        defer { for fd in made { close(fd) } }
+        let system = SystemCalls.live
+        defer { for fd in made { system.close(fd) } }
         for _ in 0..<needed {
-            let fd = cnl_eventfd()
-            guard fd >= 0 else {
-                let error = errno
+            switch system.eventfd() {
+            case .success(let fd): made.append(fd)
+            case .failure(let failure):
                 throw ConnectivityError(
                     .systemCall,
                     "no descriptors left for the HTTP client (\(needed) needed: \(eventLoops) event loop(s) "
-                        + "and \(spareDescriptors) spare; \(made.count) could be made)", errno: error)
+                        + "and \(spareDescriptors) spare; \(made.count) could be made)", errno: failure.errno)
             }
-            made.append(fd)
         }
     }
 
