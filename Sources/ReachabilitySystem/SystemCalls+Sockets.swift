@@ -63,7 +63,7 @@ extension SystemCalls {
     /// slotSize]` and its length, sender and flags into `receipts[i]`. Returns how
     /// many arrived (at least one); EAGAIN when none was queued. EINTR retried. One
     /// system call for a burst of events where recvmsg(2) would take one per
-    /// datagram; fault plans see it as `.recvmmsg`, the call it replaced.
+    /// datagram.
     package func recvmmsg(
         _ fd: Int32, into slots: UnsafeMutableRawBufferPointer, slotSize: Int,
         receipts: UnsafeMutableBufferPointer<NetlinkReceipt>, subject: SystemCallSubject

@@ -97,7 +97,7 @@ package struct SystemError: Error, Sendable, Equatable {
         self.errno = errno
     }
 
-    /// The call, with what it was given: "recvmsg(NETLINK_ROUTE events)".
+    /// The call, with what it was given: "recvmmsg(NETLINK_ROUTE events)".
     package var call: String { function.utf8CodeUnitCount == 0 ? subject : "\(function)(\(subject))" }
 
     package static func == (lhs: Self, rhs: Self) -> Bool { lhs.call == rhs.call && lhs.errno == rhs.errno }
