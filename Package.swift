@@ -173,7 +173,8 @@ let package = Package(
         ),
         // What the test targets share: the named parameterized-test input and the
         // bad-input file fixtures.
-        .target(name: "TestSupport", dependencies: [], path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport", dependencies: ["ReachabilityCore", "ReachabilitySystem"], path: "Tests/TestSupport"),
         // The kernel headers' values of the package's hand-typed constants, for
         // KernelConstantTests (C: the headers clash with glibc's in one module).
         .target(name: "KernelHeaders", path: "Tests/KernelHeaders"),

@@ -2,6 +2,7 @@ import Connectivity
 import Foundation
 import NIOConcurrencyHelpers
 import Reachability
+import TestSupport
 import Testing
 
 @testable import Connectivity

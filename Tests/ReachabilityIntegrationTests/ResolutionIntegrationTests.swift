@@ -2,6 +2,7 @@ import Connectivity
 import Foundation
 import Reachability
 @_spi(Testing) import ReachabilitySystem
+import TestSupport
 import Testing
 
 @_spi(Testing) @testable import ReachabilityCore

@@ -1,6 +1,7 @@
 import Foundation
 import Reachability
 @_spi(Testing) import ReachabilitySystem
+import TestSupport
 import Testing
 
 @_spi(Testing) @testable import ReachabilityBase
