@@ -48,7 +48,7 @@ private enum Sandbox {
 /// the argument at the NUL. The library's tests (`BadInputTests` in
 /// ReachabilityTests and ConnectivityTests) cover NUL through the API instead.
 /// (There is no `--netns` option; namespace paths are covered there too.)
-@Suite("The CLI refuses malformed arguments with exit 2", .enabled(if: IntegrationGate.enabled))
+@Suite("The CLI refuses malformed arguments with exit 2", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct CLIBadInputTests {
     static let huge = String(repeating: "a", count: 100_000)
     static let hugeNumber = String(repeating: "9", count: 100_000)
@@ -505,7 +505,7 @@ struct CLIBadInputTests {
 /// `waitUntilReachable(timeout:)` with timeouts out of any sleep's range: a
 /// deadline past `Int64.max` seconds made `Task.sleep` trap, and negative ones
 /// must just answer at once. Runs against the kernel in a namespace of its own.
-@Suite("waitUntilReachable with out-of-range timeouts", .enabled(if: IntegrationGate.enabled))
+@Suite("waitUntilReachable with out-of-range timeouts", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct WaitTimeoutBadInputTests {
     typealias Timeout = Input<Duration>
 

@@ -11,7 +11,7 @@ extension TestNamespace {
 
 /// `reachability check` and `reachability wait --connectivity`, run as built,
 /// inside test namespaces, against SwiftNIO servers there.
-@Suite("The reachability CLI's connectivity commands", .enabled(if: IntegrationGate.enabled))
+@Suite("The reachability CLI's connectivity commands", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct CLIConnectivityTests {
     @Test("check --json: online exits 0, a portal exits 1 with its login URL, in the documented shape")
     func checkJSON() async throws {

@@ -6,7 +6,9 @@ import Testing
 /// `wait --dns` against a hostile resolv.conf: the wait ends
 /// by `--timeout` however many `nameserver` lines there are, asks at most the first
 /// three distinct servers (glibc's MAXNS), and says on stderr which it asked.
-@Suite("wait --dns: bounded by --timeout, at most 3 distinct nameservers", .enabled(if: IntegrationGate.enabled))
+@Suite(
+    "wait --dns: bounded by --timeout, at most 3 distinct nameservers", .enabled(if: IntegrationGate.enabled),
+    .ownThreads)
 struct CLIDNSBoundsTests {
     /// Ten nameservers that read every query and never answer, on 127.0.1.1 …
     /// 127.0.1.10 port 53 inside a namespace; they count the queries each got.

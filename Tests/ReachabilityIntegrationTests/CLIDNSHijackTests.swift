@@ -7,7 +7,7 @@ import Testing
 /// named namespace answers the check endpoints' names with private addresses, as a
 /// captive portal's resolver does, and `reachability check` runs under `ip netns
 /// exec` (so that it, and the HTTP client in it, use that resolver).
-@Suite("DNS hijack detection against a real DNS server", .enabled(if: IntegrationGate.enabled))
+@Suite("DNS hijack detection against a real DNS server", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct CLIDNSHijackTests {
     /// veth0 192.0.2.1/24 with a default route; 10.9.9.9 and 10.9.9.8 on lo (the
     /// "portal"); dnsmasq answering the given names.
@@ -103,7 +103,8 @@ struct CLIDNSHijackTests {
 /// HTTP server on every address of the namespace serves the expected 204, so only the
 /// rule can keep the verdict from `online`.
 @Suite(
-    "DNS hijack: one address in three vendors' answers, whatever else they hold", .enabled(if: IntegrationGate.enabled))
+    "DNS hijack: one address in three vendors' answers, whatever else they hold", .enabled(if: IntegrationGate.enabled),
+    .ownThreads)
 struct CLIDNSHijackOverlapTests {
     /// `answers`: each name's one address set. 198.51.100.1–4 are on lo, 192.0.2.1 on veth0.
     static func check(_ answers: [String: [String]], _ extra: [String] = []) throws -> Command.Output {
@@ -160,7 +161,7 @@ struct CLIDNSHijackOverlapTests {
 
 /// `check --strict` against two local servers standing for two
 /// vendors (two addresses).
-@Suite("check --strict: two vendors before online", .enabled(if: IntegrationGate.enabled))
+@Suite("check --strict: two vendors before online", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct CLIStrictTests {
     @Test("one vendor healthy, the other silent: online without --strict, limited (unconfirmed) with it")
     func strict() throws {

@@ -10,7 +10,8 @@ import Testing
 /// request head, 300 that try to hold every connection, 150 idle ones while
 /// descriptors run out, malformed requests; and its scrape passes `promtool check
 /// metrics`. The clients are small Python programs run inside the test's namespace.
-@Suite("reachability exporter under hostile clients", .enabled(if: IntegrationGate.heavyEnabled), .serialized)
+@Suite(
+    "reachability exporter under hostile clients", .enabled(if: IntegrationGate.heavyEnabled), .ownThreads, .serialized)
 struct CLIExporterHostileTests {
     // MARK: Defect 1: memory
 

@@ -63,7 +63,7 @@ final class RunningExporter: @unchecked Sendable {
 /// `reachability exporter`, run as built inside test namespaces:
 /// the series follow the kernel's events, a scrape does no netlink work, and a
 /// real Prometheus server scrapes it.
-@Suite("reachability exporter", .enabled(if: IntegrationGate.enabled))
+@Suite("reachability exporter", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct CLIExporterTests {
     @Test("/metrics follows a link change; /status, /healthz, 404 and 405 answer as documented")
     func metricsFollowEvents() throws {

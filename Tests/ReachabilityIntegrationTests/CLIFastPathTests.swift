@@ -88,7 +88,9 @@ struct CLIParserEquivalenceTests {
 
 /// Which executable runs a command line: the small `reachability` itself, or
 /// `reachability-full` in its place (the same process, by execv).
-@Suite("The reachability command runs status, watch, wait, interfaces itself", .enabled(if: IntegrationGate.enabled))
+@Suite(
+    "The reachability command runs status, watch, wait, interfaces itself", .enabled(if: IntegrationGate.enabled),
+    .ownThreads)
 struct CLIFastPathTests {
     /// The file the process `pid` runs, by name.
     static func executableName(_ pid: pid_t) -> String? {

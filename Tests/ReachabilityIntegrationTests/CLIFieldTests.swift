@@ -8,7 +8,7 @@ import Testing
 /// named test namespace with `--namespace`, as an operator would: namespaces that
 /// go away under `watch` and `wait`, a round-robin name under `watch`, the
 /// "did you mean" hint for a mistyped subcommand.
-@Suite("The CLI in the field: namespaces, round-robin names, typos", .enabled(if: IntegrationGate.enabled))
+@Suite("The CLI in the field: namespaces, round-robin names, typos", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct CLIFieldTests {
     /// A named namespace with veth0 (192.0.2.1/24, default route via 192.0.2.2) and
     /// veth2 (198.51.100.1/24), no IPv6, and a scripted DNS server.

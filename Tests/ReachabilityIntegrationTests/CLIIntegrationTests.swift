@@ -39,7 +39,7 @@ func jsonObject(_ line: String?) throws -> [String: Any] {
         try JSONSerialization.jsonObject(with: data) as? [String: Any], "not a JSON object: \(line ?? "nil")")
 }
 
-@Suite("The reachability CLI against the kernel", .enabled(if: IntegrationGate.enabled))
+@Suite("The reachability CLI against the kernel", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct CLIIntegrationTests {
     @Test("status: exit codes and JSON for reachable, unreachable, the Internet, and malformed input")
     func status() throws {

@@ -7,6 +7,7 @@ import Testing
 /// `/etc/netns/NAME/resolv.conf` points at a UDP socket that reads nothing.
 @Suite(
     "The CLI behind a silent resolver: stalled names, descriptor limits", .enabled(if: IntegrationGate.heavyEnabled),
+    .ownThreads,
     .serialized)
 struct CLIResolverLimitsTests {
     /// A named namespace whose only nameserver (127.0.0.1:53 inside it) never

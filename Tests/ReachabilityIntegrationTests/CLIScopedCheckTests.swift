@@ -4,7 +4,7 @@ import Testing
 /// `reachability check --interface / --each-interface / -4 / -6`
 /// against the two-uplink setup of ``ScopedCheckTests``: the healthy network behind
 /// veth0 (preferred by the main table), a portal behind veth1.
-@Suite("check per interface and family (CLI)", .enabled(if: IntegrationGate.enabled))
+@Suite("check per interface and family (CLI)", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct CLIScopedCheckTests {
     static let url = ScopedCheckTests.probeURL.absoluteString
 

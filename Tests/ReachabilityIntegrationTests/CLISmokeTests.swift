@@ -21,7 +21,7 @@ enum LongRunning: String, Sendable, CaseIterable, CustomTestStringConvertible {
 /// statuses, JSON shapes, failed writes, and the descriptor limit.
 @Suite(
     "The reachability CLI as shipped: signals, exit statuses, output failures, descriptors",
-    .enabled(if: IntegrationGate.enabled))
+    .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct CLISmokeTests {
     // MARK: Signals
 

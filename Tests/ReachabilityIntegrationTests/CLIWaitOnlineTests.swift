@@ -57,7 +57,7 @@ final class NotifySocket: @unchecked Sendable {
 /// `reachability wait` as a wait-online gate: interfaces in a
 /// state, --any, --ignore, -4/-6, --dns against a real DNS server, sd_notify to a
 /// real datagram socket, and the shipped systemd unit checked by systemd-analyze.
-@Suite("reachability wait as a wait-online gate", .enabled(if: IntegrationGate.enabled))
+@Suite("reachability wait as a wait-online gate", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct CLIWaitOnlineTests {
     /// Runs `wait ARGS` in `ns` and returns the exit status and the seconds it took.
     static func wait(_ ns: TestNamespace, _ arguments: [String]) throws -> (

@@ -6,7 +6,7 @@ import Testing
 
 /// `watch --path` and `watch --connectivity`, run as built
 /// inside test namespaces.
-@Suite("reachability watch --path and --connectivity", .enabled(if: IntegrationGate.enabled))
+@Suite("reachability watch --path and --connectivity", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct CLIWatchStreamsTests {
     @Test("watch --path --json: a path object per change, and no target lines")
     func pathJSON() throws {

@@ -138,7 +138,7 @@ final class DHCPPortalNetwork: @unchecked Sendable {
 
 @Suite(
     "RFC 8910 discovery: dnsmasq's option 114, dhclient's lease, the RFC 8908 API",
-    .enabled(if: IntegrationGate.enabled))
+    .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct CaptivePortalDiscoveryIntegrationTests {
     @Test("dhclient's real lease: the announced API is asked, its fields and the lease file reported")
     func dhclientLease() async throws {
@@ -227,7 +227,7 @@ struct CaptivePortalDiscoveryIntegrationTests {
     }
 }
 
-@Suite("CLI check: the discovered captive-portal API", .enabled(if: IntegrationGate.enabled))
+@Suite("CLI check: the discovered captive-portal API", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct CLICaptivePortalDiscoveryTests {
     @Test("check --discovery-root: dhclient's lease, the API's fields and their source, in text and JSON")
     func check() async throws {

@@ -7,7 +7,7 @@ import Testing
 /// Connectivity in the field, against real HTTP servers in test namespaces:
 /// hostile login URLs, the path going away under a one-off check, an RFC 8908 API
 /// that never answers.
-@Suite("Connectivity field hardening", .enabled(if: IntegrationGate.enabled), .serialized)
+@Suite("Connectivity field hardening", .enabled(if: IntegrationGate.enabled), .ownThreads, .serialized)
 struct ConnectivityFieldTests {
     /// Locations a hostile portal sends; none may become the login URL.
     static let hostileLocations: [(name: String, location: String)] = [

@@ -6,7 +6,9 @@ import Testing
 /// Random fallback endpoints per check, against a real HTTP
 /// server in a test namespace: each check probes the endpoints and one fallback
 /// drawn at random, so over many checks every fallback comes up.
-@Suite("Connectivity fallback endpoints rotate at random between checks", .enabled(if: IntegrationGate.enabled))
+@Suite(
+    "Connectivity fallback endpoints rotate at random between checks", .enabled(if: IntegrationGate.enabled),
+    .ownThreads)
 struct FallbackRotationTests {
     @Test("40 checks: the primary every time, exactly one fallback per check, each fallback at least once")
     func rotation() async throws {

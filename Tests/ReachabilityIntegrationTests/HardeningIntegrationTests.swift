@@ -67,7 +67,8 @@ final class WeakMonitors: Sendable {
 
 /// DESIGN §9 under load, faults and churn: overruns, storms, interface churn, and
 /// lifecycles racing each other. Serialized: each of these loads the machine.
-@Suite("Hardening: overruns, storms, churn, concurrency", .enabled(if: IntegrationGate.enabled), .serialized)
+@Suite(
+    "Hardening: overruns, storms, churn, concurrency", .enabled(if: IntegrationGate.enabled), .ownThreads, .serialized)
 struct HardeningIntegrationTests {
     /// veth0 (192.0.2.1/24, default via 192.0.2.2) and an address-less veth2, IPv6 off.
     static func namespace() async throws -> TestNamespace {

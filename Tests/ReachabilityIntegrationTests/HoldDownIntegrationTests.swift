@@ -73,15 +73,14 @@ final class TimedLog<Value: Sendable>: Sendable {
 /// second instance without a hold-down (the witness) proves that the monitor saw
 /// the flapping. One test at a time: each flaps a link for seconds, a burst of events and
 /// evaluations that the timed tests beside should not have to share.
-@Suite("Hold-down against the kernel", .enabled(if: IntegrationGate.enabled), .serialized)
+@Suite("Hold-down against the kernel", .enabled(if: IntegrationGate.enabled), .ownThreads, .serialized)
 struct HoldDownIntegrationTests {
     static let holdDown = Duration.seconds(2)
     /// The failure timeout of a delivery due the hold-down after a change.
     static let deliveryTimeout = holdDown + .seconds(30)
 
     /// An IPv4-only namespace with veth0 (192.0.2.1/24, default route via .2), its
-    /// carrier following veth1. Made, as every command here runs, off the cooperative
-    /// pool (``offPool(_:)``): a blocked pool thread would starve the tests beside.
+    /// carrier following veth1.
     static func namespace() async throws -> TestNamespace {
         try await offPool {
             let ns = try TestNamespace()
@@ -149,7 +148,8 @@ struct HoldDownIntegrationTests {
 
         try await Self.flap(ns, Self.flapping)  // Ends up, as delivered.
         try await witness.wait(for: "the flapping, seen without a hold-down") { entries in
-            entries.filter { $0.status == .notReachable }.count >= 5 && entries.last?.status == .reachableViaWiFi
+            // A loaded reader may read several flaps in one pass: some of them, not all.
+            entries.contains { $0.status == .notReachable } && entries.last?.status == .reachableViaWiFi
         }
         // Then a change that lasts: the next delivery must be it, the hold-down after it.
         let change = ContinuousClock.now

@@ -7,7 +7,7 @@ import Testing
 
 /// Hostname targets against a real DNS server (dnsmasq) inside a named test
 /// namespace, resolved by the real system resolver through /etc/netns/NAME.
-@Suite("Hostname targets against a real DNS server", .enabled(if: IntegrationGate.enabled))
+@Suite("Hostname targets against a real DNS server", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct HostnameIntegrationTests {
     /// A named namespace with veth0 (192.0.2.1/24, on-link), veth2 (198.51.100.1/24) and dnsmasq.
     private func setUp(_ hosts: [String: String]) throws -> (TestNamespace, DNSServer) {
@@ -126,7 +126,7 @@ struct HostnameIntegrationTests {
 }
 
 /// Block observers, the async sequence, waiting, and many targets.
-@Suite("Observers, updates and waiting against the kernel", .enabled(if: IntegrationGate.enabled))
+@Suite("Observers, updates and waiting against the kernel", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct ObserverIntegrationTests {
     @Test("A block observer is called at once, then on every change; removal works from inside the callback")
     func blockObservers() async throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// `InterfaceMonitor` against the real kernel: every carrier, address and default
 /// route change comes as a new list, from rtnetlink events, with no polling.
-@Suite("InterfaceMonitor against the kernel", .enabled(if: IntegrationGate.enabled))
+@Suite("InterfaceMonitor against the kernel", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct InterfaceMonitorIntegrationTests {
     /// Collects every list a monitor's sequence yields, until it finishes.
     final class Collected: Sendable {

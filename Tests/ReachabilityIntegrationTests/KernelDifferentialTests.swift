@@ -381,7 +381,7 @@ final class DifferentialWorld {
 /// it. Each report is also written to `$TMPDIR/reachability-differential-SEED-STEP.txt`.
 @Suite(
     "Kernel differential: watch's last line per target is the kernel's fresh answer after every random step",
-    .enabled(if: IntegrationGate.enabled), .serialized)
+    .enabled(if: IntegrationGate.enabled), .ownThreads, .serialized)
 struct KernelDifferentialTests {
     @Test(
         "Fixed seeds (REACHABILITY_DIFFERENTIAL_SEED replays one)",

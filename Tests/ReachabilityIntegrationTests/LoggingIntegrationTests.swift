@@ -40,7 +40,7 @@ struct CapturingLogHandler: LogHandler {
 
 /// The library logs what it gets past on its own to the environment's swift-log
 /// Logger, and nothing without one.
-@Suite("Logging to a swift-log Logger", .enabled(if: IntegrationGate.enabled))
+@Suite("Logging to a swift-log Logger", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct LoggingIntegrationTests {
     @Test("the namespace goes away: one info record naming it")
     func namespaceGone() async throws {

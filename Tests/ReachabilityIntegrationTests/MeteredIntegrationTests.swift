@@ -8,7 +8,7 @@ import Testing
 /// kernel: a USB-tethered phone (its driver, from sysfs) and a network whose DHCP
 /// server says `ANDROID_METERED` (dnsmasq handing option 43, a real dhclient
 /// writing its lease) make the path expensive.
-@Suite("Metered paths: tethering and ANDROID_METERED", .enabled(if: IntegrationGate.enabled))
+@Suite("Metered paths: tethering and ANDROID_METERED", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct MeteredIntegrationTests {
     @Test("an interface whose driver is rndis_host (Android USB tethering) makes the path expensive")
     func usbTethering() async throws {

@@ -8,7 +8,7 @@ import Testing
 /// `networkIdentity` follows the gateway's link-layer address (the neighbor table,
 /// from RTM_NEWNEIGH events), the gateway and the address prefixes, and a change of
 /// it alone is delivered while the status stays satisfied.
-@Suite("Network identity against the kernel", .enabled(if: IntegrationGate.enabled))
+@Suite("Network identity against the kernel", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct NetworkIdentityTests {
     static func gatewayMAC(_ path: NetworkPath?) -> String? {
         path?.networkIdentity?.gateways.first?.hardwareAddress
@@ -111,7 +111,7 @@ struct NetworkIdentityTests {
 }
 
 /// `status --json` and `watch --path --json` carry the network identity.
-@Suite("The CLI's network identity", .enabled(if: IntegrationGate.enabled))
+@Suite("The CLI's network identity", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct CLINetworkIdentityTests {
     @Test("status --json: the path's networkIdentity with the gateway's MAC; watch --path --json: a line per change")
     func statusAndWatch() throws {

@@ -60,7 +60,7 @@ func fakeTetheredSysfs() throws -> String {
     return sysfs
 }
 
-@Suite("PathMonitor against the kernel", .enabled(if: IntegrationGate.enabled))
+@Suite("PathMonitor against the kernel", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct PathMonitorIntegrationTests {
     @Test("A direct subscriber gets the first path before start returns, then each change, with no queue hop")
     func directSubscriber() async throws {

@@ -107,7 +107,8 @@ final class ProxyTopology: @unchecked Sendable {
     var log: String { (try? String(contentsOfFile: "\(directory)/tinyproxy.log", encoding: .utf8)) ?? "" }
 }
 
-@Suite("Checks through an HTTP proxy (tinyproxy) in test namespaces", .enabled(if: IntegrationGate.enabled))
+@Suite(
+    "Checks through an HTTP proxy (tinyproxy) in test namespaces", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct ProxyIntegrationTests {
     static let routes: [String: TestHTTPServer.Behaviour] = ["/generate_204": .respond(status: 204, body: "")]
 

@@ -42,7 +42,7 @@ final class ErrorLog: Sendable {
 /// under a path, resolver failures, observers added before start, provisional
 /// answers, IDN and IPv4-mapped addresses. Against the real kernel, with a real
 /// DNS server (Support/dns_server.py) inside named test namespaces.
-@Suite("Hostname resolution in the field", .enabled(if: IntegrationGate.enabled))
+@Suite("Hostname resolution in the field", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct ResolutionIntegrationTests {
     /// A named namespace with veth0 (192.0.2.1/24) and veth2 (198.51.100.1/24), both
     /// on-link and up, no IPv6, and a scripted DNS server.
@@ -496,7 +496,8 @@ struct ResolutionIntegrationTests {
         try ns.ipv4WithDefaultRoute()
         let calls = LockedValue(0)
         let answer = try IPAddress("192.0.2.77")
-        let resolver = ResolverPool(lookup: { _, _, _ in
+        let clock = ManualClock()
+        let lookup: ResolverPool.Lookup = { _, _, _ in
             let call = calls.withLock { count -> Int in
                 count += 1
                 return count
@@ -506,12 +507,17 @@ struct ResolutionIntegrationTests {
                     ReachabilityError(.systemCall, "cannot resolve \"flaky.rtest\": getaddrinfo", errno: EMFILE))
             }
             return .success(.addresses([answer]))
-        })
+        }
+        let resolver = ResolverPool(lookup: lookup, clock: clock)
         let reachability = try Reachability(hostname: "flaky.rtest", environment: ns.environment, resolver: resolver)
         let log = DeliveryLog(reachability)
         let errors = ErrorLog(reachability)
         try reachability.start()
-        try await eventually("two failures, then an answer") { calls.withLock { $0 } >= 3 }
+        // The retries wait on the pool's clock: moved on to each in turn.
+        try await eventually("two failures, then an answer") {
+            if calls.withLock({ $0 }) < 3, let next = clock.deadlines.first { clock.advance(to: next) }
+            return calls.withLock { $0 } >= 3
+        }
         try await log.wait(forCount: 1, "the first delivery")
         #expect(
             log.entries == [Delivery(status: .reachableViaWiFi, flags: [.reachable, .isDirect], interface: "veth0")])

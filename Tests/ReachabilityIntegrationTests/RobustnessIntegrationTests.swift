@@ -6,7 +6,7 @@ import Testing
 
 /// Regressions found in review: namespaces leaking into Dispatch threads, forged
 /// rtnetlink messages, zoned link-local pairs, hidden notifications, lock re-entry.
-@Suite("Robustness against the kernel", .enabled(if: IntegrationGate.enabled))
+@Suite("Robustness against the kernel", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct RobustnessIntegrationTests {
     /// The network namespace of every thread of this process, by thread name.
     static func threadNamespaces() -> [(name: String, namespace: String)] {

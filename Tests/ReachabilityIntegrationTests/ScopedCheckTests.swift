@@ -11,7 +11,7 @@ import Testing
 /// serves the same address — one a healthy network (204), the other a portal (302).
 /// The main table prefers the first; only a probe bound to the second interface
 /// can see the portal.
-@Suite("Checks per interface and per family", .enabled(if: IntegrationGate.enabled))
+@Suite("Checks per interface and per family", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct ScopedCheckTests {
     /// The address both networks serve, and the probe URL.
     static let serverAddress = "198.51.100.80"

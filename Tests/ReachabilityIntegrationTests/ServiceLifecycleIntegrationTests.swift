@@ -10,7 +10,8 @@ import Testing
 
 /// Reachability, PathMonitor and Connectivity run as swift-service-lifecycle
 /// services in a `ServiceGroup`, in test namespaces.
-@Suite("Reachability, PathMonitor and Connectivity under ServiceGroup", .enabled(if: IntegrationGate.enabled))
+@Suite(
+    "Reachability, PathMonitor and Connectivity under ServiceGroup", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct ServiceLifecycleIntegrationTests {
     static let logger = Logger(label: "reachability.tests")
 

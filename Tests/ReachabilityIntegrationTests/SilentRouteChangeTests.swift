@@ -11,7 +11,9 @@ import Testing
 /// changing; a monitor that waits for the next unrelated event is wrong for tens of
 /// seconds or forever. One test at a time: each times the notifier, and the IPv4
 /// multipath tests place threads on CPUs.
-@Suite("The kernel's answer changes without a route message", .enabled(if: IntegrationGate.enabled), .serialized)
+@Suite(
+    "The kernel's answer changes without a route message", .enabled(if: IntegrationGate.enabled), .ownThreads,
+    .serialized)
 struct SilentRouteChangeTests {
     /// How long after the kernel's answer changed the notifier may take to deliver it.
     static let bound = 3.0

@@ -12,7 +12,7 @@ import Testing
 /// netlink sockets, its file watches, the sysfs and lease readers, the resolver
 /// check and getaddrinfo fail, in a namespace of the test's own, and the library
 /// must recover or report it as documented.
-@Suite("System calls failing on purpose", .enabled(if: IntegrationGate.enabled))
+@Suite("System calls failing on purpose", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct SystemCallFaultIntegrationTests {
     /// A fault plan and `ns`'s environment that asks it.
     static func environment(_ ns: TestNamespace, sysfsRoot: String? = nil, leaseRoot: String? = nil) -> (

@@ -11,7 +11,7 @@ import Testing
 /// not resolve at all and the controller answers ENOENT: `noNL80211`; with cfg80211,
 /// nl80211 answers ENODEV for the veth: `notWireless`. Either way fast, and no
 /// socket is left behind.
-@Suite("nl80211 reader against the kernel", .enabled(if: IntegrationGate.enabled), .serialized)
+@Suite("nl80211 reader against the kernel", .enabled(if: IntegrationGate.enabled), .ownThreads, .serialized)
 struct WirelessIntegrationTests {
     static let hasCfg80211 = FileManager.default.fileExists(atPath: "/sys/module/cfg80211")
 

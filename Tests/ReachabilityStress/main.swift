@@ -17,6 +17,10 @@
 //                                     Connectivity (probing URL, a 204 endpoint in NSPATH) started
 //                                     and stopped CYCLES times (1,000), every tenth run to online;
 //                                     prints the footprint before and after.
+//   ReachabilityStress endless-checks NSPATH URL [COUNT]
+//                                     COUNT one-off checks (20) of URL, an endless body in NSPATH,
+//                                     each read to its cap; prints the verdicts and the footprint
+//                                     before and after.
 //
 // NSPATH has veth0 (192.0.2.1/24, default via 192.0.2.2) and veth2 (no address),
 // both up with their peers, and IPv6 off.
@@ -397,6 +401,33 @@ func connectivityCycles(_ namespace: String, url: URL, cycles: Int) {
     ])
 }
 
+func endlessChecks(_ namespace: String, url: URL, count: Int) {
+    var configuration = ConnectivityConfiguration(
+        endpoints: [ConnectivityEndpoint(url: url, expectation: .bodyContains("Success"))],
+        environment: NetworkEnvironment(networkNamespacePath: namespace))
+    configuration.probeTimeout = .seconds(5)
+    configuration.checkDeadline = .seconds(10)
+    let connectivity: Connectivity
+    do { connectivity = try Connectivity(validating: configuration) } catch { fail("configuration: \(error)") }
+    func check() -> String {
+        let result = blocking {
+            await outcome { () throws(ConnectivityError) in try await connectivity.checkConnectivity().verdict.name }
+        }
+        return result["verdict"] as? String ?? "\(result)"
+    }
+    _ = check()  // Warm-up: event loops, pools, caches.
+    let before = Footprint.now
+    let verdicts = (0..<count).map { _ in check() }
+    // Each connection is closed on the client's event loop just after its verdict.
+    let deadline = Date().addingTimeInterval(10)
+    var after = Footprint.now
+    while Date() < deadline, after.descriptors > before.descriptors {
+        usleep(50_000)
+        after = Footprint.now
+    }
+    emit(["mode": "endless-checks", "verdicts": verdicts, "before": before.json, "after": after.json])
+}
+
 /// A hostname started while the process is out of descriptors: getaddrinfo fails
 /// (glibc says "Name or service not known" with errno EMFILE). That must be an
 /// error (whenError, EMFILE), never a notReachable delivery; once descriptors are
@@ -450,8 +481,8 @@ func resolverEMFILE() {
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
     fail(
-        "usage: ReachabilityStress storm|churn|connectivity-emfile|connectivity-cycles|resolver-emfile NSPATH "
-            + "[CYCLES|namespace|default FREE|URL [CYCLES]]"
+        "usage: ReachabilityStress storm|churn|connectivity-emfile|connectivity-cycles|endless-checks|resolver-emfile "
+            + "NSPATH [CYCLES|namespace|default FREE|URL [CYCLES|COUNT]]"
     )
 }
 switch arguments[1] {
@@ -467,6 +498,11 @@ case "connectivity-cycles":
         fail("usage: ReachabilityStress connectivity-cycles NSPATH URL [CYCLES]")
     }
     connectivityCycles(arguments[2], url: url, cycles: arguments.count > 4 ? Int(arguments[4]) ?? 1000 : 1000)
+case "endless-checks":
+    guard arguments.count >= 4, let url = URL(string: arguments[3]) else {
+        fail("usage: ReachabilityStress endless-checks NSPATH URL [COUNT]")
+    }
+    endlessChecks(arguments[2], url: url, count: arguments.count > 4 ? Int(arguments[4]) ?? 20 : 20)
 case "resolver-emfile": resolverEMFILE()
 default: fail("unknown mode \(arguments[1])")
 }

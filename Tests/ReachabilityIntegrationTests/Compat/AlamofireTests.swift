@@ -111,7 +111,7 @@ struct AlamofireStatusTableTests {
     }
 }
 
-@Suite("Alamofire NetworkReachabilityManager against the kernel", .enabled(if: IntegrationGate.enabled))
+@Suite("Alamofire NetworkReachabilityManager against the kernel", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct AlamofireIntegrationTests {
     /// A manager for the Internet in `ns`, listening on a queue of its own into a log.
     private func listening(in ns: TestNamespace) throws -> (NetworkReachabilityManager, CallLog<AlamofireStatus>) {

@@ -7,7 +7,7 @@ import Testing
 /// Apple's Reachability sample (`Reachability.h`): its factories, notification name and
 /// status constants. The factories take no namespace, as the sample's don't: they watch
 /// this process's own (nothing is sent; the answers are compared with the core's).
-@Suite("Apple's Reachability sample compatibility", .enabled(if: IntegrationGate.enabled))
+@Suite("Apple's Reachability sample compatibility", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct AppleSampleTests {
     @Test("reachabilityForInternetConnection and forInternetConnection watch the Internet, as Reachability() does")
     func internet() throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// ashleymills/Reachability.swift's documented behaviour (its README, its source and
 /// its own test suite), against the real kernel in test namespaces.
-@Suite("ashleymills/Reachability.swift compatibility", .enabled(if: IntegrationGate.enabled))
+@Suite("ashleymills/Reachability.swift compatibility", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct AshleyMillsTests {
     /// What the closures and the notification saw, in order.
     final class Calls: Sendable {

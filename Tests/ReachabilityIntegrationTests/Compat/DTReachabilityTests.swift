@@ -40,7 +40,7 @@ extension DTReachability {
     }
 }
 
-@Suite("DTReachability against the kernel", .enabled(if: IntegrationGate.enabled))
+@Suite("DTReachability against the kernel", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct DTReachabilityIntegrationTests {
     @Test("The shared instance starts with its first observer and stops with its last")
     func sharedInstanceLifecycle() {

@@ -76,7 +76,7 @@ struct NWPathMonitorValueTests {
     }
 }
 
-@Suite("NWPathMonitor against the kernel", .enabled(if: IntegrationGate.enabled))
+@Suite("NWPathMonitor against the kernel", .enabled(if: IntegrationGate.enabled), .ownThreads)
 struct NWPathMonitorIntegrationTests {
     @Test("init() and start(queue:) do not throw; the handler gets the first path, then each change")
     func handler() async throws {

@@ -405,7 +405,9 @@ extension Connectivity {
 }
 
 extension RwbutlerSuites {
-    @Suite("rwbutler/Connectivity against local HTTP servers in test namespaces", .enabled(if: IntegrationGate.enabled))
+    @Suite(
+        "rwbutler/Connectivity against local HTTP servers in test namespaces", .enabled(if: IntegrationGate.enabled),
+        .ownThreads)
     struct RwbutlerConnectivityIntegrationTests {
         static let routes: [String: TestHTTPServer.Behaviour] = [
             "/success": .respond(status: 200, headers: ["Content-Type": "text/html"], body: successPage),

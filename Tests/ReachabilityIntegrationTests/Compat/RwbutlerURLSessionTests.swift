@@ -159,7 +159,7 @@ extension RwbutlerSuites {
 extension RwbutlerSuites {
     @Suite(
         "rwbutler/Connectivity's URLSession API against local HTTP servers in test namespaces",
-        .enabled(if: IntegrationGate.enabled))
+        .enabled(if: IntegrationGate.enabled), .ownThreads)
     struct RwbutlerURLSessionIntegrationTests {
         static let routes: [String: TestHTTPServer.Behaviour] = [
             "/success": .respond(status: 200, body: "<HTML><BODY>Success</BODY></HTML>"),

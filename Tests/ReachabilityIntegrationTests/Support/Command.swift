@@ -287,9 +287,9 @@ final class Child: @unchecked Sendable {
     }
 }
 
-/// Runs blocking work (process spawns, waits) on a thread of its own, so that it
-/// never holds one of the few cooperative-pool threads (two on a 2-core machine)
-/// that the code under test needs to meet its own deadlines.
+/// Runs blocking work (process spawns, waits) on a thread of its own. It predates
+/// ``Trait/ownThreads``, which every integration suite has and which already runs
+/// each test off the cooperative pool: new tests need not wrap their blocking calls.
 @discardableResult
 func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in

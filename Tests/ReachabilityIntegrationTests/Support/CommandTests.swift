@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The tests' process runner: what a child is given.
-@Suite("The tests' process runner")
+@Suite("The tests' process runner", .ownThreads)
 struct CommandTests {
     /// Foundation's atomic write makes its temporary file with mkstemp, without
     /// close-on-exec; a child spawned meanwhile kept the file open for writing, and
