@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 # Each module, then the modules it re-exports (`@_exported import`, comma-separated) whose
 # symbols its documentation shows as its own (the DocC plugin would drop them).
 modules=(
+    "ReachabilityBase" # also on its own: the Swift Package Index's plugin shows it only so
     "ReachabilityCore ReachabilityBase"
     "Reachability ReachabilityCore,ReachabilityBase"
     "ReachabilityCompat"

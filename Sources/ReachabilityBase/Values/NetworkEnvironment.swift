@@ -15,7 +15,7 @@ public import Logging
 ///
 /// The initializer accepts any strings; a bad one surfaces as a thrown
 /// ``ReachabilityError`` from whatever uses the environment (the `Reachability`
-/// and `PathMonitor` initializers, ``NetworkInterfaces/list(environment:)``):
+/// and `PathMonitor` initializers, `NetworkInterfaces.list(environment:)`):
 /// ``ReachabilityError/Code/namespace`` for a namespace path that is not a network
 /// namespace (or holds a NUL byte, or is over `PATH_MAX`),
 /// ``ReachabilityError/Code/invalidArgument`` for a sysfs root that is empty, holds

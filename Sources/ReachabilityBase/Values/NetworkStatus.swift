@@ -3,7 +3,7 @@
 ///
 /// As on Apple systems, ``reachableViaWiFi`` means "not cellular": wired Ethernet,
 /// Wi-Fi, a VPN and loopback all map to it. The real medium is reported separately
-/// by ``Reachability/interfaceType``.
+/// by `Reachability.interfaceType`.
 ///
 /// `Sendable`: a plain enum.
 public enum NetworkStatus: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {

@@ -1,5 +1,5 @@
-/// Per-interface settings of a ``PathMonitor``'s cost flags, and where it reads
-/// the resolver's configuration (``PathMonitor/Options``).
+/// Per-interface settings of a `PathMonitor`'s cost flags, and where it reads
+/// the resolver's configuration (`PathMonitor.Options`).
 ///
 /// `Sendable`: a plain value.
 public struct PathMonitorOptions: Sendable, Hashable {

@@ -1,6 +1,6 @@
 /// One answer for a target: its flags and the output interface the kernel chose.
 ///
-/// This is what block observers and ``Reachability/updates`` receive: the state
+/// This is what block observers and `Reachability.updates` receive: the state
 /// that was delivered, not whatever is current when the callback reads it.
 ///
 /// `Sendable`: a plain value.
