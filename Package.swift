@@ -152,8 +152,11 @@ let package = Package(
         ),
         // What both executables share: status, watch, wait and interfaces, output,
         // process rules, the small command's parser. ReachabilityCore only.
+        // The argument vector as the kernel gave it (CommandLine.arguments needs /proc).
+        .target(name: "CProcessArguments"),
         .target(
-            name: "ReachabilityCommands", dependencies: ["ReachabilityCore", "ReachabilityBase", "ReachabilitySystem"]),
+            name: "ReachabilityCommands",
+            dependencies: ["ReachabilityCore", "ReachabilityBase", "ReachabilitySystem", "CProcessArguments"]),
         // Not a dependency of the full command's target: SwiftPM would link that one's
         // libraries (SwiftNIO, Connectivity…) into this executable. Build both products.
         .executableTarget(name: "ReachabilityCLI", dependencies: ["ReachabilityCommands"]),
@@ -181,8 +184,8 @@ let package = Package(
         .testTarget(
             name: "ReachabilityTests",
             dependencies: [
-                "Reachability", "ReachabilityCore", "ReachabilityBase", "ReachabilitySystem", "TestSupport",
-                "KernelHeaders", "CNetlink",
+                "Reachability", "ReachabilityCore", "ReachabilityBase", "ReachabilitySystem", "ReachabilityCommands",
+                "TestSupport", "KernelHeaders", "CNetlink",
             ],
             exclude: ["Support/capture_fixtures.py"],
             resources: [.copy("Fixtures")]

@@ -2,9 +2,8 @@
 // ReachabilityCore alone (no Foundation, no Connectivity, no argument parser), so the
 // commands left running stay small (docs/DESIGN.md §4.5). Any other command line —
 // `check`, `exporter`, `--connectivity`, help, completion scripts, errors — is the full
-// command's: this process becomes `reachability-full` with the same arguments.
+// command's: this process becomes `reachability-full` with the same arguments, byte for byte.
 import ReachabilityCommands
 
-let arguments = CommandLine.arguments
-guard let invocation = Invocation.parse(Array(arguments.dropFirst())) else { Companion.exec(arguments) }
+guard let invocation = Invocation.parse(ProcessArguments.afterName()) else { Companion.exec() }
 CommandLineTool.run(invocation)

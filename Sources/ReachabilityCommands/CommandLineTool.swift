@@ -1,3 +1,4 @@
+import CProcessArguments
 import Dispatch
 import Glibc
 import ReachabilityCore
@@ -74,10 +75,11 @@ package enum Companion {
         return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Replaces this process with the full command, `arguments` unchanged (the
-    /// first one, the program's name, too). Exits 2 with a message naming the
-    /// places looked at when it can't.
-    package static func exec(_ arguments: [String]) -> Never {
+    /// Replaces this process with the full command, its argument vector unchanged
+    /// (the program's name too, and bytes that are not UTF-8: ``ProcessArguments``).
+    /// Exits 2 with a message naming the places looked at when it can't.
+    package static func exec() -> Never {
+        let arguments = ProcessArguments.strings
         let own = ownExecutable() ?? arguments.first ?? "reachability"
         var tried: [String] = []
         for path in candidates(beside: own) {
@@ -85,10 +87,8 @@ package enum Companion {
                 tried.append("\(path) (\(String(cString: strerror(errno))))")
                 continue
             }
-            var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-            execv(path, &argv)
+            ProcessArguments.withVector { execv(path, $0) }
             tried.append("\(path) (\(String(cString: strerror(errno))))")
-            for pointer in argv { free(pointer) }
         }
         // What to run first, then what was looked at: from a clone, `swift run
         // reachability --help` lands here until the full command is built.
@@ -97,5 +97,40 @@ package enum Companion {
             + " then this again; `make install` installs both. Not found: " + tried.joined(separator: "; ") + "\n"
         _ = message.withCString { write(2, $0, strlen($0)) }
         _exit(2)
+    }
+}
+
+/// The command line as execve(2) gave it. Swift's `CommandLine.arguments` reads
+/// /proc/self/cmdline on Linux, so in a chroot or mount namespace without /proc it
+/// is empty, and every command line would run as `status`; this reads the vector
+/// glibc hands to initialization functions (``cpa_argv()``).
+package enum ProcessArguments {
+    /// The arguments, the program's name first, each decoded as UTF-8 (invalid bytes
+    /// repaired, for parsing and messages). Empty only for an empty vector.
+    package static var strings: [String] {
+        let count = Int(cpa_argc())
+        guard let vector = cpa_argv() else { return CommandLine.arguments }
+        return (0..<count).map { vector[$0].map { String(cString: $0) } ?? "" }
+    }
+
+    /// Calls `body` with the vector as given (NULL-terminated), for execv.
+    static func withVector(_ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> Void) {
+        if let vector = cpa_argv() { return body(vector) }
+        var argv: [UnsafeMutablePointer<CChar>?] = CommandLine.arguments.map { strdup($0) } + [nil]
+        body(&argv)
+        for pointer in argv { free(pointer) }
+    }
+
+    /// The arguments after the program's name; exits 2 with a message when there
+    /// is not even that: none to read (another C library, and no /proc), or an empty
+    /// vector, which Linux 5.18 and later turn into one empty string.
+    package static func afterName() -> [String] {
+        let all = strings
+        guard !all.isEmpty else {
+            CLIProcess.writeError(
+                "reachability: cannot read the command line (the argument vector is empty, or /proc is not mounted)\n")
+            CLIProcess.finish(2)
+        }
+        return Array(all.dropFirst())
     }
 }

@@ -276,7 +276,9 @@ extension InterfacesOptions {
         }
         let rows = list.map { details -> [String] in
             [
-                String(details.interface.index), details.interface.name, details.interface.type.rawValue,
+                // Escaped before the columns are measured.
+                String(details.interface.index), Output.terminalSafe(details.interface.name),
+                details.interface.type.rawValue,
                 details.operState, details.hasCarrier ? "yes" : "no",
                 details.defaultRouteFamilies.isEmpty
                     ? "no" : details.defaultRouteFamilies.map(\.rawValue).joined(separator: ","),

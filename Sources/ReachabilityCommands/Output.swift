@@ -19,7 +19,7 @@ package enum Output {
         return out.string
     }
 
-    /// A JSON string literal (RFC 8259 escaping: quote, backslash, control characters).
+    /// A JSON string literal (RFC 8259 escaping: quote, backslash, terminal controls).
     package static func quote(_ text: String) -> String {
         var out = LineBytes(capacity: text.utf8.count + 2)
         out.appendQuoted(text)
@@ -113,7 +113,27 @@ package enum Output {
     /// Writes one line to stdout at once (unbuffered). A failed write ends the
     /// command with status 1 (see ``CLIProcess``).
     package static func emit(_ line: String) {
-        CLIProcess.writeOut(line + "\n")
+        CLIProcess.writeOut(terminalSafe(line) + "\n")
+    }
+
+    /// `text` with each terminal control (``isTerminalControl(_:)``: ESC, C1, bidi
+    /// formatting) but the line feed and tab that lay out the output written as its
+    /// UTF-8 bytes in `\xNN` form, as an interface name (which may hold any byte but
+    /// `/`, `:` and whitespace) can hold them. JSON has none left (``quote(_:)``).
+    package static func terminalSafe(_ text: String) -> String {
+        func escaped(_ scalar: Unicode.Scalar) -> Bool { isTerminalControl(scalar) && scalar != "\n" && scalar != "\t" }
+        guard text.unicodeScalars.contains(where: escaped) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            guard escaped(scalar) else {
+                out.unicodeScalars.append(scalar)
+                continue
+            }
+            for byte in String(scalar).utf8 {
+                out += "\\x" + (byte < 16 ? "0" : "") + String(byte, radix: 16)
+            }
+        }
+        return out
     }
 
     /// `text` followed by spaces up to `width` characters (as is when longer).
@@ -171,7 +191,7 @@ package enum TargetArgument {
     /// How a command line names the Internet (the default route), as no TARGET does:
     /// `@` is in no hostname or address, so no host can be taken for it. It is also
     /// the display name and the exporter's `target` label. Any other word, `internet`
-    /// included, is a hostname.
+    /// included, is a hostname; any other word with `@` is refused (exit 2).
     package static let internet = "@internet"
 
     /// `argument` with the Internet's spelling read as no TARGET (for the commands
@@ -185,6 +205,12 @@ package enum TargetArgument {
     )
         throws -> (name: String, reachability: Reachability)
     {
+        if let argument, argument != internet, argument.contains("@") {
+            // `@` is in no hostname: a spelling of the Internet's name gone wrong, or not a target.
+            let hint = argument.hasPrefix("@") ? "; did you mean \(internet)?" : ""
+            throw ReachabilityError(
+                .invalidHostname, "\(quotedForMessage(argument)) is not a target: `@` is in no hostname\(hint)")
+        }
         let (name, reachability) =
             if let argument = normalized(argument) {
                 // Hostname parsing also takes IP literals (as addresses, no DNS) and names the bad input.
@@ -365,30 +391,58 @@ package struct LineBytes {
         bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value % 10))
     }
 
-    /// `text` as a JSON string literal (RFC 8259): quote, backslash and control
-    /// characters escaped, everything else as it is.
+    /// `text` as a JSON string literal (RFC 8259): quote, backslash and terminal
+    /// controls escaped, everything else as it is.
     mutating func appendQuoted(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { utf8 in
             var clean = 0  // bytes up to here need no escape and are not yet copied
-            for (offset, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+            var offset = 0
+            while offset < utf8.count {
+                let byte = utf8[offset]
+                // Quote, backslash and C0 as RFC 8259 says; the other terminal controls
+                // (DEL, C1, bidirectional formatting: multi-byte but for DEL) as \uXXXX too,
+                // so that a JSON line shown in a terminal can't drive it either.
+                let escaped: (length: Int, scalar: UInt32)?
+                if byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F {
+                    escaped = (1, UInt32(byte))
+                } else if byte == 0xC2 || byte == 0xD8 || byte == 0xE2 {
+                    escaped = Self.terminalControl(in: utf8, at: offset)
+                } else {
+                    escaped = nil
+                }
+                guard let (length, scalar) = escaped else {
+                    offset += 1
+                    continue
+                }
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[clean..<offset]))
-                clean = offset + 1
+                offset += length
+                clean = offset
                 bytes.append(UInt8(ascii: "\\"))
-                switch byte {
-                case 0x22, 0x5C: bytes.append(byte)
+                switch scalar {
+                case 0x22, 0x5C: bytes.append(UInt8(scalar))
                 case 0x0A: bytes.append(UInt8(ascii: "n"))
                 case 0x0D: bytes.append(UInt8(ascii: "r"))
                 case 0x09: bytes.append(UInt8(ascii: "t"))
                 default:
                     let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    bytes.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 15)]])
+                    bytes.append(UInt8(ascii: "u"))
+                    for shift in [12, 8, 4, 0] { bytes.append(hex[Int((scalar >> UInt32(shift)) & 15)]) }
                 }
             }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[clean...]))
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// The length and value of the terminal control (``isTerminalControl(_:)``) whose
+    /// UTF-8 starts at `offset`, if one does.
+    static func terminalControl(in utf8: UnsafeBufferPointer<UInt8>, at offset: Int) -> (length: Int, scalar: UInt32)? {
+        var decoder = Unicode.UTF8()
+        var iterator = UnsafeBufferPointer(rebasing: utf8[offset...]).makeIterator()
+        guard case .scalarValue(let scalar) = decoder.decode(&iterator), isTerminalControl(scalar) else { return nil }
+        return (UTF8.width(scalar), scalar.value)
     }
 
     /// `{"name": …, "index": …, "type": …}`, or `null`.

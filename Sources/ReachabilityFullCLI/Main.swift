@@ -17,7 +17,8 @@ struct ReachabilityCommand: ParsableCommand {
         discussion: """
             TARGET is a hostname, an IPv4 or IPv6 address, or @internet (as no TARGET: the \
             Internet, the better of the IPv4 and IPv6 default routes, and the name printed and \
-            used as the exporter's target label for it). `@` is in no hostname or address, so \
+            used as the exporter's target label for it). `@` is in no hostname or address: \
+            another word with it exits 2 (`@Internet` also says "did you mean @internet?"), and \
             any other word, `internet` too, is a hostname (a note on stderr says so for \
             `internet`). A malformed address (999.1.1.1, ::g) or hostname exits 2 with a message \
             naming it; a name one edit from a subcommand that does not resolve (`reachability \
@@ -54,6 +55,10 @@ struct ReachabilityCommand: ParsableCommand {
             socket takes its number. The soft descriptor limit is raised to the hard one; with \
             fewer than 64 descriptors free the command exits 2 at once, naming the limit.
 
+            A name from the kernel (an interface's, an SSID) may hold terminal controls (ESC, \
+            C1, bidirectional formatting): text output shows their bytes as \\xNN, JSON as \
+            \\uXXXX, so that no name can drive the terminal.
+
             With --json each subcommand prints JSON whose keys are stable; docs/CLI.md in the \
             repository has every key. The command is two executables: `reachability` runs \
             status, watch, wait and interfaces itself and runs reachability-full (beside it, or \
@@ -81,9 +86,10 @@ struct ReachabilityCommand: ParsableCommand {
     /// help and messages included (its own printing goes through stdio, whose
     /// failures it doesn't see).
     static func main() {
+        let arguments = ProcessArguments.afterName()
         CLIProcess.start()
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(arguments)
             if let asyncCommand = command as? any AsyncParsableCommand {
                 try runToCompletion(asyncCommand)
             } else {

@@ -79,6 +79,13 @@ struct CLIBadInputTests {
         ("three colons", ":::", nil),
         ("nine groups", "1:2:3:4:5:6:7:8:9", nil),
         ("a URL", "http://example.com/", nil),
+        ("C1 CSI", "a\u{9B}31m", "U+9B"),
+        ("right-to-left override", "a\u{202E}b", "U+202E"),
+        // `@` is in no hostname: the Internet's name misspelt is not looked up (for a timeout).
+        ("@Internet", "@Internet", "did you mean @internet?"),
+        ("@internet.", "@internet.", "did you mean @internet?"),
+        ("@ alone", "@", "did you mean @internet?"),
+        ("an address with @", "user@example.com", "`@` is in no hostname"),
     ]
 
     static let seconds: [(String, [String])] = [
@@ -122,6 +129,7 @@ struct CLIBadInputTests {
         BadCommand("watch: octet 256", ["watch", "999.1.1.1"], says: "999.1.1.1"),
         BadCommand("watch: zone on IPv4", ["watch", "192.0.2.1%lo"], says: "link-local"),
         BadCommand("watch: control character", ["watch", "a\u{1}b"], says: "U+1"),
+        BadCommand("watch: @internet.", ["watch", "@internet."], says: "did you mean @internet?"),
         BadCommand("watch --json=1", ["watch", "--json=1"], says: "json"),
         BadCommand("watch: no --timeout option", ["watch", "--timeout", "1"], says: "timeout"),
         BadCommand("watch --path=1", ["watch", "--path=1"], says: "path"),
@@ -161,7 +169,10 @@ struct CLIBadInputTests {
     /// wrongly accepted ends with exit 1 after a second rather than 30.
     static let wait: [BadCommand] =
         seconds.map { BadCommand("wait --timeout \($0.0)", ["wait", "--timeout"] + $0.1, says: "timeout") }
-        + [("empty", "", "empty"), ("100 kB", huge, "limit is 253"), ("octet 256", "256.0.0.1", "256.0.0.1")]
+        + [
+            ("empty", "", "empty"), ("100 kB", huge, "limit is 253"), ("octet 256", "256.0.0.1", "256.0.0.1"),
+            ("@Internet", "@Internet", "did you mean @internet?"),
+        ]
         .map { BadCommand("wait: target \($0.0)", ["wait", "--timeout", "1", $0.1], says: $0.2) }
         + [
             ("empty", ""), ("a slash", "a/b"), ("16 bytes", "0123456789abcdef"), ("100 kB", huge), ("dot", "."),
@@ -256,6 +267,7 @@ struct CLIBadInputTests {
         ].map { BadCommand("exporter --listen \($0.0)", ["exporter", "--listen", $0.1], says: "--listen") }
         + [
             BadCommand("exporter: bad target", ["exporter", "999.1.1.1"], says: "999.1.1.1"),
+            BadCommand("exporter: @Internet", ["exporter", "@Internet"], says: "did you mean @internet?"),
             BadCommand("exporter: a target twice", ["exporter", "::1", "::1"], says: "twice"),
             BadCommand("exporter --url without --connectivity", ["exporter", "--url", url], says: "url"),
             BadCommand("exporter --connectivity --url ftp", ["exporter", "--connectivity", "--url", "ftp://x.test/"]),

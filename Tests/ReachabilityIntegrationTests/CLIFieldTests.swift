@@ -225,4 +225,38 @@ struct CLIFieldTests {
         let far = try Command.run([CLI.path, "nothing-like-it", "--namespace", name, "--timeout", "5"])
         #expect(far.status == 1 && !far.stderr.contains("did you mean"))
     }
+
+    @Test("Interface names with terminal controls: \\xNN in text (interfaces, status, watch), \\uXXXX in JSON")
+    func terminalControlsInInterfaceNames() throws {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        // A name may hold any byte but `/`, `:` and whitespace: ESC [ 31 m turns the
+        // terminal red, U+202E makes what follows read right to left.
+        let (red, reversed) = ("e\u{1B}[31mRED", "r\u{202E}x")
+        try ns.addVeth(red, peer: "p0", address: "192.0.2.1/24")
+        try ns.addVeth(reversed, peer: "p1", address: "198.51.100.1/24")
+        let (redShown, reversedShown) = (#"e\x1b[31mRED"#, #"r\xe2\x80\xaex"#)
+        func clean(_ output: String) -> Bool { !output.unicodeScalars.contains { isTerminalControl($0) && $0 != "\n" } }
+
+        let interfaces = try ns.cli(["interfaces"])
+        #expect(interfaces.status == 0, "\(interfaces.stderr)")
+        #expect(
+            clean(interfaces.stdout) && interfaces.stdout.contains(redShown), "\(interfaces.stdout.debugDescription)")
+        #expect(interfaces.stdout.contains(reversedShown), "\(interfaces.stdout.debugDescription)")
+        let status = try ns.cli(["status", "198.51.100.9"])
+        #expect(
+            clean(status.stdout) && status.stdout.contains("interface:  \(reversedShown)"),
+            "\(status.stdout.debugDescription)")
+
+        let json = try ns.cli(["interfaces", "--json"])
+        #expect(clean(json.stdout) && json.stdout.contains(#"e\u001b[31mRED"#) && json.stdout.contains(#"r\u202ex"#))
+        let array = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]]
+        let names = try #require(array).compactMap { $0["name"] as? String }
+        #expect(names.contains(red) && names.contains(reversed), "the JSON decodes to the names: \(names)")
+
+        let watch = try ns.spawnCLI(["watch", "192.0.2.9"])
+        defer { watch.terminate() }
+        let line = watch.nextLine(timeout: 30) ?? ""
+        #expect(clean(line) && line.contains(redShown), "\(line.debugDescription)")
+    }
 }

@@ -215,6 +215,10 @@ struct CLIIntegrationTests {
         #expect(Output.timestamp(timespec(tv_sec: 253_402_300_800, tv_nsec: 0)) == "10000-01-01T00:00:00.000Z")
         #expect(Output.quote("plain") == #""plain""#)
         #expect(Output.quote("q\"b\\\u{7}") == #""q\"b\\\u0007""#)
+        // DEL, C1's CSI and a bidi override are escaped too: a JSON line in a terminal can't drive it.
+        #expect(Output.quote("d\u{7F}c\u{9B}r\u{202E}ü€") == #""d\u007fc\u009br\u202eü€""#)
+        #expect(Output.terminalSafe("plain ü\n\tnext") == "plain ü\n\tnext")
+        #expect(Output.terminalSafe("e\u{1B}[31mRED\u{9B}\u{2066}") == #"e\x1b[31mRED\xc2\x9b\xe2\x81\xa6"#)
     }
 
     @Test("The timestamp's calendar arithmetic agrees with gmtime_r, before 1970, on leap days and far out")

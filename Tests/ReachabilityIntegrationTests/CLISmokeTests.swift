@@ -334,4 +334,45 @@ struct CLISmokeTests {
             }
         }
     }
+
+    // MARK: The command line
+
+    @Test("Without /proc (a chroot, a mount namespace) the command line is read all the same")
+    func commandLineWithoutProc() throws {
+        // A mount namespace of its own, /proc unmounted in it before the exec.
+        func run(_ arguments: [String]) throws -> Command.Output {
+            try Command.run(
+                ["unshare", "-m", "sh", "-c", "umount -l /proc && exec \"$@\"", "sh", CLI.path] + arguments)
+        }
+        let version = try run(["--version"])
+        let withProc = try Command.run([CLI.path, "--version"])
+        #expect(version.status == 0 && version.stdout == withProc.stdout, "\(version)")
+        let status = try run(["status", "127.0.0.1", "--json"])
+        #expect(status.status == 0, "\(status)")
+        #expect(
+            try jsonObject(status.stdout)["target"] as? String == "127.0.0.1", "not run as `status` of the Internet")
+        // The full command, run in the small one's place.
+        let help = try run(["check", "--help"])
+        #expect(help.status == 0 && help.stdout.contains("reachability check"), "\(help)")
+    }
+
+    @Test("The full command gets the small one's arguments byte for byte, bytes that are not UTF-8 too")
+    func handOverByteForByte() throws {
+        // The small command beside a stand-in full command that prints each argument's bytes.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("handover-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.copyItem(atPath: CLI.path, toPath: folder + "/reachability")
+        let standIn =
+            "#!/bin/sh\nfor argument in \"$0\" \"$@\"; do printf '%s' \"$argument\" | od -An -tx1 | tr -d ' \\n'; echo; done\n"
+        _ = FileManager.default.createFile(
+            atPath: folder + "/reachability-full", contents: Data(standIn.utf8), attributes: [.posixPermissions: 0o755])
+        let output = try Command.run([
+            "sh", "-c", #"exec "$0" check "$(printf '\377\376')" --url "$(printf 'http://a/\303')""#,
+            folder + "/reachability",
+        ])
+        #expect(output.status == 0, "\(output)")
+        let lines = output.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.dropFirst() == ["636865636b", "fffe", "2d2d75726c", "687474703a2f2f612fc3"], "\(lines)")
+    }
 }

@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test(
-        "Names past the limits, or with spaces or control characters, throw naming the input",
+        "Names past the limits, or with spaces, control or bidi formatting characters, throw naming the input",
         arguments: [
             ("", "empty"),
             (String(repeating: "a", count: 64) + ".example", "limit is 63"),
@@ -31,6 +31,9 @@ import Testing
             ("nul\u{0}byte", "U+0"),
             ("del\u{7F}", "U+7F"),
             ("nbsp\u{A0}x", "U+A0"),
+            // C1's CSI, which terminals take as ESC [, and a right-to-left override.
+            ("csi\u{9B}31m.example", "control character U+9B"),
+            ("rlo\u{202E}elpmaxe.example", "formatting character U+202E"),
         ])
     func rejected(_ name: String, _ reason: String) {
         let error = #expect(throws: ReachabilityError.self) { try Hostname.validate(name) }

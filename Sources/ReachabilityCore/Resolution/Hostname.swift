@@ -41,16 +41,17 @@ enum Hostname {
 
     /// Checks the DNS limits and rejects text no resolver would accept, naming
     /// the input in the error: empty, over 253 bytes, an empty label or one over
-    /// 63 bytes (after IDNA encoding), spaces or control characters.
+    /// 63 bytes (after IDNA encoding), spaces, control characters or bidirectional
+    /// formatting characters (``isTerminalControl(_:)``: no resolver takes them, and
+    /// a name is printed).
     static func validate(_ name: String) throws(ReachabilityError) -> String {
         let quoted = quotedForMessage(name)
         guard !name.isEmpty else {
             throw ReachabilityError(.invalidHostname, "\"\" is not a hostname: the string is empty")
         }
-        if let bad = name.unicodeScalars.first(where: {
-            $0.value < 0x21 || $0.value == 0x7F || $0.properties.isWhitespace
-        }) {
-            let what = bad == " " ? "a space" : "control character U+\(String(bad.value, radix: 16, uppercase: true))"
+        if let bad = name.unicodeScalars.first(where: { isTerminalControl($0) || $0.properties.isWhitespace }) {
+            let kind = bad.properties.generalCategory == .format ? "formatting" : "control"
+            let what = bad == " " ? "a space" : "\(kind) character U+\(String(bad.value, radix: 16, uppercase: true))"
             throw ReachabilityError(.invalidHostname, "\(quoted) is not a hostname: it contains \(what)")
         }
         // One trailing dot marks a fully qualified name; it does not count.
