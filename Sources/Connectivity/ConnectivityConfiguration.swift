@@ -193,7 +193,7 @@ public struct ConnectivityConfiguration: Sendable {
     /// takes any configuration and reports a bad one through ``Connectivity/lastError``).
     ///
     /// Besides the limits documented on each setting: endpoint and API URLs must
-    /// be http or https with a host free of spaces and control characters, an
+    /// be http or https with no user name or password, a host free of spaces and control characters, an
     /// explicit port from 1 to 65535, and at most 8 KiB of text; a method is 1 to
     /// 64 bytes of `A`–`Z` and `-`; a header is an RFC 9110 token name and a value
     /// without control characters, together at most 8 KiB; a `bodyEquals` or
@@ -339,6 +339,16 @@ public struct ConnectivityConfiguration: Sendable {
     static let trustRootsLimit = 16 << 20
 
     static func checkURL(_ url: URL, what: String) throws(ConnectivityError) {
+        // Probes never send a URL's credentials, and every URL is printed (results, the
+        // exporter's labels): refused, and the message leaves them out.
+        if url.user != nil || url.password != nil {
+            var shown = URLComponents(url: url, resolvingAgainstBaseURL: false)
+            shown?.user = nil
+            shown?.password = nil
+            let text = shown?.string ?? "the URL"
+            throw ConnectivityError(
+                "\(what) \(quotedForMessage(text)) has a user name or password: probes never send them; leave them out")
+        }
         let text = url.absoluteString
         guard text.utf8.count <= fieldLimit else {
             throw ConnectivityError(

@@ -61,6 +61,24 @@ import Testing
         #expect(endpoints.contains(where: { !$0.isHTTPS }))
     }
 
+    /// Probes never send a URL's credentials, and endpoint URLs are printed and exported:
+    /// such a URL is refused, and the message does not repeat the secret.
+    @Test(arguments: [
+        "http://user:SECRET@127.0.0.1/generate_204", "https://:SECRET@127.0.0.1/", "http://user@127.0.0.1/",
+    ])
+    func credentialsInAURLAreRefusedUnprinted(_ text: String) throws {
+        let url = try #require(URL(string: text))
+        var api = ConnectivityConfiguration.recommended
+        api.captivePortalAPI = url
+        for configuration in [
+            ConnectivityConfiguration(endpoints: [ConnectivityEndpoint(url: url, expectation: .status(204))]), api,
+        ] {
+            let error = #expect(throws: ConnectivityError.self) { try Connectivity(validating: configuration) }
+            #expect(error?.description.contains("user name or password") == true, "\(String(describing: error))")
+            #expect(error?.description.contains("SECRET") == false && error?.description.contains("user@") == false)
+        }
+    }
+
     @Test func emptyEndpointListIsAConfigurationError() {
         #expect(throws: ConnectivityError.self) { try Connectivity(validating: .init(endpoints: [])) }
     }

@@ -106,6 +106,7 @@ struct CLIBadInputTests {
         ("port 2^64+1", "http://127.0.0.1:18446744073709551617/", "not 1 to 65535"),
         ("port -1", "http://127.0.0.1:-1/", "is not a URL"), ("unclosed IPv6 bracket", "http://[::1", "is not a URL"),
         ("IPv6 port 99999", "http://[::1]:99999/", "not 1 to 65535"), ("100 kB", "http://" + huge + "/", "8192"),
+        ("credentials", "http://user:SECRET@127.0.0.1/", "user name or password"),
     ]
 
     static let status: [BadCommand] =
