@@ -23,7 +23,9 @@ struct Exporter: ParsableCommand {
             Each connection has 10 s to send a complete request (16 KiB at most) and each \
             answer 10 s to be taken; at most 256 connections are open (fewer under a low \
             descriptor limit), and a new one closes the one that has waited longest for a \
-            request. SIGINT or SIGTERM ends it with status 0; when the watched namespace goes away it \
+            request. An HTTP/1.1 request needs one valid Host (else 400); on a loopback \
+            address only `localhost` and IP addresses are served as the host (another name \
+            gets 421: a DNS-rebinding web page reads nothing). SIGINT or SIGTERM ends it with status 0; when the watched namespace goes away it \
             says so on stderr and exits 1. It prints `listening on http://ADDR:PORT/metrics` \
             to stderr once it serves (PORT 0: a free port, printed there).
 
@@ -289,6 +291,7 @@ final class MetricsServer: Sendable {
     }
 
     static func start(at address: ListenAddress, routes: @escaping Routes) throws -> MetricsServer {
+        let loopbackOnly = (try? IPAddress(address.host))?.isLoopback ?? false
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let limit = connectionLimit()
         let table = try loop.submit { NIOLoopBound(ConnectionTable(limit: limit), eventLoop: loop) }.wait()
@@ -314,7 +317,8 @@ final class MetricsServer: Sendable {
                     try pipeline.addHandler(BackPressureHandler())
                     try pipeline.addHandler(RequestSizeLimit(connection: connection))
                     try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
-                    try pipeline.addHandler(HTTPHandler(routes: routes, connection: connection))
+                    try pipeline.addHandler(
+                        HTTPHandler(routes: routes, connection: connection, loopbackOnly: loopbackOnly))
                 }
             }
             .childChannelOption(.socketOption(.so_keepalive), value: 1)
@@ -517,15 +521,17 @@ final class MetricsServer: Sendable {
 
         private let routes: Routes
         private let connection: Connection
+        private let loopbackOnly: Bool
         private var head: HTTPRequestHead?
         /// A complete request not answered yet: its connection is unwritable (its
         /// answers are not being read), or its predecessor's answer is being written.
         private var unanswered: HTTPRequestHead?
         private var answering = false
 
-        init(routes: @escaping Routes, connection: Connection) {
+        init(routes: @escaping Routes, connection: Connection, loopbackOnly: Bool) {
             self.routes = routes
             self.connection = connection
+            self.loopbackOnly = loopbackOnly
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -571,16 +577,20 @@ final class MetricsServer: Sendable {
         }
 
         private func respond(to request: HTTPRequestHead, context: ChannelHandlerContext) {
-            let path = String(request.uri.prefix { $0 != "?" && $0 != "#" })
             var status = HTTPResponseStatus.ok
             var headers = HTTPHeaders()
             var body: [UInt8]
-            if request.method != .GET && request.method != .HEAD {
+            let target = RequestTarget.path(of: request, loopbackOnly: loopbackOnly)
+            if case .failure(let refusal) = target {
+                status = refusal.status
+                body = Array((refusal.message + "\n").utf8)
+                headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
+            } else if request.method != .GET && request.method != .HEAD {
                 status = .methodNotAllowed
                 headers.add(name: "Allow", value: "GET, HEAD")
                 body = Array("method not allowed\n".utf8)
                 headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
-            } else if let response = routes(path) {
+            } else if case .success(let path) = target, let response = routes(path) {
                 body = response.body
                 headers.add(name: "Content-Type", value: response.contentType)
             } else {
@@ -605,6 +615,80 @@ final class MetricsServer: Sendable {
                 if !keepAlive { context.close(promise: nil) }
             }
         }
+    }
+}
+
+/// A request's target and `Host` read as RFC 9112 §3.2 says.
+enum RequestTarget {
+    /// Why a request is not answered from the routes.
+    struct Refusal: Error, Equatable {
+        var status: HTTPResponseStatus
+        var message: String
+    }
+
+    /// The path `head` asks for (an origin-form target's, or an absolute-form one's,
+    /// whose authority then stands for `Host`), or its refusal: 400 for an HTTP/1.1
+    /// request without `Host`, for more than one, or one that is no `host[:port]`;
+    /// 421 when the server listens on loopback only and the host is a name other than
+    /// `localhost`: a web page whose DNS name was rebound to 127.0.0.1 reads nothing;
+    /// 417 for an `Expect` other than `100-continue`.
+    static func path(of head: HTTPRequestHead, loopbackOnly: Bool) -> Result<String, Refusal> {
+        var target = Substring(head.uri)
+        var authority: Substring?
+        if let scheme = ["http://", "https://"].first(where: { target.lowercased().hasPrefix($0) }) {
+            let rest = target.dropFirst(scheme.count)
+            let end = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+            authority = rest[..<end]
+            target = rest[end...].hasPrefix("/") ? rest[end...] : "/" + rest[end...]
+        }
+        let hosts = head.headers["Host"]
+        guard hosts.count <= 1 else { return .failure(Refusal(status: .badRequest, message: "more than one Host")) }
+        guard !hosts.isEmpty || head.version.major == 1 && head.version.minor == 0 else {
+            return .failure(Refusal(status: .badRequest, message: "no Host"))
+        }
+        for value in hosts + (authority.map { [String($0)] } ?? []) {
+            guard let host = Self.host(of: value) else {
+                return .failure(Refusal(status: .badRequest, message: "not host[:port]: \(quotedForMessage(value))"))
+            }
+            if loopbackOnly, host.lowercased() != "localhost", host.lowercased() != "localhost.",
+                (try? IPAddress(host)) == nil
+            {
+                return .failure(
+                    Refusal(status: .misdirectedRequest, message: "this server answers to localhost and addresses only")
+                )
+            }
+        }
+        // No body is read here: `100-continue` needs no 100 before the final answer (RFC 9110
+        // §10.1.1); any other expectation can't be met.
+        guard head.headers["Expect"].allSatisfy({ $0.lowercased() == "100-continue" }) else {
+            return .failure(Refusal(status: .expectationFailed, message: "only 100-continue is expected here"))
+        }
+        return .success(String(target.prefix { $0 != "?" && $0 != "#" }))
+    }
+
+    /// The host of `host[:port]` (an IPv6 literal without its brackets), or nil when
+    /// `value` is not that (RFC 3986's reg-name characters, an IPv6 literal, a port of
+    /// up to 5 digits).
+    static func host(of value: String) -> String? {
+        var host = Substring(value)
+        var port: Substring = ""
+        let bracketed = value.hasPrefix("[")
+        if bracketed {
+            guard let close = value.firstIndex(of: "]") else { return nil }
+            host = value[value.index(after: value.startIndex)..<close]
+            let after = value[value.index(after: close)...]
+            guard after.isEmpty || after.hasPrefix(":") else { return nil }
+            port = after.dropFirst()
+            guard case .ipv6? = (try? IPAddress(String(host)))?.family else { return nil }
+        } else if let colon = value.lastIndex(of: ":") {
+            host = value[..<colon]
+            port = value[value.index(after: colon)...]
+        }
+        let name = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=%")
+        guard !host.isEmpty, bracketed || host.allSatisfy({ name.contains($0) }), port.count <= 5,
+            port.allSatisfy({ ("0"..."9").contains($0) })
+        else { return nil }
+        return String(host)
     }
 }
 

@@ -22,7 +22,7 @@ struct CLIExporterHostileTests {
     static let neverReads = #"""
         import select, socket, sys, time
         port, count, cap = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-        request = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 8000 + b"\r\n\r\n"
+        request = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: " + b"a" * 8000 + b"\r\n\r\n"
         chunk = request * 8
         socks = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(count)]
         for s in socks:
@@ -97,7 +97,7 @@ struct CLIExporterHostileTests {
         fresh = socket.create_connection(("127.0.0.1", port), timeout=10)
         fresh.sendall(b"GET /metrics HTTP/1.1\r\n")
         kept = socket.create_connection(("127.0.0.1", port), timeout=10)
-        kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         reply = b""
         while not reply.endswith(b"ok\n"):
             data = kept.recv(4096)
@@ -159,7 +159,7 @@ struct CLIExporterHostileTests {
             try:
                 s = socket.create_connection(("127.0.0.1", port), timeout=5)
                 s.setblocking(False)
-                s.send(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+                s.send(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
                 return s
             except OSError:
                 return None

@@ -133,6 +133,44 @@ struct CLIExporterTests {
         #expect(try exporter.request("/metrics?x=1").status == 200)
     }
 
+    @Test("HTTP as RFC 9112 says: absolute-form targets, Host required and single, names refused on loopback")
+    func requestTargetsAndHost() throws {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        let exporter = try RunningExporter(ns)
+        let port = try #require(exporter.base.split(separator: ":").last.map(String.init))
+        // Each request on a connection of its own; the status code of the answer.
+        func status(_ request: String) throws -> String {
+            let script = """
+                import socket, sys
+                s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+                s.sendall(sys.argv[2].encode().replace(b"|", b"\\r\\n"))
+                s.settimeout(10)
+                print(s.recv(4096).split(b"\\r\\n")[0].decode())
+                """
+            return try ns.run(["python3", "-c", script, port, request]).trimmingCharacters(in: .newlines)
+        }
+        let host = "Host: 127.0.0.1:\(port)|"
+        #expect(try status("GET /healthz HTTP/1.1|\(host)|") == "HTTP/1.1 200 OK")
+        #expect(try status("GET http://127.0.0.1:\(port)/healthz HTTP/1.1|\(host)|") == "HTTP/1.1 200 OK")
+        #expect(try status("GET HTTP://localhost/healthz?x HTTP/1.1|Host: localhost||") == "HTTP/1.1 200 OK")
+        #expect(try status("GET /healthz HTTP/1.0||") == "HTTP/1.0 200 OK", "HTTP/1.0 needs no Host")
+        #expect(try status("GET /healthz HTTP/1.1||") == "HTTP/1.1 400 Bad Request")
+        #expect(try status("GET /healthz HTTP/1.1|\(host)\(host)|") == "HTTP/1.1 400 Bad Request")
+        #expect(try status("GET /healthz HTTP/1.1|Host: a b||") == "HTTP/1.1 400 Bad Request")
+        #expect(try status("GET /healthz HTTP/1.1|Host: ::1:80||") == "HTTP/1.1 400 Bad Request")
+        // DNS rebinding: a page at attacker.example, its name now 127.0.0.1, reads nothing.
+        #expect(
+            try status("GET /status HTTP/1.1|Host: attacker.example:\(port)||") == "HTTP/1.1 421 Misdirected Request")
+        #expect(
+            try status("GET http://attacker.example/status HTTP/1.1|\(host)|") == "HTTP/1.1 421 Misdirected Request")
+        #expect(try status("GET /healthz HTTP/1.1|Host: [::1]:\(port)||") == "HTTP/1.1 200 OK")
+        #expect(try status("GET /healthz HTTP/1.1|\(host)Expect: 100-continue||") == "HTTP/1.1 200 OK")
+        #expect(
+            try status("GET /healthz HTTP/1.1|\(host)Expect: something-else||") == "HTTP/1.1 417 Expectation Failed")
+    }
+
     @Test("targets by name: one series set each; a hostile or broken client doesn't stop it serving")
     func targetsAndClients() throws {
         let ns = try TestNamespace()
