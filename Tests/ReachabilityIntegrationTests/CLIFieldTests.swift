@@ -171,7 +171,13 @@ struct CLIFieldTests {
         while url == nil, let line = exporter.nextLine(timeout: 30) {
             if let range = line.range(of: "listening on ") { url = String(line[range.upperBound...]) }
         }
-        let metrics = try Command.run(["curl", "-sS", try #require(url, "the exporter never listened")])
+        let metricsURL = try #require(url, "the exporter never listened")
+        // A hostname's series appear with its first state, after its resolution.
+        var metrics = try Command.run(["curl", "-sS", metricsURL])
+        try eventuallyBlocking("the hostname's series") {
+            metrics = (try? Command.run(["curl", "-sS", metricsURL])) ?? metrics
+            return metrics.stdout.contains("reachability_reachable{target=\"internet\"}")
+        }
         #expect(RunningExporter.value(metrics.stdout, "reachability_reachable{target=\"internet\"}") == 0, "\(metrics)")
         #expect(
             RunningExporter.value(metrics.stdout, "reachability_reachable{target=\"@internet\"}") == 1, "\(metrics)")
