@@ -621,7 +621,7 @@ final class MetricsServer: Sendable {
 /// A request's target and `Host` read as RFC 9112 §3.2 says.
 enum RequestTarget {
     /// Why a request is not answered from the routes.
-    struct Refusal: Error, Equatable {
+    struct Refusal: Error {
         var status: HTTPResponseStatus
         var message: String
     }
@@ -635,7 +635,8 @@ enum RequestTarget {
     static func path(of head: HTTPRequestHead, loopbackOnly: Bool) -> Result<String, Refusal> {
         var target = Substring(head.uri)
         var authority: Substring?
-        if let scheme = ["http://", "https://"].first(where: { target.lowercased().hasPrefix($0) }) {
+        let start = target.prefix(8).lowercased()
+        if let scheme = ["http://", "https://"].first(where: { start.hasPrefix($0) }) {
             let rest = target.dropFirst(scheme.count)
             let end = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
             authority = rest[..<end]
@@ -650,9 +651,7 @@ enum RequestTarget {
             guard let host = Self.host(of: value) else {
                 return .failure(Refusal(status: .badRequest, message: "not host[:port]: \(quotedForMessage(value))"))
             }
-            if loopbackOnly, host.lowercased() != "localhost", host.lowercased() != "localhost.",
-                (try? IPAddress(host)) == nil
-            {
+            if loopbackOnly, !["localhost", "localhost."].contains(host.lowercased()), (try? IPAddress(host)) == nil {
                 return .failure(
                     Refusal(status: .misdirectedRequest, message: "this server answers to localhost and addresses only")
                 )
