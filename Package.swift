@@ -165,6 +165,7 @@ let package = Package(
             dependencies: [
                 "ReachabilityCommands",
                 "Reachability",
+                "ReachabilitySystem",
                 "Connectivity",
                 "ReachabilityMetrics",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: cli)),
@@ -192,7 +193,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ConnectivityTests",
-            dependencies: ["Connectivity", "Reachability", "ReachabilityCore", "ReachabilityBase", "TestSupport"]
+            dependencies: [
+                "Connectivity", "Reachability", "ReachabilityCore", "ReachabilityBase", "ReachabilitySystem",
+                "TestSupport", .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "ReachabilityTestKitTests",

@@ -8,6 +8,8 @@ enum AttemptOutcome: Sendable {
     /// An answer already judged: nil when it met the expectation, else why not.
     case judged(ProbeResponse, mismatch: String?)
     case failed(ProbeFailure)
+    /// No attempt: its socket could not be made (``ProbeRunner/exhaustion(_:)``).
+    case exhausted(ConnectivityError)
 }
 
 /// What the RFC 8908 API fetch gave.
@@ -92,7 +94,7 @@ struct CheckTally: Sendable {
             switch outcome {
             case .judged(let judged, let reason): (response, mismatch) = (judged, reason)
             case .answered(let answer): (response, mismatch) = (answer, endpoints[index].expectation.check(answer))
-            case .failed: return false
+            case .failed, .exhausted: return false
             }
             let hijack = hijacked[index].map(ProbeFailure.dnsHijacked)
             states[index] = .done(
@@ -116,6 +118,8 @@ struct CheckTally: Sendable {
                     url: url, isValid: false, httpStatus: nil, location: nil, failure: failure, mismatch: nil,
                     duration: duration, attempts: attempts))
             return false
+        case .exhausted:
+            return false  // The runner ends the check with the error; no result of this endpoint's.
         }
     }
 

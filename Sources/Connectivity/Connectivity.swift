@@ -296,8 +296,9 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     /// ``stop()``.
     public var isRunning: Bool { state.withLock { $0.running } }
 
-    /// Why checks can't tell anything, if that is so: a start or one-off check that
-    /// could not run (no descriptor left: ``ConnectivityError/Code/systemCall``; the
+    /// Why checks can't tell anything, if that is so: a start, a one-off check or the
+    /// notifier's last check that could not run (no descriptor left for it:
+    /// ``ConnectivityError/Code/systemCall``, nothing published; the
     /// namespace can't be entered: ``ConnectivityError/Code/namespace``); the watched
     /// network namespace gone while running (`/run/netns/NAME` deleted, or the
     /// process behind `/proc/PID/ns/net` exited: ``ConnectivityError/Code/namespace``,
@@ -480,8 +481,8 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     /// (``ConnectivityError/Code/invalidConfiguration``), when the path monitor can't
     /// start (no descriptor left, netlink sockets refused:
     /// ``ConnectivityError/Code/systemCall``; the namespace gone:
-    /// ``ConnectivityError/Code/namespace``) or the HTTP client can't be made
-    /// (``ConnectivityError/Code/systemCall``, `EMFILE`).
+    /// ``ConnectivityError/Code/namespace``) or the HTTP client, a probe's socket or
+    /// a lookup can't be made (``ConnectivityError/Code/systemCall``, `EMFILE`).
     ///
     /// rwbutler's ``checkConnectivity(completion:)`` hands the instance back instead.
     /// In top-level code (`main.swift`), which Swift ranks as synchronous, a call
@@ -561,6 +562,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             if case .pathLost(let lost) = event { return Self.notConnected(lost, scope) }
             return Self.notConnected(.unsatisfied, scope)
         }
+        if let failure = outcome.failure { throw failure }
         return ConnectivityResult(
             verdict: outcome.verdict,
             status: .make(
@@ -741,9 +743,13 @@ public final class Connectivity: Sendable, CustomStringConvertible {
 
     /// Feeds one input to the machine (if `run` is still current) and runs the
     /// actions it returns.
-    private func handle(run: UInt64, _ input: (inout ConnectivityMachine) -> [ConnectivityMachine.Action]) {
+    /// A check that ran forgets the failure of one that could not (`clearingFailure`).
+    private func handle(
+        run: UInt64, clearingFailure: Bool = false, _ input: (inout ConnectivityMachine) -> [ConnectivityMachine.Action]
+    ) {
         state.withLock { state in
             guard state.running, state.run == run else { return }
+            if clearingFailure { state.failure = nil }
             apply(input(&state.machine), state: &state, run: run)
         }
     }
@@ -808,11 +814,27 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             if let verdict = environment.connectivitySimulation?.verdict { outcome.verdict = verdict }
             if client != nil { ProbeClients.shared.release(environment) }
             guard !Task.isCancelled else { return }
-            self?.handle(run: run) { machine in
+            if let failure = outcome.failure {
+                self?.checkCouldNotRun(failure, run: run, generation: generation)
+                return
+            }
+            self?.handle(run: run, clearingFailure: true) { machine in
                 machine.checkFinished(
                     generation: generation, verdict: outcome.verdict, endpoints: outcome.endpoints, api: outcome.api,
                     apiSource: apiSource, at: Date())
             }
+        }
+    }
+
+    /// A notifier's check that could not run: ``lastError`` says why until a check
+    /// runs again, nothing is published, and whoever waits for this check is
+    /// answered (with the status as it was).
+    private func checkCouldNotRun(_ failure: ConnectivityError, run: UInt64, generation: UInt64) {
+        state.withLock { state in
+            guard state.running, state.run == run, state.machine.generation == generation else { return }
+            state.failure = failure
+            apply(state.machine.checkCouldNotRun(generation: generation), state: &state, run: run)
+            releaseWaiting(&state)
         }
     }
 

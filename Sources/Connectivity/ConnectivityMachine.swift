@@ -166,6 +166,18 @@ struct ConnectivityMachine: Sendable {
         return actions
     }
 
+    /// A check of `generation` that could not run (its probes' sockets could not be
+    /// made): no verdict, nothing published, the hysteresis untouched; checked again
+    /// after the offline retry's delay (doubling), whatever the settings, since
+    /// nothing else would bring the next check.
+    mutating func checkCouldNotRun(generation finished: UInt64) -> [Action] {
+        guard finished == generation, isPathUsable else { return [] }
+        checkInFlight = false
+        let delay = nextRetryDelay
+        nextRetryDelay = min(nextRetryDelay * 2, settings.offlineRetryLimit)
+        return [.schedule(after: delay, generation: generation)]
+    }
+
     /// A timer scheduled in `generation` fired: check again (in a new generation,
     /// so that nothing older can land afterwards).
     mutating func timerFired(generation fired: UInt64) -> [Action] {

@@ -69,6 +69,11 @@ public enum ProxyFailure: Sendable, Hashable, CustomStringConvertible {
     case refused(status: Int?)
     /// The connection to the proxy failed (refused, no route); the system's text.
     case unreachable(String)
+    /// The proxy said nothing within the probe's limit: the connection to it was
+    /// not made, or it took the connection and never answered the `CONNECT`. (A
+    /// plain-HTTP request it took and never answered is `timedOut`: the wait may be
+    /// the endpoint's.)
+    case timedOut
 
     /// In words, e.g. `authentication required (407)` or `refused (403)`.
     public var description: String {
@@ -77,15 +82,17 @@ public enum ProxyFailure: Sendable, Hashable, CustomStringConvertible {
         case .refused(let status?): "refused (\(status))"
         case .refused(nil): "refused the tunnel (CONNECT)"
         case .unreachable(let detail): "unreachable: \(detail)"
+        case .timedOut: "timed out (no answer)"
         }
     }
 
-    /// `"authenticationRequired"`, `"refused"` or `"unreachable"`.
+    /// `"authenticationRequired"`, `"refused"`, `"unreachable"` or `"timedOut"`.
     public var name: String {
         switch self {
         case .authenticationRequired: "authenticationRequired"
         case .refused: "refused"
         case .unreachable: "unreachable"
+        case .timedOut: "timedOut"
         }
     }
 }

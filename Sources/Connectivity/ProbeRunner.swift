@@ -39,6 +39,9 @@ struct ProbeRunner: Sendable {
         var verdict: Verdict
         var endpoints: [EndpointResult]
         var api: CaptivePortalAPIResponse?
+        /// Why the check could not run, when a probe's socket could not be made:
+        /// the verdict then means nothing, and callers throw or report this instead.
+        var failure: ConnectivityError? = nil
     }
 
     private enum Event: Sendable {
@@ -55,11 +58,17 @@ struct ProbeRunner: Sendable {
             requiresTwoVendors: requiresTwoVendors)
         if detectsDNSHijacking {
             let limit = min(probeTimeout, deadline - clock.now)
-            let hijacks = await hijackedEndpoints(within: limit)
+            let hijacks: Hijacks
+            do throws(ConnectivityError) {
+                hijacks = try await hijackedEndpoints(within: limit)
+            } catch {
+                return Outcome(verdict: tally.verdict, endpoints: [], api: nil, failure: error)
+            }
             for (index, detail) in hijacks.endpoints {
                 tally.markHijacked(index, detail, sharedAddress: hijacks.sharedAddress.contains(index))
             }
         }
+        var failure: ConnectivityError?
         await withTaskGroup(of: Event.self) { group in
             func launch(_ index: Int) {
                 let now = clock.now
@@ -75,9 +84,11 @@ struct ProbeRunner: Sendable {
                 try? await clock.sleep(until: deadline, tolerance: nil)
                 return .deadline
             }
-            while !tally.isDecided, !Task.isCancelled, let event = await group.next() {
+            while !tally.isDecided, failure == nil, !Task.isCancelled, let event = await group.next() {
                 let now = clock.now
                 switch event {
+                case .attempt(_, .exhausted(let error)):
+                    failure = error
                 case .attempt(let index, let outcome):
                     let mayRetry = deadline - now > Self.retryDelay * 2
                     if tally.record(index, outcome, at: now, mayRetry: mayRetry) {
@@ -100,7 +111,7 @@ struct ProbeRunner: Sendable {
         tally.finishOpen(with: .cancelled, at: clock.now)
         var api: CaptivePortalAPIResponse?
         if case .answered(let answer)? = tally.apiOutcome { api = answer }
-        let outcome = Outcome(verdict: tally.verdict, endpoints: tally.results, api: api)
+        let outcome = Outcome(verdict: tally.verdict, endpoints: tally.results, api: api, failure: failure)
         if let logger, logger.logLevel <= .debug {
             for endpoint in outcome.endpoints where !endpoint.isValid {
                 logger.debug(
@@ -127,8 +138,9 @@ struct ProbeRunner: Sendable {
     /// address`), or to an address the names of ``sharedAddressVendors`` or more
     /// vendors resolved to (``sharedAddresses(_:vendors:)``). Names are resolved at
     /// once, each at most `limit`; one that doesn't resolve in time is left to the
-    /// probe. Endpoints given by address are not resolved.
-    func hijackedEndpoints(within limit: Duration) async -> Hijacks {
+    /// probe. Endpoints given by address are not resolved. Throws when a lookup
+    /// could not be made for lack of descriptors or memory.
+    func hijackedEndpoints(within limit: Duration) async throws(ConnectivityError) -> Hijacks {
         var names: [String: [Int]] = [:]
         for (index, endpoint) in endpoints.enumerated() {
             // URL.host gives an IPv6 literal without its brackets. A name the probe
@@ -140,22 +152,27 @@ struct ProbeRunner: Sendable {
         }
         guard !names.isEmpty else { return Hijacks() }
         let environment = environment
-        let answers = await withTaskGroup(of: (String, [IPAddress]?).self) { group in
+        let answers = await withTaskGroup(of: (String, Lookup?).self) { group in
             for name in names.keys {
                 group.addTask {
-                    let addresses = await firstResult(within: limit) {
-                        await Self.lookUp(name, environment: environment) ?? nil
-                    }
-                    return (name, addresses)
+                    (name, await firstResult(within: limit) { await Self.lookUp(name, environment: environment) })
                 }
             }
             var answers: [String: [IPAddress]] = [:]
-            for await (name, addresses) in group { answers[name] = addresses }
-            return answers
+            var exhausted: ConnectivityError?
+            for await (name, lookup) in group {
+                switch lookup {
+                case .addresses(let addresses)?: answers[name] = addresses
+                case .exhausted(let error)?: exhausted = exhausted ?? error
+                case .noAnswer?, nil: break
+                }
+            }
+            return (answers, exhausted)
         }
+        if let exhausted = answers.1 { throw exhausted }
         var vendors: [String: String] = [:]
         for (name, indices) in names { vendors[name] = CheckTally.vendor(of: endpoints[indices[0]].url) }
-        return Self.hijacks(names: names, answers: answers, vendors: vendors)
+        return Self.hijacks(names: names, answers: answers.0, vendors: vendors)
     }
 
     /// The hijack rule over resolved names, pure: `names` each with its endpoints'
@@ -220,19 +237,32 @@ struct ProbeRunner: Sendable {
     /// How many vendors' names resolving to one address make it a hijack.
     static let sharedAddressVendors = 3
 
-    /// `name`'s addresses inside `environment`'s namespace (nil: no answer), or nil
-    /// when the calling task is cancelled first: getaddrinfo blocks its thread for
-    /// as long as the resolver's timeouts say and can't be stopped, so it runs on a
-    /// thread of its own and a cancelled caller stops waiting for it (a task group
-    /// waits for its children: an uncancellable child would hold the check past
-    /// its deadline).
-    static func lookUp(_ name: String, environment: NetworkEnvironment) async -> [IPAddress]?? {
-        let first = FirstOf<[IPAddress]??>()
+    /// What looking a name up gave.
+    enum Lookup: Sendable {
+        case addresses([IPAddress])
+        /// The name doesn't resolve, or the resolver failed.
+        case noAnswer
+        /// Out of descriptors or memory for the lookup: no answer about the name.
+        case exhausted(ConnectivityError)
+    }
+
+    /// `name`'s addresses inside `environment`'s namespace, or nil when the calling
+    /// task is cancelled first: getaddrinfo blocks its thread for as long as the
+    /// resolver's timeouts say and can't be stopped, so it runs on a thread of its
+    /// own and a cancelled caller stops waiting for it (a task group waits for its
+    /// children: an uncancellable child would hold the check past its deadline).
+    static func lookUp(_ name: String, environment: NetworkEnvironment) async -> Lookup? {
+        let first = FirstOf<Lookup?>()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 first.begin(continuation)
                 Thread.detachNewThread {
-                    first.finish(.some(HostLookup.addresses(of: name, environment: environment)))
+                    do throws(ReachabilityError) {
+                        let addresses = try HostLookup.addresses(of: name, environment: environment)
+                        first.finish(addresses.map(Lookup.addresses) ?? .noAnswer)
+                    } catch {
+                        first.finish(.exhausted(ConnectivityError(error, while: "cannot look \(name) up")))
+                    }
                 }
             }
         } onCancel: {
@@ -258,15 +288,26 @@ struct ProbeRunner: Sendable {
         let ready = transport.client.ready
         let deadline = NIODeadline.now() + TimeAmount(timeout)
         let clock = self.clock
+        let reached = LockedValue(false)
         let outcome = await firstResult(within: timeout, clock: clock) { () async -> AttemptOutcome? in
             do {
                 try await ready.get()
             } catch {
                 return .failed(.connectionFailed("cannot enter the network namespace: \(error)"))
             }
-            switch await transport.fetch(endpoint, headers: requestHeaders, cap: cap, timeout: timeout, route: route) {
+            let fetched: Result<ProbeResponse, ProbeFailure>
+            do throws(ConnectivityError) {
+                fetched = try await transport.fetch(
+                    endpoint, headers: requestHeaders, cap: cap, timeout: timeout, route: route, reached: reached)
+            } catch {
+                return .exhausted(error)
+            }
+            switch fetched {
             case .success(let response):
-                if let failure = Self.proxyRefusal(response, route: route, isHTTPS: endpoint.isHTTPS) {
+                let authorized = requestHeaders.contains(name: "Authorization")
+                if let failure = Self.proxyRefusal(
+                    response, route: route, isHTTPS: endpoint.isHTTPS, sentAuthorization: authorized)
+                {
                     return .failed(.proxyFailed(failure))
                 }
                 return await Self.judge(response, endpoint.expectation, within: deadline - .now(), clock: clock)
@@ -274,7 +315,13 @@ struct ProbeRunner: Sendable {
                 return .failed(failure)
             }
         }
-        return outcome ?? .failed(Task.isCancelled ? .cancelled : .timedOut)
+        if let outcome { return outcome }
+        if Task.isCancelled { return .failed(.cancelled) }
+        // Out of time with the proxy's connection or tunnel not made: the proxy's silence.
+        if case .proxy = route, !reached.withLock({ $0 }) {
+            return .failed(.proxyFailed(.timedOut))
+        }
+        return .failed(.timedOut)
     }
 
     /// Judges `response` against `expectation`. A regular expression or a custom
@@ -326,13 +373,37 @@ struct ProbeRunner: Sendable {
     }
 
     /// The proxy's own refusal in an answer to a request sent through it: 407
-    /// (only a proxy sends it), or 403 to a plain-HTTP request (the proxy's policy:
-    /// check endpoints don't answer 403; a portal redirects or answers 200/511).
-    static func proxyRefusal(_ response: ProbeResponse, route: ProxyRoute, isHTTPS: Bool) -> ProxyFailure? {
-        guard case .proxy = route else { return nil }
+    /// (only a proxy sends it); 401 to a plain-HTTP request that carried the
+    /// proxy's credentials and none of the endpoint's (tinyproxy's answer to wrong
+    /// ones: an endpoint that was sent no credentials asks for none); or 403 to a
+    /// plain-HTTP request (the proxy's policy: check endpoints don't answer 403; a
+    /// portal redirects or answers 200/511).
+    static func proxyRefusal(
+        _ response: ProbeResponse, route: ProxyRoute, isHTTPS: Bool, sentAuthorization: Bool = false
+    ) -> ProxyFailure? {
+        guard case .proxy(let server) = route else { return nil }
         if response.status == 407 { return .authenticationRequired }
+        if response.status == 401 && !isHTTPS && server.authorization != nil && !sentAuthorization {
+            return .authenticationRequired
+        }
         if response.status == 403 && !isHTTPS { return .refused(status: 403) }
         return nil
+    }
+
+    /// The process out of descriptors or memory for a probe's socket (`EMFILE`,
+    /// `ENFILE`, `ENOBUFS`, `ENOMEM`, also inside a failed connection's attempts),
+    /// as the check's error; nil for any other failure. A probe that could not be
+    /// made says nothing about the network: the check throws it (``run()``).
+    static func exhaustion(_ error: any Error) -> ConnectivityError? {
+        let code: Int32
+        switch error {
+        case let error as NIOConnectionError:
+            return error.connectionErrors.lazy.compactMap { exhaustion($0.error) }.first
+        case let error as IOError: code = error.errnoCode
+        default: return nil
+        }
+        guard [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(code) else { return nil }
+        return ConnectivityError(.systemCall, "no socket for a probe", errno: code)
     }
 
     /// Maps SwiftNIO's and NIOSSL's errors to a ``ProbeFailure``.

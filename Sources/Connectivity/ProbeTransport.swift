@@ -40,18 +40,21 @@ struct ProbeTransport: Sendable {
     /// `route`: directly, or through an HTTP proxy as curl and URLSession do (a
     /// plain-HTTP request sent to the proxy whole, in absolute form; HTTPS through a
     /// `CONNECT` tunnel, TLS end to end). Cancelling the calling task closes the
-    /// connection at once.
+    /// connection at once. What the network does is the result; the process out of
+    /// descriptors (or memory) for the socket is thrown: no verdict can come of it.
+    /// `reached` is set once the way to the endpoint is open: connected (to the
+    /// endpoint, or to the proxy for plain HTTP), or the proxy's tunnel opened.
     func fetch(
         _ endpoint: ConnectivityEndpoint, headers: HTTPHeaders, cap: Int, timeout: Duration,
-        route: ProxyRoute = .direct
-    ) async -> Result<ProbeResponse, ProbeFailure> {
+        route: ProxyRoute = .direct, reached: LockedValue<Bool> = LockedValue(false)
+    ) async throws(ConnectivityError) -> Result<ProbeResponse, ProbeFailure> {
         let url = endpoint.url
         guard let host = url.host, !host.isEmpty else { return .failure(.connectionFailed("the URL has no host")) }
         let port = url.port ?? (endpoint.isHTTPS ? 443 : 80)
         var proxy: ProxyServer?
         if case .proxy(let server) = route { proxy = server }
         let addresses: [IPAddress]
-        switch await resolve(proxy?.host ?? host) {
+        switch try await resolve(proxy?.host ?? host) {
         case .success(let list): addresses = list
         case .failure(.cancelled): return .failure(.cancelled)
         case .failure(let failure):
@@ -89,10 +92,10 @@ struct ProbeTransport: Sendable {
             case .failure(let failure): return .failure(failure)
             }
         }
-        var outcome = await exchange(
+        var outcome = try await exchange(
             host: proxy?.host ?? host, addresses: addresses, port: proxy?.port ?? port, interfaceIndex: index,
             head: head, url: url, cap: cap, on: loop, tls: tls.map { ($0, literal ? nil : host) }, tunnel: tunnel,
-            connectTimeout: TimeAmount(timeout))
+            connectTimeout: TimeAmount(timeout), reached: reached)
         if proxy != nil, case .failure(let failure) = outcome {
             // The connection is to the proxy: failing to make it is the proxy's.
             switch failure {
@@ -106,15 +109,21 @@ struct ProbeTransport: Sendable {
 
     /// The addresses to try for `host`: the literal itself, or the name's answers
     /// (inside the namespace), those of the scope's family only, in the resolver's order.
-    func resolve(_ host: String) async -> Result<[IPAddress], ProbeFailure> {
+    /// Throws when the lookup could not be made for lack of descriptors or memory.
+    func resolve(_ host: String) async throws(ConnectivityError) -> Result<[IPAddress], ProbeFailure> {
         if let literal = try? IPAddress(host) {
             guard scope.family == nil || literal.family == scope.family else {
                 return .failure(.nameResolutionFailed("\(host) is not an \(scope) address"))
             }
             return .success([literal])
         }
-        guard let lookup = await ProbeRunner.lookUp(host, environment: environment) else { return .failure(.cancelled) }
-        guard let answers = lookup else { return .failure(.nameResolutionFailed("\(host) does not resolve")) }
+        let answers: [IPAddress]
+        switch await ProbeRunner.lookUp(host, environment: environment) {
+        case nil: return .failure(.cancelled)
+        case .noAnswer?: return .failure(.nameResolutionFailed("\(host) does not resolve"))
+        case .exhausted(let error)?: throw error
+        case .addresses(let list)?: answers = list
+        }
         let usable = answers.filter { scope.family == nil || $0.family == scope.family }
         guard !usable.isEmpty else {
             let family = scope.family == .ipv6 ? "IPv6" : "IPv4"
@@ -148,12 +157,13 @@ struct ProbeTransport: Sendable {
     /// One connection to `host` at one of `addresses` (Happy Eyeballs between the
     /// families; another address only when one could not be connected to), bound to
     /// the interface when `interfaceIndex` isn't 0; then the proxy's tunnel when
-    /// there is one, the request, the answer.
+    /// there is one, the request, the answer. Throws when the socket can't be made
+    /// for lack of descriptors or memory (``ProbeRunner/exhaustion(_:)``).
     private func exchange(
         host: String, addresses: [IPAddress], port: Int, interfaceIndex: UInt32, head: HTTPRequestHead, url: URL,
         cap: Int, on loop: any EventLoop, tls: (NIOSSLContext, String?)?, tunnel: ProxyTunnel?,
-        connectTimeout: TimeAmount
-    ) async -> Result<ProbeResponse, ProbeFailure> {
+        connectTimeout: TimeAmount, reached: LockedValue<Bool>
+    ) async throws(ConnectivityError) -> Result<ProbeResponse, ProbeFailure> {
         let answers: ResolvedAnswers
         do {
             answers = try ResolvedAnswers(addresses, port: port, loop: loop)
@@ -176,6 +186,7 @@ struct ProbeTransport: Sendable {
                 if let (context, serverName) = tls {
                     try pipeline.addHandler(NIOSSLClientHandler(context: context, serverHostname: serverName))
                 }
+                try pipeline.addHandler(HeadLimit())
                 try pipeline.addHTTPClientHandlers()
                 try pipeline.addHandler(ResponseCollector(head: head, url: url, cap: cap, promise: promise))
             }
@@ -183,17 +194,19 @@ struct ProbeTransport: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     if let tunnel {
-                        try pipeline.addHandler(ProxyTunnelHandler(tunnel: tunnel, promise: promise, then: exchange))
+                        try pipeline.addHandler(
+                            ProxyTunnelHandler(tunnel: tunnel, promise: promise, tunnelOpen: reached, then: exchange))
                     } else {
                         try exchange(pipeline)
                     }
                 }
             }.connect(host: host, port: port)
         }
-        return await withTaskCancellationHandler {
+        let result = await withTaskCancellationHandler {
             loop.flatSubmit(connect).whenComplete { result in
                 switch result {
                 case .success(let connected):
+                    if tunnel == nil { reached.withLock { $0 = true } }
                     let closeNow = cancelled.withLock { isCancelled -> Bool in
                         if !isCancelled { channel.withLock { $0 = connected } }
                         return isCancelled
@@ -204,16 +217,22 @@ struct ProbeTransport: Sendable {
                 }
             }
             do {
-                return .success(try await promise.futureResult.get())
-            } catch let error as ProxyTunnelHandler.Refusal {
-                return .failure(error.failure)
+                return Result<ProbeResponse, any Error>.success(try await promise.futureResult.get())
             } catch {
-                return .failure(Task.isCancelled ? .cancelled : ProbeRunner.classify(error))
+                return .failure(error)
             }
         } onCancel: {
             cancelled.withLock { $0 = true }
             promise.fail(CancellationError())
             channel.withLock { $0 }?.close(promise: nil)
+        }
+        switch result {
+        case .success(let response): return .success(response)
+        case .failure(let error as ProxyTunnelHandler.Refusal): return .failure(error.failure)
+        case .failure(_) where Task.isCancelled: return .failure(.cancelled)
+        case .failure(let error):
+            if let exhausted = ProbeRunner.exhaustion(error) { throw exhausted }
+            return .failure(ProbeRunner.classify(error))
         }
     }
 }
@@ -279,6 +298,60 @@ private struct ResolvedAnswers: Resolver, Sendable {
 /// Sends the request once the connection is up, then collects the answer: the
 /// head, and the body up to the cap (past it the connection is closed and the
 /// answer stands, marked truncated). Lives on its channel's event loop.
+/// Bounds what a server sends before its answer's body — the status line, the
+/// header fields, and any interim (1xx) heads before the final one — to
+/// ``limit`` bytes in all; past it the probe fails (``Exceeded``) and the
+/// connection closes. SwiftNIO's decoder bounds the header fields (80 KiB), but
+/// not a status line or a stream of interim answers.
+final class HeadLimit: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    /// SwiftNIO's own limit for the header fields, for the whole head.
+    static let limit = 80 * 1024
+
+    struct Exceeded: Error, CustomStringConvertible {
+        var description: String { "the answer's head is over \(HeadLimit.limit) bytes" }
+    }
+
+    private var seen = 0
+    /// Bytes of the current line, not counting CR.
+    private var lineLength = 0
+    /// The current head's first bytes: enough to tell an interim answer.
+    private var statusLine: [UInt8] = []
+    private var done = false
+    private var exceeded = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !exceeded else { return }
+        guard !done else { return context.fireChannelRead(data) }
+        for byte in unwrapInboundIn(data).readableBytesView {
+            seen += 1
+            guard seen <= Self.limit else {
+                exceeded = true
+                context.fireErrorCaught(Exceeded())
+                return
+            }
+            if byte == UInt8(ascii: "\n") {
+                // A blank line after a status line ends a head; a final one ends the count.
+                if lineLength == 0 && !statusLine.isEmpty {
+                    let interim = statusLine.count > 9 && statusLine[9] == UInt8(ascii: "1")
+                    statusLine = []
+                    if !interim {
+                        done = true
+                        break
+                    }
+                }
+                lineLength = 0
+            } else if byte != UInt8(ascii: "\r") {
+                lineLength += 1
+                if statusLine.count < 10 { statusLine.append(byte) }
+            }
+        }
+        context.fireChannelRead(data)
+    }
+}
+
 private final class ResponseCollector: ChannelDuplexHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundIn = HTTPClientRequestPart
@@ -394,15 +467,20 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let tunnel: ProxyTunnel
     private let promise: EventLoopPromise<ProbeResponse>
     private let then: @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
+    private let tunnelOpen: LockedValue<Bool>
     private var received: [UInt8] = []
+    /// Bytes of interim answers taken before `received`.
+    private var interim = 0
     private var done = false
 
+    /// `tunnelOpen` is set once the proxy said 2xx.
     init(
-        tunnel: ProxyTunnel, promise: EventLoopPromise<ProbeResponse>,
+        tunnel: ProxyTunnel, promise: EventLoopPromise<ProbeResponse>, tunnelOpen: LockedValue<Bool>,
         then: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
     ) {
         self.tunnel = tunnel
         self.promise = promise
+        self.tunnelOpen = tunnelOpen
         self.then = then
     }
 
@@ -417,17 +495,27 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !done else { return }
         let buffer = unwrapInboundIn(data)
-        received += buffer.readableBytesView.prefix(Self.headLimit + 1 - received.count)
-        guard let end = Self.endOfHead(received) else {
-            if received.count > Self.headLimit {
-                fail(context, .connectionFailed("the proxy's answer to CONNECT is over \(Self.headLimit) bytes"))
+        received += buffer.readableBytesView.prefix(max(0, Self.headLimit + 1 - interim - received.count))
+        var end: Int
+        var status: Int
+        repeat {
+            guard let found = Self.endOfHead(received) else {
+                if interim + received.count > Self.headLimit {
+                    fail(context, .connectionFailed("the proxy's answer to CONNECT is over \(Self.headLimit) bytes"))
+                }
+                return
             }
-            return
-        }
-        guard let status = Self.status(received[..<end]) else {
-            fail(context, .connectionFailed("the proxy's answer to CONNECT is not HTTP"))
-            return
-        }
+            guard let code = Self.status(received[..<found]) else {
+                fail(context, .connectionFailed("the proxy's answer to CONNECT is not HTTP"))
+                return
+            }
+            (end, status) = (found, code)
+            // An interim answer (100 Continue) is not the answer; it counts toward the limit.
+            if (100..<200).contains(status) {
+                interim += end
+                received.removeFirst(end)
+            }
+        } while (100..<200).contains(status)
         switch status {
         case 200..<300:
             // The server speaks first only after our TLS hello: bytes past the head
@@ -437,6 +525,7 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
                 return
             }
             done = true
+            tunnelOpen.withLock { $0 = true }
             do {
                 try then(context.pipeline.syncOperations)
                 context.pipeline.syncOperations.removeHandler(context: context, promise: nil)

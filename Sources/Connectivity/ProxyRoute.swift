@@ -41,7 +41,8 @@ struct ProxyServer: Sendable, Hashable, CustomStringConvertible {
     /// curl's default proxy port.
     static let defaultPort = 1080
 
-    /// `Basic base64(user:password)` for `Proxy-Authorization`, with credentials.
+    /// `Basic base64(user:password)` for `Proxy-Authorization`, with credentials
+    /// (a password alone goes with an empty user name, as curl sends it).
     var authorization: String? {
         guard let username else { return nil }
         return "Basic " + Data("\(username):\(password ?? "")".utf8).base64EncodedString()
@@ -73,10 +74,17 @@ struct ProxyServer: Sendable, Hashable, CustomStringConvertible {
             guard (1...65535).contains(explicit) else { return nil }
             port = explicit
         }
-        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        var bare = host
+        if host.hasPrefix("[") {
+            // Brackets hold an IPv6 address, nothing else (`[zz]` is no host).
+            bare = String(host.dropFirst().dropLast())
+            guard host.hasSuffix("]"), (try? IPAddress(bare))?.family == .ipv6 else { return nil }
+        }
+        let password = components.password
+        let user = components.user ?? ""
         return ProxyServer(
-            host: bare, port: port, username: components.user.flatMap { $0.isEmpty ? nil : $0 },
-            password: components.password)
+            host: bare, port: port, username: user.isEmpty && (password ?? "").isEmpty ? nil : user,
+            password: password)
     }
 }
 

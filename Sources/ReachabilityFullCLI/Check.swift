@@ -3,6 +3,7 @@ import Connectivity
 import Foundation
 import Reachability
 import ReachabilityCommands
+@_spi(Testing) import ReachabilitySystem
 
 /// The probe options shared by `check` and `wait --connectivity`.
 struct ProbeOptions: ParsableArguments {
@@ -60,6 +61,13 @@ struct ProbeOptions: ParsableArguments {
             valueName: "url"))
     var proxy: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "A file holding the --proxy's credentials, user:password on its first line.",
+            discussion: "Unlike credentials in --proxy's URL, these are not shown to other users in the process list.",
+            valueName: "file"))
+    var proxyCredentialsFile: String?
+
     @Flag(help: "Send the checks directly, whatever http_proxy, https_proxy and all_proxy say.")
     var noProxy = false
 
@@ -68,6 +76,9 @@ struct ProbeOptions: ParsableArguments {
             throw ValidationError("--expect-status and --expect-body exclude each other")
         }
         if proxy != nil && noProxy { throw ValidationError("--proxy and --no-proxy exclude each other") }
+        if proxyCredentialsFile != nil && proxy == nil {
+            throw ValidationError("--proxy-credentials-file applies with --proxy")
+        }
         if (expectStatus != nil || expectBody != nil || !header.isEmpty) && urls.isEmpty {
             throw ValidationError("--expect-status, --expect-body and --header apply to --url endpoints")
         }
@@ -91,6 +102,29 @@ struct ProbeOptions: ParsableArguments {
         if !connectivity && (!fallbackURLs.isEmpty || fallbacksPerCheck != nil) {
             throw ValidationError("--fallback-url and --fallbacks-per-check apply with --connectivity")
         }
+    }
+
+    /// The longest credentials file taken.
+    static let credentialsLimit = 8192
+
+    /// `user:password` from the first line of `path`, a regular file of at most
+    /// ``credentialsLimit`` bytes; the error never repeats the file's contents.
+    static func credentials(_ path: String) throws -> (user: String, password: String) {
+        let bytes: [UInt8]
+        switch SystemCalls.live.readFile(path, limit: credentialsLimit) {
+        case .success(let read): bytes = read.bytes
+        case .failure(.tooLarge):
+            throw ValidationError("--proxy-credentials-file is over \(credentialsLimit) bytes")
+        case .failure:
+            throw ValidationError("--proxy-credentials-file \(quotedForMessage(path)) is not a readable regular file")
+        }
+        let line = String(decoding: bytes.prefix { $0 != 10 && $0 != 13 }, as: UTF8.self)
+        guard let colon = line.firstIndex(of: ":"),
+            !line.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        else {
+            throw ValidationError("--proxy-credentials-file does not start with a user:password line")
+        }
+        return (String(line[..<colon]), String(line[line.index(after: colon)...]))
     }
 
     /// The configuration these options describe; throws a ValidationError naming
@@ -143,10 +177,17 @@ struct ProbeOptions: ParsableArguments {
         if let proxy {
             // curl takes host:port alone; the value is never repeated (credentials).
             let text = proxy.contains("://") ? proxy : "http://" + proxy
-            guard let url = URL(string: text) else {
+            guard var components = URLComponents(string: text), let url = components.url else {
                 throw ValidationError("--proxy is not a proxy URL ([http://][user:password@]host[:port])")
             }
             configuration.proxy = .server(url)
+            if let proxyCredentialsFile {
+                guard components.user == nil && components.password == nil else {
+                    throw ValidationError("--proxy has credentials, and --proxy-credentials-file too")
+                }
+                (components.user, components.password) = try Self.credentials(proxyCredentialsFile)
+                configuration.proxy = .server(components.url ?? url)
+            }
         }
         do throws(ConnectivityError) {
             try configuration.validate()

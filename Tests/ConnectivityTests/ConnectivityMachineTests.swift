@@ -150,6 +150,30 @@ import Testing
         #expect(machine.nextRetryDelay == .seconds(1))
     }
 
+    @Test("a check that could not run (no socket) publishes nothing, keeps online, and retries with the backoff")
+    func checkThatCouldNotRun() throws {
+        // Without retries while offline (rwbutler's way), only this retry brings the next check.
+        var machine = ConnectivityMachine(
+            settings: .init(
+                offlineRetryInitial: .seconds(1), offlineRetryLimit: .seconds(8), retriesWhileOffline: false))
+        var generation = try #require(Self.started(machine.pathChanged(Self.path(Self.ethernet), at: date)))
+        _ = finish(&machine, generation, .online)
+        generation = try #require(Self.started(machine.checkRequested().actions))
+        let results = machine.results
+        var delays: [Duration] = []
+        for _ in 0..<3 {
+            let actions = machine.checkCouldNotRun(generation: generation)
+            #expect(Self.published(actions).isEmpty)
+            let (delay, timer) = try #require(Self.scheduled(actions))
+            delays.append(delay)
+            generation = try #require(Self.started(machine.timerFired(generation: timer)))
+        }
+        #expect(delays == [.seconds(1), .seconds(2), .seconds(4)])
+        #expect(machine.isOnline && machine.status == .connectedViaEthernet && machine.results == results)
+        // A stale one does nothing.
+        #expect(machine.checkCouldNotRun(generation: generation - 1).isEmpty)
+    }
+
     @Test func pollingWhileOnlineUnlessOfflineOnly() throws {
         var polling = ConnectivityMachine(settings: .init(pollingInterval: .seconds(30)))
         let generation = try #require(Self.started(polling.pathChanged(Self.path(Self.wifi), at: date)))

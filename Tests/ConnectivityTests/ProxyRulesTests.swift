@@ -1,4 +1,7 @@
 import Foundation
+import NIOCore
+import NIOEmbedded
+import ReachabilitySystem
 import Testing
 
 @testable import Connectivity
@@ -114,5 +117,56 @@ import Testing
         #expect(rules.route(Self.url("https://a.test/")) == .proxy(ProxyServer(host: "p.test", port: 3128)))
         #expect(rules.route(Self.url("https://x.local.test/")) == .direct)
         #expect(try ProxyRules.make(.direct, environment: ["http_proxy": "http://x:1"]) == .direct)
+    }
+
+    @Test("a password without a user name is sent as curl sends it; brackets hold an IPv6 address or nothing")
+    func oddProxyURLs() throws {
+        let passwordOnly = try #require(ProxyServer.parse("http://:pw@proxy.test:3128"))
+        #expect(passwordOnly.authorization == "Basic " + Data(":pw".utf8).base64EncodedString())
+        #expect(ProxyServer.parse("http://@proxy.test:3128")?.authorization == nil)
+        #expect(ProxyServer.parse("http://[zz]:3128") == nil)
+        #expect(ProxyServer.parse("[zz]") == nil)
+        #expect(ProxyServer.parse("http://[192.0.2.1]:3128") == nil)
+        #expect(ProxyServer.parse("http://[2001:db8::1]:3128")?.host == "2001:db8::1")
+    }
+
+    @Test(
+        "401 through a proxy is the proxy's only for a plain-HTTP request sent its credentials and none of the endpoint's"
+    )
+    func unauthorizedThroughAProxy() throws {
+        let response = ProbeResponse(url: URL(string: "http://x.test/")!, status: 401)
+        let withCredentials = ProxyRoute.proxy(try #require(ProxyServer.parse("http://u:p@proxy.test:3128")))
+        let without = ProxyRoute.proxy(try #require(ProxyServer.parse("http://proxy.test:3128")))
+        #expect(ProbeRunner.proxyRefusal(response, route: withCredentials, isHTTPS: false) == .authenticationRequired)
+        #expect(
+            ProbeRunner.proxyRefusal(response, route: withCredentials, isHTTPS: false, sentAuthorization: true) == nil)
+        #expect(ProbeRunner.proxyRefusal(response, route: without, isHTTPS: false) == nil)
+        #expect(ProbeRunner.proxyRefusal(response, route: .direct, isHTTPS: false) == nil)
+    }
+
+    @Test("interim answers to CONNECT (100 Continue) are not the answer, and count toward the head limit")
+    func interimAnswersToConnect() throws {
+        func run(_ answer: String) throws -> (opened: Bool, failure: ProbeFailure?) {
+            let channel = EmbeddedChannel()
+            let promise = channel.eventLoop.makePromise(of: ProbeResponse.self)
+            let opened = LockedValue(false)
+            let tunnel = ProxyTunnel(
+                authority: "x.test:443", proxy: try #require(ProxyServer.parse("http://proxy.test:3128")))
+            try channel.pipeline.syncOperations.addHandler(
+                ProxyTunnelHandler(tunnel: tunnel, promise: promise, tunnelOpen: opened) { _ in })
+            let failure = LockedValue<ProbeFailure?>(nil)
+            promise.futureResult.whenFailure { error in
+                failure.withLock { $0 = (error as? ProxyTunnelHandler.Refusal)?.failure }
+            }
+            try channel.connect(to: SocketAddress(ipAddress: "192.0.2.1", port: 3128)).wait()
+            try channel.writeInbound(channel.allocator.buffer(string: answer))
+            promise.fail(CancellationError())  // Unless the handler failed it first.
+            return (opened.withLock { $0 }, failure.withLock { $0 })
+        }
+        let continued = try run("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 Connection established\r\n\r\n")
+        #expect(continued.opened && continued.failure == nil, "\(String(describing: continued.failure))")
+        let endless = try run(String(repeating: "HTTP/1.1 100 Continue\r\n\r\n", count: 1000))
+        #expect(!endless.opened)
+        #expect(endless.failure == .connectionFailed("the proxy's answer to CONNECT is over 16384 bytes"))
     }
 }

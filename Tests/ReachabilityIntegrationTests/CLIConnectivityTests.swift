@@ -138,4 +138,44 @@ struct CLIConnectivityTests {
         #expect(timedOut.status == 1)
         #expect(ContinuousClock.now - started >= .milliseconds(1500))
     }
+
+    @Test(
+        "out of descriptors while probing (80 silent endpoints, 70 descriptors): check exits 2 naming EMFILE, no verdict",
+        arguments: ["direct", "proxy", "hijack lookups"])
+    func outOfDescriptorsWhileProbing(route: String) async throws {
+        // Each silent probe (or lookup, its resolver never answering) holds a
+        // descriptor until the probe timeout: the 80 can't all have one.
+        let (ns, server, dns) = try await offPool { () throws -> (TestNamespace, TestHTTPServer, SilentDNSServer?) in
+            guard route == "hijack lookups" else {
+                let (ns, server) = try ConnectivityIntegrationTests.setUpBlocking([
+                    "/silent": .silent, "http://proxied.rtest/silent": .silent,
+                ])
+                return (ns, server, nil)
+            }
+            let ns = try TestNamespace(named: "rtest-emfile")
+            try ns.disableIPv6()
+            try ns.ipv4WithDefaultRoute()
+            return (ns, try TestHTTPServer(in: ns, routes: [:]), try SilentDNSServer(in: ns))
+        }
+        let proxy = server.url("/").absoluteString
+        let urls = (1...80).flatMap { index -> [String] in
+            switch route {
+            case "direct": ["--url", server.url("/silent?n=\(index)").absoluteString]
+            case "proxy": ["--url", "http://proxied.rtest/silent?n=\(index)"]
+            default: ["--url", "http://n\(index).rtest/generate_204"]
+            }
+        }
+        let options = route == "proxy" ? ["--proxy", proxy] : ["--no-proxy", "--namespace", ns.path]
+        let output = try await offPool {
+            try Command.run(
+                ["nsenter", "--net=\(ns.path)", "--", "prlimit", "--nofile=70", "--", CLI.path, "check", "--json"]
+                    + options + ["--probe-timeout", "2", "--deadline", "3"] + urls)
+        }
+        withExtendedLifetime(dns) {}
+        #expect(output.status == 2, "exit \(output.status): \(output.stdout.prefix(600)) \(output.stderr)")
+        #expect(output.stdout.isEmpty, "no verdict: \(output.stdout.prefix(600))")
+        #expect(
+            output.stderr.hasPrefix("reachability: cannot check connectivity: ")
+                && output.stderr.contains("Too many open files (errno 24)"), "\(output.stderr)")
+    }
 }

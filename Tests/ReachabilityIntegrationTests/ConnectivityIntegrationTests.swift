@@ -66,12 +66,15 @@ struct ConnectivityIntegrationTests {
     /// A namespace with a usable path out (veth0, 192.0.2.1/24, default route) and
     /// an HTTP server listening on its loopback.
     static func setUp(_ routes: [String: TestHTTPServer.Behaviour]) async throws -> (TestNamespace, TestHTTPServer) {
-        try await offPool {
-            let ns = try TestNamespace()
-            try ns.disableIPv6()
-            try ns.ipv4WithDefaultRoute()
-            return (ns, try TestHTTPServer(in: ns, routes: routes))
-        }
+        try await offPool { try setUpBlocking(routes) }
+    }
+
+    /// ``setUp(_:)`` on the calling thread.
+    static func setUpBlocking(_ routes: [String: TestHTTPServer.Behaviour]) throws -> (TestNamespace, TestHTTPServer) {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        return (ns, try TestHTTPServer(in: ns, routes: routes))
     }
 
     static func configuration(

@@ -3,6 +3,7 @@
 import Connectivity
 import Foundation
 import Reachability
+import TestSupport
 import Testing
 
 @_spi(Testing) @testable import ReachabilityCore
@@ -197,6 +198,13 @@ struct ProxyIntegrationTests {
         ).checkConnectivity()
         #expect(wrongResult.verdict == .proxyFailed(.authenticationRequired), "\(wrongResult.endpoints)")
         #expect(!"\(wrongResult)".contains("guess"))
+
+        // Plain HTTP only: tinyproxy answers wrong credentials with 401 there, which
+        // is the proxy's refusal (the endpoint was sent no credentials), not the Internet's.
+        let plainOnly = try await Connectivity(
+            validating: topology.configuration([Self.endpoints(topology)[0]], proxy: .server(wrong))
+        ).checkConnectivity()
+        #expect(plainOnly.verdict == .proxyFailed(.authenticationRequired), "\(plainOnly.endpoints)")
     }
 
     @Test(
@@ -335,7 +343,10 @@ struct ProxyIntegrationTests {
         case "flood": #expect(error.contains("over 16384 bytes"), "\(error)")
         case "lies": #expect(error.contains("not HTTP"), "\(error)")
         case "early": #expect(error.contains("before the tunnel was used"), "\(error)")
-        default: #expect(result.endpoints.first?.failure == .timedOut, "\(error)")
+        default:
+            // Silent before its tunnel opened: the proxy's silence, not the Internet's.
+            #expect(result.endpoints.first?.failure == .proxyFailed(.timedOut), "\(error)")
+            #expect(result.verdict == .proxyFailed(.timedOut))
         }
     }
 
@@ -364,6 +375,17 @@ struct ProxyIntegrationTests {
 
         let explicit = try await run([], base + ["--proxy", proxy])
         #expect(explicit.status == 0, "\(explicit.stdout) \(explicit.stderr)")
+
+        // The credentials from a file, out of the process list; a bad file is refused unquoted.
+        let scratch = ScratchFiles(directoryName: "rtest-proxy-credentials")
+        let file = scratch.write("credentials", Array("alice:s3cret\n".utf8))
+        let address = "\(ProxyTopology.proxyAddress):\(ProxyTopology.proxyPort)"
+        let fromFile = try await run([], base + ["--proxy", address, "--proxy-credentials-file", file])
+        #expect(fromFile.status == 0, "\(fromFile.stdout) \(fromFile.stderr)")
+        _ = scratch.write("credentials", Array("alice-s3cret\n".utf8))
+        let badFile = try await run([], base + ["--proxy", address, "--proxy-credentials-file", file])
+        #expect(badFile.status == 2 && badFile.stderr.contains("user:password"), "\(badFile.stderr)")
+        #expect(!badFile.stderr.contains("s3cret"))
 
         let wrong = try await run(
             [], base + ["--proxy", "http://alice:guess@\(ProxyTopology.proxyAddress):\(ProxyTopology.proxyPort)"])
