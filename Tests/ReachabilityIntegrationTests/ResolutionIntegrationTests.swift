@@ -544,6 +544,55 @@ struct ResolutionIntegrationTests {
         #expect((result["deliveries"] as? [String])?.first?.hasPrefix("reachableViaWiFi") == true, "\(result)")
     }
 
+    @Test("one name answering 2,000 addresses: a hostname target and the DNS-hijack rule keep the first 64")
+    func thousandsOfAddresses() async throws {
+        let (ns, dns) = try setUp("rtest-many")
+        defer { withExtendedLifetime(dns) {} }
+        try ns.ip("route add default via 192.0.2.2 dev veth0")
+        // A hosts file (glibc's files backend gives every line) as a hostile DNS
+        // answer would be: 2,000 public addresses, then a private one past the cap.
+        let addresses = (0..<2000).map { "203.0.\($0 / 250).\($0 % 250 + 1)" }
+        let lines = addresses.map { "\($0) many.rtest" } + ["10.0.0.1 many.rtest"]
+        try ns.writeEtc("hosts", "127.0.0.1 localhost\n" + lines.joined(separator: "\n") + "\n")
+        let reachability = try Reachability(hostname: "many.rtest", environment: ns.environment)
+        let log = try DeliveryLog.started(reachability)
+        try await log.wait(forCount: 1, "the first delivery")
+        let kept = try #require(reachability.resolvedAddresses)
+        #expect(kept.count == ResolverPool.addressLimit)
+        #expect(Set(kept).isSubset(of: Set(try addresses.map { try IPAddress($0) })), "\(kept)")
+        reachability.stop()
+        // The hijack rule sees the same 64: the private address past them is not read.
+        let answers = try #require(try HostLookup.addresses(of: "many.rtest", environment: ns.environment))
+        #expect(answers.count == ResolverPool.addressLimit)
+        #expect(!answers.contains(try IPAddress("10.0.0.1")))
+    }
+
+    @Test("the DNS-hijack rule's lookups, one never answered and one answered late: the check keeps its deadline")
+    func hijackLookupsStalledAndLate() async throws {
+        let (ns, dns) = try setUp("rtest-hjlate", resolvOptions: "timeout:5 attempts:3")
+        try ns.ip("route add default via 192.0.2.2 dev veth0")
+        try dns.stall("stalled.rtest")
+        try dns.set("late.rtest", answers: [["198.51.100.80"]], delay: 6)
+        var configuration = ConnectivityConfiguration(
+            endpoints: ["stalled.rtest", "late.rtest"].map {
+                ConnectivityEndpoint(url: URL(string: "http://\($0)/generate_204")!, expectation: .status(204))
+            },
+            environment: ns.environment)
+        configuration.discoversCaptivePortalAPI = false
+        configuration.probeTimeout = .seconds(2)
+        configuration.checkDeadline = .seconds(3)
+        #expect(configuration.detectsDNSHijacking)
+        let started = ContinuousClock.now
+        let result = try await Connectivity(validating: configuration).checkConnectivity()
+        let elapsed = ContinuousClock.now - started
+        #expect(result.verdict != .online)
+        #expect(!result.endpoints.contains { if case .dnsHijacked = $0.failure { true } else { false } })
+        // The resolver alone would take 15 s (timeout 5 s, 3 attempts) for the
+        // stalled name: this only tells an unbounded wait from a slow machine.
+        #expect(elapsed < .seconds(12), "\(elapsed)")
+        #expect(try dns.queries("stalled.rtest") >= 1 && dns.queries("late.rtest") >= 1)
+    }
+
     @Test("Defect 12: IDN names are asked in Punycode; IPv4-mapped addresses are their IPv4 address")
     func idnAndMapped() async throws {
         let (ns, dns) = try setUp("rtest-idn")
