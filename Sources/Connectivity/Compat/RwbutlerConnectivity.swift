@@ -18,8 +18,9 @@ extension Notification.Name {
 }
 
 /// Which Apple framework rwbutler/Connectivity watches interfaces with
-/// (`Connectivity.Framework`). Accepted and ignored here: on Linux the path always
-/// comes from the kernel (rtnetlink, through `PathMonitor`).
+/// (`Connectivity.Framework`). On Linux the path always comes from the kernel
+/// (rtnetlink, through `PathMonitor`); the framework decides how the status names
+/// the link, as there (see `Connectivity.framework`).
 ///
 /// `Sendable`: a plain enum.
 public enum ConnectivityFramework: Int, Sendable, Hashable, CaseIterable {
@@ -128,11 +129,11 @@ extension Connectivity {
     /// HTTPS success pages (``ConnectivityConfiguration/defaultConnectivityURLs``),
     /// or, without HTTPS, rwbutler's eight plain-HTTP ones — for `Success`, with
     /// rwbutler's instance defaults: a 50 % threshold, polling off (10 s once on,
-    /// not only while offline), framework `.systemConfiguration` (every link that
-    /// is not cellular is Wi-Fi, as SCNetworkReachability says), 5 s request and
-    /// resource timeouts (or the process-wide `urlSessionConfiguration` of module
-    /// ConnectivityURLSession), and no check but at start, on path changes and when
-    /// asked.
+    /// not only while offline), framework `.network` (the link named by its type,
+    /// Ethernet included; rwbutler's since 6.1.0, though its README still says
+    /// `.systemConfiguration`), 5 s request and resource timeouts (or the
+    /// process-wide `urlSessionConfiguration` of module ConnectivityURLSession), and
+    /// no check but at start, on path changes and when asked.
     ///
     /// Where rwbutler's fills its URL list before it sets ``isHTTPSOnly`` (so that
     /// its first `Connectivity(shouldUseHTTPS: false)` still checks the HTTPS pages),
@@ -141,8 +142,7 @@ extension Connectivity {
         Connectivity.isHTTPSOnly = shouldUseHTTPS
         var configuration = ConnectivityConfiguration(
             connectivityURLs: Connectivity.defaultConnectivityURLs(shouldUseHTTPS: shouldUseHTTPS),
-            pollingIsEnabled: false, pollWhileOfflineOnly: false
-        ).configureFramework(.systemConfiguration)
+            pollingIsEnabled: false, pollWhileOfflineOnly: false)
         configuration.rwbutler.responseValidator = ConnectivityResponseContainsStringValidator()
         self.init(configuration: configuration)
     }
@@ -247,12 +247,12 @@ extension Connectivity {
     }
 
     /// rwbutler's choice of Apple framework, which decides how ``status`` names the
-    /// link (the path itself always comes from the kernel): `.systemConfiguration`,
-    /// the default of rwbutler's `Connectivity()`, as SCNetworkReachability does —
-    /// cellular, or Wi-Fi for every other link, Ethernet and VPNs included, so
-    /// ``isConnectedViaEthernet`` is never true; `.network`, the default of a
-    /// `ConnectivityConfiguration`, by the link's type as `NWPath` does (Wi-Fi,
-    /// cellular, Ethernet, or plain `connected`/`notConnected` for others).
+    /// link (the path itself always comes from the kernel): `.network`, the default
+    /// (rwbutler's since 6.1.0, for `Connectivity()` and a `ConnectivityConfiguration`
+    /// alike), by the link's type as `NWPath` does (Wi-Fi, cellular, Ethernet, or
+    /// plain `connected`/`notConnected` for others); `.systemConfiguration` as
+    /// SCNetworkReachability does — cellular, or Wi-Fi for every other link,
+    /// Ethernet and VPNs included, so ``isConnectedViaEthernet`` is never true.
     public var framework: Framework {
         get { configuration.rwbutler.framework }
         set { updateConfiguration { $0.rwbutler.framework = newValue } }

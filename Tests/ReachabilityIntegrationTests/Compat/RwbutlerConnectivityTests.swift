@@ -183,7 +183,7 @@ extension RwbutlerSuites {
             #expect(Connectivity(configuration: recommended).framework == .network)
         }
 
-        @Test("Connectivity() is rwbutler's instance: its two HTTPS URLs, polling off, SystemConfiguration, 5 s")
+        @Test("Connectivity() is rwbutler's instance: its two HTTPS URLs, polling off, framework .network, 5 s")
         func instanceDefaults() {
             Connectivity.isHTTPSOnly = true
             let connectivity = Connectivity()
@@ -198,7 +198,9 @@ extension RwbutlerSuites {
             #expect(connectivity.expectedResponseString == "Success")
             #expect(connectivity.expectedResponseRegEx == ConnectivityResponseRegExValidator.defaultRegularExpression)
             #expect(connectivity.responseValidator is ConnectivityResponseContainsStringValidator)
-            #expect(connectivity.framework == .systemConfiguration)
+            // rwbutler's code since 6.1.0 (its CHANGELOG; its README still says .systemConfiguration).
+            #expect(connectivity.framework == .network)
+            #expect(Connectivity(shouldUseHTTPS: true).framework == .network)
             #expect(connectivity.checkWhenApplicationDidBecomeActive)
             #expect(connectivity.configuration.probeTimeout == .seconds(5))
             #expect(connectivity.configuration.checkDeadline == .seconds(5))
@@ -732,29 +734,34 @@ extension RwbutlerSuites {
             #expect(server.count("/check") == 3)
         }
 
-        @Test("framework: .systemConfiguration names Ethernet Wi-Fi, as SCNetworkReachability; .network by its type")
+        @Test(
+            "framework: Connectivity() names a wired link Ethernet (.network, rwbutler 8's default); .systemConfiguration Wi-Fi"
+        )
         func frameworkNamesTheLink() async throws {
             Connectivity.isHTTPSOnly = false
             let (ns, server) = try await ConnectivityIntegrationTests.setUp(Self.routes)
             defer { withExtendedLifetime((ns, server)) {} }
-            // Connectivity()'s settings, in the test namespace, against the local server.
+            // Connectivity()'s settings, in the test namespace (a veth: Ethernet), against the local server.
             let connectivity = Connectivity(shouldUseHTTPS: false)
-            #expect(connectivity.framework == .systemConfiguration)
             connectivity.configuration.environment = ns.environment
-            connectivity.connectivityURLs = [server.url("/success")]
-            #expect(await connectivity.checked().status == .connectedViaWiFi)
-            #expect(connectivity.isConnectedViaWiFi && !connectivity.isConnectedViaEthernet)
-            #expect(connectivity.description == "Wi-Fi with Internet access")
-            connectivity.connectivityURLs = [server.url("/failure")]
-            #expect(await connectivity.checked().status == .connectedViaWiFiWithoutInternet)
-            #expect(
-                connectivity.isConnectedViaWiFiWithoutInternet && !connectivity.isConnectedViaEthernetWithoutInternet)
-
-            connectivity.framework = .network
             connectivity.connectivityURLs = [server.url("/success")]
             #expect(await connectivity.checked().status == .connectedViaEthernet)
             #expect(connectivity.isConnectedViaEthernet && !connectivity.isConnectedViaWiFi)
             #expect(connectivity.description == "Ethernet with Internet access")
+            connectivity.connectivityURLs = [server.url("/failure")]
+            #expect(await connectivity.checked().status == .connectedViaEthernetWithoutInternet)
+            #expect(
+                connectivity.isConnectedViaEthernetWithoutInternet && !connectivity.isConnectedViaWiFiWithoutInternet)
+
+            // SCNetworkReachability's naming: every link that is not cellular is Wi-Fi.
+            connectivity.framework = .systemConfiguration
+            #expect(await connectivity.checked().status == .connectedViaWiFiWithoutInternet)
+            #expect(
+                connectivity.isConnectedViaWiFiWithoutInternet && !connectivity.isConnectedViaEthernetWithoutInternet)
+            connectivity.connectivityURLs = [server.url("/success")]
+            #expect(await connectivity.checked().status == .connectedViaWiFi)
+            #expect(connectivity.isConnectedViaWiFi && !connectivity.isConnectedViaEthernet)
+            #expect(connectivity.description == "Wi-Fi with Internet access")
         }
 
         @Test("a custom validator judges this package's own endpoints too")
