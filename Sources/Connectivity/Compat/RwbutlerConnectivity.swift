@@ -240,10 +240,23 @@ extension Connectivity {
     }
 
     /// Sent as `Authorization: Bearer …` to the URLs set through ``connectivityURLs``
-    /// (an endpoint of your own carries its own headers).
+    /// (an endpoint of your own carries its own headers), unless
+    /// ``authorizationHeader`` is set.
     public var bearerToken: String? {
         get { configuration.rwbutler.bearerToken }
         set { updateConfiguration { $0.rwbutler.bearerToken = newValue } }
+    }
+
+    /// rwbutler's `authorizationHeader` (public since its 6.0): the whole value of the
+    /// `Authorization` header sent to the URLs set through ``connectivityURLs``
+    /// (`"Basic dXNlcjpwYXNz"`, a scheme of your own). It wins over ``bearerToken``
+    /// when both are set, as rwbutler's requests have it (its doc comment says the
+    /// reverse, its code this); nil: none.
+    /// `ConnectivityConfiguration.configureAuthorizationHeader(with:)` sets it on a
+    /// configuration.
+    public var authorizationHeader: String? {
+        get { configuration.rwbutler.authorizationHeader }
+        set { updateConfiguration { $0.rwbutler.authorizationHeader = newValue } }
     }
 
     /// rwbutler's choice of Apple framework, which decides how ``status`` names the

@@ -708,6 +708,33 @@ extension RwbutlerSuites {
             #expect(server.requests.first?.headers["authorization"] == "Bearer s3cret")
         }
 
+        @Test(
+            "authorizationHeader (rwbutler 6.0) is the Authorization header's value; it wins over bearerToken, as rwbutler's requests have it"
+        )
+        func authorizationHeader() async throws {
+            let (ns, server, connectivity) = try await Self.setUp(["/success"])
+            defer { withExtendedLifetime((ns, server)) {} }
+            #expect(connectivity.authorizationHeader == nil)
+            connectivity.bearerToken = "s3cret"
+            connectivity.authorizationHeader = "Basic dXNlcjpwYXNz"
+            #expect(connectivity.authorizationHeader == "Basic dXNlcjpwYXNz")
+            #expect(await connectivity.checked().isConnected)
+            #expect(server.requests.last?.headers["authorization"] == "Basic dXNlcjpwYXNz")
+            connectivity.authorizationHeader = nil
+            #expect(await connectivity.checked().isConnected)
+            #expect(server.requests.last?.headers["authorization"] == "Bearer s3cret")
+
+            // A configuration's (rwbutler's Connectivity(configuration:) copies it to the property).
+            let configured = Connectivity(
+                configuration: ConnectivityConfiguration(
+                    connectivityURLs: [server.url("/success")], environment: ns.environment
+                ).configureAuthorizationHeader(with: "Token abc"))
+            #expect(configured.authorizationHeader == "Token abc")
+            #expect(await configured.checked().isConnected)
+            #expect(server.requests.last?.headers["authorization"] == "Token abc")
+            #expect(server.requests.count == 3)
+        }
+
         @Test("polling off: after going offline nothing is checked but what the program asks for")
         func noUnaskedCheck() async throws {
             let (ns, server, connectivity) = try await Self.setUp(["/check"])
