@@ -398,9 +398,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             // Subscribed directly: each path goes to the machine as the monitor
             // evaluates it, in order, with no queue in between (`handle` only takes
             // this instance's lock and starts tasks; it never calls back into the monitor).
-            try monitor.start(directly: { [weak self] path in
-                self?.handle(run: run) { machine in machine.pathChanged(path, at: Date()) }
-            })
+            try monitor.start(directly: { [weak self] path in self?.pathChanged(path, run: run) })
         } catch {
             stop(run: run)
             throw ConnectivityError(error, while: "the path monitor can't start")
@@ -745,6 +743,25 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         state.withLock { state in
             guard state.running, state.run == run else { return }
             apply(input(&state.machine), state: &state, run: run)
+        }
+    }
+
+    /// A path from the run's monitor, fed to the machine. Under rwbutler's
+    /// `.systemConfiguration`, a change of the path after the run's first also posts
+    /// rwbutler's `ReachabilityDidChange` (as SCNetworkReachability's callback does
+    /// there), queued before the deliveries the change brings.
+    private func pathChanged(_ path: NetworkPath, run: UInt64) {
+        state.withLock { state in
+            guard state.running, state.run == run else { return }
+            let old = state.machine.path
+            let actions = state.machine.pathChanged(path, at: Date())
+            if state.configuration.rwbutler.framework == .systemConfiguration, let old, old != state.machine.path {
+                state.notificationQueue.async { [weak self] in
+                    guard let self, self.state.withLock({ $0.running && $0.run == run }) else { return }
+                    NotificationCenter.default.post(name: .ReachabilityDidChange, object: self)
+                }
+            }
+            apply(actions, state: &state, run: run)
         }
     }
 

@@ -15,6 +15,17 @@ extension Notification.Name {
     /// verdict changes; both carry the ``ConnectivityResult`` in
     /// `userInfo[Connectivity.resultKey]`.
     public static let ConnectivityDidChange = Notification.Name("kNetworkConnectivityChangedNotification")
+
+    /// rwbutler/Connectivity's other notification (`kNetworkReachabilityChangedNotification`,
+    /// what its copy of Apple's Reachability posts): posted by a started
+    /// ``Connectivity`` (the object; rwbutler's is its `Reachability`) on its
+    /// ``Connectivity/notificationQueue`` when the path changes while its
+    /// `framework` is `.systemConfiguration`, before the check the change starts —
+    /// where rwbutler's watches SCNetworkReachability. Under `.network`, the default,
+    /// rwbutler's watches `NWPathMonitor` and nothing posts it; here neither. Not
+    /// posted for the first path after a start (SCNetworkReachability reports
+    /// changes). Module Reachability's notification is `reachabilityChanged`, another name.
+    public static let ReachabilityDidChange = Notification.Name("kNetworkReachabilityChangedNotification")
 }
 
 /// Which Apple framework rwbutler/Connectivity watches interfaces with

@@ -350,6 +350,8 @@ private final class RwbutlerLog: Sendable {
     private struct State {
         var statuses: [ConnectivityStatus] = []  // ConnectivityDidChange, read from the object
         var coreNotifications = 0
+        /// For each ReachabilityDidChange, how many statuses had been posted before it.
+        var reachabilityChanges: [Int] = []
         var connected = 0
         var disconnected = 0
     }
@@ -373,6 +375,10 @@ private final class RwbutlerLog: Sendable {
                 value: NotificationCenter.default.addObserver(
                     forName: .connectivityDidChange, object: connectivity, queue: nil
                 ) { _ in state.withLockedValue { $0.coreNotifications += 1 } }),
+            Token(
+                value: NotificationCenter.default.addObserver(
+                    forName: .ReachabilityDidChange, object: connectivity, queue: nil
+                ) { _ in state.withLockedValue { $0.reachabilityChanges.append($0.statuses.count) } }),
         ]
         connectivity.whenConnected = { _ in state.withLockedValue { $0.connected += 1 } }
         connectivity.whenDisconnected = { _ in state.withLockedValue { $0.disconnected += 1 } }
@@ -385,6 +391,7 @@ private final class RwbutlerLog: Sendable {
 
     var statuses: [ConnectivityStatus] { state.withLockedValue { $0.statuses } }
     var coreNotifications: Int { state.withLockedValue { $0.coreNotifications } }
+    var reachabilityChanges: [Int] { state.withLockedValue { $0.reachabilityChanges } }
     var callbacks: (connected: Int, disconnected: Int) { state.withLockedValue { ($0.connected, $0.disconnected) } }
 
     func wait(_ what: String, _ condition: @escaping @Sendable ([ConnectivityStatus]) -> Bool) async throws {
@@ -551,6 +558,42 @@ extension RwbutlerSuites {
             server.set("/check", .respond(status: 200, body: "Success"))
             try await log.wait("connected") { $0.last == .connectedViaEthernet }
             #expect(log.callbacks == (1, 1))
+        }
+
+        @Test(
+            "ReachabilityDidChange: under .systemConfiguration a path change posts it, before the change's status; never under .network"
+        )
+        func reachabilityDidChange() async throws {
+            #expect(Notification.Name.ReachabilityDidChange.rawValue == "kNetworkReachabilityChangedNotification")
+            let (ns, server, connectivity) = try await Self.setUp(["/success"])
+            defer { withExtendedLifetime((ns, server)) {} }
+            connectivity.framework = .systemConfiguration
+            connectivity.isPollingEnabled = false
+            // The same checks under .network, rwbutler's default: NWPathMonitor there, no such post.
+            let network = Connectivity(
+                configuration: ConnectivityConfiguration(
+                    connectivityURLs: [server.url("/success")], pollingIsEnabled: false, environment: ns.environment))
+            let log = RwbutlerLog(connectivity)
+            let networkLog = RwbutlerLog(network)
+            connectivity.startNotifier()
+            network.startNotifier()
+            try await log.wait("connected") { $0 == [.connectedViaWiFi] }
+            try await networkLog.wait("connected") { $0 == [.connectedViaEthernet] }
+            #expect(log.reachabilityChanges.isEmpty, "not for the first path")
+
+            try await offPool { try ns.ip("link set veth0 down") }
+            try await log.wait("not connected") { $0.last == .notConnected }
+            try await networkLog.wait("not connected") { $0.last == .notConnected }
+            #expect(log.reachabilityChanges.first == 1, "posted before the status the change brought")
+            let changes = log.reachabilityChanges.count
+            try await offPool { try ns.ip("link set veth0 up") }
+            try await offPool { try ns.ip("route add default via 192.0.2.2 dev veth0") }
+            try await log.wait("connected again") { $0.last == .connectedViaWiFi }
+            try await networkLog.wait("connected again") { $0.last == .connectedViaEthernet }
+            #expect(log.reachabilityChanges.count > changes)
+            #expect(networkLog.reachabilityChanges.isEmpty)
+            connectivity.stopNotifier()
+            network.stopNotifier()
         }
 
         /// A second instance polling `/marker` every 0.1 s: its polls measure time in the
