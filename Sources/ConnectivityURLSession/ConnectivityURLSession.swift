@@ -219,6 +219,30 @@ extension Connectivity {
         }
     }
 
+    /// rwbutler's `responseValidator`, typed with its protocol (this module's
+    /// ``ConnectivityResponseValidator``), so that what rwbutler code does with it
+    /// compiles: `let validator: ConnectivityResponseValidator =
+    /// connectivity.responseValidator`, `connectivity.responseValidator = MyValidator()`.
+    /// It is module Connectivity's property of that name, which this one shadows: the
+    /// validator of the `.custom` mode (set it, then `validationMode = .custom`);
+    /// reading it in another mode gives that mode's validator, as rwbutler's does.
+    ///
+    /// A validator of module Connectivity's protocol alone (`ProbeResponseValidator`:
+    /// one set where only Connectivity is imported, or through
+    /// `configureResponseValidator(_:)`) is read back wrapped, so that it answers
+    /// rwbutler's requirement (`===` and `is` then see the wrapper; setting the
+    /// wrapper back sets the validator it wraps). To set one here, declare its
+    /// conformance to ``ConnectivityResponseValidator`` too: it needs nothing else.
+    public var responseValidator: any ConnectivityResponseValidator {
+        get {
+            let validator = probeResponseValidator
+            return validator as? any ConnectivityResponseValidator ?? ProbeValidatorAdapter(validator)
+        }
+        set {
+            probeResponseValidator = (newValue as? ProbeValidatorAdapter)?.validator ?? newValue
+        }
+    }
+
     /// The requests checked (rwbutler 6.1): reading gives one per endpoint in use,
     /// those set through rwbutler's API with the method and headers they were set
     /// with (not the Authorization header of `bearerToken`, added when sent).
@@ -263,8 +287,9 @@ extension Connectivity {
 /// ```
 ///
 /// It refines module Connectivity's protocol (`ProbeResponseValidator`), so such a
-/// validator goes wherever that one does (`responseValidator`,
-/// `configureResponseValidator(_:)`); the probe's answer reaches it as an
+/// validator goes wherever that one does (`configureResponseValidator(_:)`, the
+/// initializers' `responseValidator:`), and `Connectivity.responseValidator` is of
+/// this type here, as in rwbutler; the probe's answer reaches it as an
 /// `HTTPURLResponse` (status and headers) and a `GET` request of the URL. The
 /// package's validators (`ConnectivityResponseContainsStringValidator` and the
 /// others) conform too, and every validator answers
@@ -280,6 +305,30 @@ extension Connectivity {
 public protocol ConnectivityResponseValidator: ProbeResponseValidator {
     /// Whether `data`, the body of the answer to `urlRequest`, shows the Internet is there.
     func isResponseValid(urlRequest: URLRequest, response: URLResponse?, data: Data?) -> Bool
+}
+
+/// A validator of module Connectivity's protocol alone, as rwbutler's protocol sees it
+/// (what `Connectivity.responseValidator` hands back for one).
+///
+/// `Sendable`: immutable.
+final class ProbeValidatorAdapter: ConnectivityResponseValidator {
+    /// The validator answering.
+    let validator: any ProbeResponseValidator
+
+    /// `validator`, wrapped.
+    init(_ validator: any ProbeResponseValidator) {
+        self.validator = validator
+    }
+
+    /// The wrapped validator's verdict on the request's URL and the response's status and headers.
+    func isResponseValid(urlRequest: URLRequest, response: URLResponse?, data: Data?) -> Bool {
+        validator.isResponseValid(urlRequest: urlRequest, response: response, data: data)
+    }
+
+    /// The wrapped validator's verdict.
+    func isResponseValid(url: URL, response: ProbeResponse?, data: Data?) -> Bool {
+        validator.isResponseValid(url: url, response: response, data: data)
+    }
 }
 
 extension ConnectivityResponseValidator {

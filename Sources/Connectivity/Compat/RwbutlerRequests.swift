@@ -109,6 +109,13 @@ extension Connectivity {
         return configuration
     }
 
+    /// This module's `responseValidator`, for module ConnectivityURLSession, whose
+    /// property of that name (typed with rwbutler's protocol) shadows it there.
+    package var probeResponseValidator: any ConnectivityResponseValidator {
+        get { responseValidator }
+        set { responseValidator = newValue }
+    }
+
     /// Changes the configuration as the other rwbutler setters do (atomically,
     /// applied at the next check).
     package func updateRwbutlerConfiguration(_ change: (inout ConnectivityConfiguration) -> Void) {

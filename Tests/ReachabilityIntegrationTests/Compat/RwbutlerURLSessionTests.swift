@@ -45,6 +45,14 @@ private final class RequestValidator: ConnectivityResponseValidator, @unchecked 
     var calls: [(URLRequest, URLResponse?)] { lock.withLock { seen } }
 }
 
+/// A validator of module Connectivity's protocol alone (`ProbeResponseValidator`):
+/// valid for a 204.
+private final class ProbeOnlyValidator: ProbeResponseValidator {
+    func isResponseValid(url: URL, response: ProbeResponse?, data: Data?) -> Bool {
+        response?.status == 204
+    }
+}
+
 extension RwbutlerSuites {
     @Suite("rwbutler/Connectivity's URLSession API: the mapping (no network)")
     struct RwbutlerURLSessionUnitTests {
@@ -134,6 +142,41 @@ extension RwbutlerSuites {
             let connectivity = Connectivity(
                 configuration: ConnectivityConfiguration().configureResponseValidator(validator))
             #expect(connectivity.validationMode == .custom && connectivity.responseValidator === validator)
+        }
+
+        @Test(
+            "responseValidator is of rwbutler's protocol's type here: assignable to ConnectivityResponseValidator, as there"
+        )
+        func responseValidatorType() throws {
+            let url = try #require(URL(string: "https://example.com/check"))
+            let connectivity = Connectivity()
+            // rwbutler's default: the contains validator, of rwbutler's type.
+            let initial: any ConnectivityResponseValidator = connectivity.responseValidator
+            #expect(initial is ConnectivityResponseContainsStringValidator)
+            let validator = RequestValidator()
+            connectivity.responseValidator = validator
+            connectivity.validationMode = .custom
+            let read: any ConnectivityResponseValidator = connectivity.responseValidator
+            #expect(read === validator)
+            #expect(connectivity.probeResponseValidator === validator)
+            // Another mode: that mode's validator (rwbutler's updateValidator), rwbutler's type too.
+            connectivity.validationMode = .equalsExpectedResponseString
+            let mode: any ConnectivityResponseValidator = connectivity.responseValidator
+            #expect(mode is ConnectivityResponseStringEqualityValidator)
+
+            // One of module Connectivity's protocol alone comes back wrapped, answering
+            // rwbutler's requirement; set back, it is the validator itself again.
+            let probeOnly = ProbeOnlyValidator()
+            let configured = Connectivity(
+                configuration: ConnectivityConfiguration().configureResponseValidator(probeOnly))
+            let wrapped: any ConnectivityResponseValidator = configured.responseValidator
+            let ok = HTTPURLResponse(url: url, statusCode: 204, httpVersion: "HTTP/1.1", headerFields: [:])
+            let bad = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])
+            #expect(wrapped.isResponseValid(urlRequest: URLRequest(url: url), response: ok, data: nil))
+            #expect(!wrapped.isResponseValid(urlRequest: URLRequest(url: url), response: bad, data: nil))
+            configured.responseValidator = wrapped
+            #expect(configured.probeResponseValidator === probeOnly)
+            #expect(configured.validationMode == .custom)
         }
 
         @Test("rwbutler's initializers with urlSessionConfiguration: and connectivityURLRequests:")
