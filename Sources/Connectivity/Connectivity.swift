@@ -156,19 +156,23 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     ///
     /// rwbutler's `Connectivity(configuration:)`: its URLs (those set through
     /// `connectivityURLs` or `configureConnectivity(urls:)`, rwbutler's defaults
-    /// included) lose their plain-HTTP ones while ``isHTTPSOnly`` is set, and, unless
-    /// the configuration was given a session configuration of its own (module
-    /// ConnectivityURLSession), the process-wide `urlSessionConfiguration` applies to
-    /// them. This package's own endpoints are kept as they are.
+    /// included) lose their plain-HTTP ones while ``isHTTPSOnly`` is set, and, as
+    /// rwbutler's sets its static `urlSessionConfiguration` to the configuration's,
+    /// a configuration with such URLs makes its timeouts and session headers
+    /// (module ConnectivityURLSession) those of the `Connectivity()` made
+    /// afterwards. This package's own endpoints are kept as they are, and a
+    /// configuration without rwbutler's URLs (``ConnectivityConfiguration/recommended``)
+    /// changes no process-wide setting.
     public convenience init(configuration: ConnectivityConfiguration, notificationQueue: DispatchQueue? = nil) {
+        Connectivity.adoptRwbutlerSessionSettings(of: configuration)
         self.init(configuration: configuration, notificationQueue: notificationQueue, clock: ContinuousClock())
     }
 
-    /// ``init(configuration:notificationQueue:)`` with its timers on `clock`.
+    /// ``init(configuration:notificationQueue:)`` with its timers on `clock`, and no
+    /// process-wide setting changed.
     package init(configuration: ConnectivityConfiguration, notificationQueue: DispatchQueue?, clock: any TimerClock) {
         self.clock = clock
-        let configuration = Connectivity.withRwbutlerSessionDefaults(
-            configuration.droppingPlainHTTPURLs(Connectivity.isHTTPSOnly))
+        let configuration = configuration.droppingPlainHTTPURLs(Connectivity.isHTTPSOnly)
         let resolved = Resolved(configuration)
         state = LockedValue(
             State(

@@ -68,10 +68,9 @@ extension ConnectivityConfiguration {
 
     /// rwbutler's initializer (6.1 and later), which takes `URLRequest`s: as the
     /// initializer above, the requests set as ``configureConnectivity(urlRequests:)``
-    /// sets them. Without `urlSessionConfiguration` (rwbutler's default,
-    /// ``defaultURLSessionConfiguration``: 5 s timeouts, which the configuration
-    /// already has), the process-wide `Connectivity.urlSessionConfiguration` applies
-    /// when the instance is made; with one, that one.
+    /// sets them. Without `urlSessionConfiguration`, rwbutler's default
+    /// (``defaultURLSessionConfiguration``: 5 s timeouts, which the configuration
+    /// already has); with one, that one.
     ///
     /// `connectivityURLRequests` has no default here (rwbutler's is
     /// ``defaultConnectivityURLRequests``): a call that doesn't pass it is one of the
@@ -119,14 +118,13 @@ extension ConnectivityConfiguration {
     ///   storage and policy), credentials, proxies, `allowsCellularAccess`,
     ///   `waitsForConnectivity`, connection limits, TLS versions, protocol classes.
     ///
-    /// A configuration given a session configuration this way keeps it: the
-    /// process-wide `Connectivity.urlSessionConfiguration` no longer applies to it.
+    /// `Connectivity(configuration:)` then makes these settings the process-wide
+    /// `Connectivity.urlSessionConfiguration`, as rwbutler's does.
     ///
     /// Returns a changed copy, as the other `configure…` methods here (rwbutler's
     /// changes the configuration object and returns it).
     public func configureURLSession(_ urlSessionConfiguration: URLSessionConfiguration) -> ConnectivityConfiguration {
         var configuration = self
-        configuration.rwbutlerSessionConfigured = true
         if let timeout = Self.duration(urlSessionConfiguration.timeoutIntervalForRequest) {
             configuration.probeTimeout = timeout
         }
@@ -197,14 +195,15 @@ extension Connectivity {
         set { updateRwbutlerConfiguration { $0 = $0.configureURLSession(newValue) } }
     }
 
-    /// rwbutler's process-wide session configuration: setting it makes the instances
-    /// made afterwards start with it, applied as
-    /// `ConnectivityConfiguration.configureURLSession(_:)` does — those of
-    /// `Connectivity()`, `Connectivity(shouldUseHTTPS:)` and `Connectivity(configuration:)`
-    /// with rwbutler's URLs, unless that configuration was given a session
-    /// configuration of its own. Instances made before keep theirs (set theirs with
-    /// the instance's `urlSessionConfiguration`), where rwbutler's read it at each
-    /// check. Reading it gives rwbutler's defaults with it applied.
+    /// rwbutler's process-wide session configuration: setting it makes the
+    /// `Connectivity()` and `Connectivity(shouldUseHTTPS:)` made afterwards start with
+    /// it, applied as `ConnectivityConfiguration.configureURLSession(_:)` does.
+    /// `Connectivity(configuration:)` sets it, as rwbutler's does, to the
+    /// configuration's settings (rwbutler's defaults unless the configuration was
+    /// given a session configuration) when the configuration checks rwbutler's URLs;
+    /// that instance has the configuration's. Instances made before keep theirs (set
+    /// theirs with the instance's `urlSessionConfiguration`), where rwbutler's read
+    /// it at each check. Reading it gives rwbutler's defaults with it applied.
     public static var urlSessionConfiguration: URLSessionConfiguration {
         get { withRwbutlerSessionDefaults(ConnectivityConfiguration()).urlSessionConfiguration }
         set {

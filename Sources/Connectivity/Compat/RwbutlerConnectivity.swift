@@ -155,7 +155,10 @@ extension Connectivity {
             connectivityURLs: Connectivity.defaultConnectivityURLs(shouldUseHTTPS: shouldUseHTTPS),
             pollingIsEnabled: false, pollWhileOfflineOnly: false)
         configuration.rwbutler.responseValidator = ConnectivityResponseContainsStringValidator()
-        self.init(configuration: configuration)
+        // rwbutler's instance reads the static urlSessionConfiguration; it sets nothing.
+        self.init(
+            configuration: Connectivity.withRwbutlerSessionDefaults(configuration), notificationQueue: nil,
+            clock: ContinuousClock())
     }
 
     /// rwbutler's default URLs: Apple's two HTTPS success pages, or its eight

@@ -204,8 +204,6 @@ struct RwbutlerSettings: Sendable {
     /// How the status names the link: `.network` (by its type), rwbutler's default
     /// since 6.1.0, unless `framework` or `configureFramework(_:)` said otherwise.
     var framework: ConnectivityFramework = .network
-    /// Whether a session configuration of its own was applied.
-    var sessionConfigured = false
     /// rwbutler's `callbackQueue`: ``Connectivity/notificationQueue`` unless the
     /// initializer was given one.
     var callbackQueue: DispatchQueue?

@@ -186,6 +186,7 @@ extension RwbutlerSuites {
         @Test("Connectivity() is rwbutler's instance: its two HTTPS URLs, polling off, framework .network, 5 s")
         func instanceDefaults() {
             Connectivity.isHTTPSOnly = true
+            Connectivity.rwbutlerSessionDefaults.withLock { $0 = nil }  // The static urlSessionConfiguration's default.
             let connectivity = Connectivity()
             #expect(Connectivity.isHTTPSOnly)
             #expect(connectivity.connectivityURLs == ConnectivityConfiguration.defaultConnectivityURLs)
