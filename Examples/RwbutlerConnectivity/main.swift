@@ -44,7 +44,8 @@ let observer = NotificationCenter.default.addObserver(
 
 // rwbutler's defaults, as on iOS: Apple's two HTTPS pages checked for "Success", a 50 %
 // threshold, HTTPS only; polling off for Connectivity() (on, every 10 s while offline,
-// for a ConnectivityConfiguration()); SystemConfiguration's names for the link.
+// for a ConnectivityConfiguration()); framework .network, the link named by its type
+// (rwbutler's default since 6.1.0).
 print("URLs:", connectivity.connectivityURLs.map(\.absoluteString))
 print(
     "threshold:", connectivity.successThreshold, "HTTPS only:", Connectivity.isHTTPSOnly,

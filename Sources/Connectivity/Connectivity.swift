@@ -156,19 +156,23 @@ public final class Connectivity: Sendable, CustomStringConvertible {
     ///
     /// rwbutler's `Connectivity(configuration:)`: its URLs (those set through
     /// `connectivityURLs` or `configureConnectivity(urls:)`, rwbutler's defaults
-    /// included) lose their plain-HTTP ones while ``isHTTPSOnly`` is set, and, unless
-    /// the configuration was given a session configuration of its own (module
-    /// ConnectivityURLSession), the process-wide `urlSessionConfiguration` applies to
-    /// them. This package's own endpoints are kept as they are.
+    /// included) lose their plain-HTTP ones while ``isHTTPSOnly`` is set, and, as
+    /// rwbutler's sets its static `urlSessionConfiguration` to the configuration's,
+    /// a configuration with such URLs makes its timeouts and session headers
+    /// (module ConnectivityURLSession) those of the `Connectivity()` made
+    /// afterwards. This package's own endpoints are kept as they are, and a
+    /// configuration without rwbutler's URLs (``ConnectivityConfiguration/recommended``)
+    /// changes no process-wide setting.
     public convenience init(configuration: ConnectivityConfiguration, notificationQueue: DispatchQueue? = nil) {
+        Connectivity.adoptRwbutlerSessionSettings(of: configuration)
         self.init(configuration: configuration, notificationQueue: notificationQueue, clock: ContinuousClock())
     }
 
-    /// ``init(configuration:notificationQueue:)`` with its timers on `clock`.
+    /// ``init(configuration:notificationQueue:)`` with its timers on `clock`, and no
+    /// process-wide setting changed.
     package init(configuration: ConnectivityConfiguration, notificationQueue: DispatchQueue?, clock: any TimerClock) {
         self.clock = clock
-        let configuration = Connectivity.withRwbutlerSessionDefaults(
-            configuration.droppingPlainHTTPURLs(Connectivity.isHTTPSOnly))
+        let configuration = configuration.droppingPlainHTTPURLs(Connectivity.isHTTPSOnly)
         let resolved = Resolved(configuration)
         state = LockedValue(
             State(
@@ -399,9 +403,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             // Subscribed directly: each path goes to the machine as the monitor
             // evaluates it, in order, with no queue in between (`handle` only takes
             // this instance's lock and starts tasks; it never calls back into the monitor).
-            try monitor.start(directly: { [weak self] path in
-                self?.handle(run: run) { machine in machine.pathChanged(path, at: Date()) }
-            })
+            try monitor.start(directly: { [weak self] path in self?.pathChanged(path, run: run) })
         } catch {
             stop(run: run)
             throw ConnectivityError(error, while: "the path monitor can't start")
@@ -751,6 +753,25 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             guard state.running, state.run == run else { return }
             if clearingFailure { state.failure = nil }
             apply(input(&state.machine), state: &state, run: run)
+        }
+    }
+
+    /// A path from the run's monitor, fed to the machine. Under rwbutler's
+    /// `.systemConfiguration`, a change of the path after the run's first also posts
+    /// rwbutler's `ReachabilityDidChange` (as SCNetworkReachability's callback does
+    /// there), queued before the deliveries the change brings.
+    private func pathChanged(_ path: NetworkPath, run: UInt64) {
+        state.withLock { state in
+            guard state.running, state.run == run else { return }
+            let old = state.machine.path
+            let actions = state.machine.pathChanged(path, at: Date())
+            if state.configuration.rwbutler.framework == .systemConfiguration, let old, old != state.machine.path {
+                state.notificationQueue.async { [weak self] in
+                    guard let self, self.state.withLock({ $0.running && $0.run == run }) else { return }
+                    NotificationCenter.default.post(name: .ReachabilityDidChange, object: self)
+                }
+            }
+            apply(actions, state: &state, run: run)
         }
     }
 

@@ -68,10 +68,9 @@ extension ConnectivityConfiguration {
 
     /// rwbutler's initializer (6.1 and later), which takes `URLRequest`s: as the
     /// initializer above, the requests set as ``configureConnectivity(urlRequests:)``
-    /// sets them. Without `urlSessionConfiguration` (rwbutler's default,
-    /// ``defaultURLSessionConfiguration``: 5 s timeouts, which the configuration
-    /// already has), the process-wide `Connectivity.urlSessionConfiguration` applies
-    /// when the instance is made; with one, that one.
+    /// sets them. Without `urlSessionConfiguration`, rwbutler's default
+    /// (``defaultURLSessionConfiguration``: 5 s timeouts, which the configuration
+    /// already has); with one, that one.
     ///
     /// `connectivityURLRequests` has no default here (rwbutler's is
     /// ``defaultConnectivityURLRequests``): a call that doesn't pass it is one of the
@@ -119,14 +118,13 @@ extension ConnectivityConfiguration {
     ///   storage and policy), credentials, proxies, `allowsCellularAccess`,
     ///   `waitsForConnectivity`, connection limits, TLS versions, protocol classes.
     ///
-    /// A configuration given a session configuration this way keeps it: the
-    /// process-wide `Connectivity.urlSessionConfiguration` no longer applies to it.
+    /// `Connectivity(configuration:)` then makes these settings the process-wide
+    /// `Connectivity.urlSessionConfiguration`, as rwbutler's does.
     ///
     /// Returns a changed copy, as the other `configure…` methods here (rwbutler's
     /// changes the configuration object and returns it).
     public func configureURLSession(_ urlSessionConfiguration: URLSessionConfiguration) -> ConnectivityConfiguration {
         var configuration = self
-        configuration.rwbutlerSessionConfigured = true
         if let timeout = Self.duration(urlSessionConfiguration.timeoutIntervalForRequest) {
             configuration.probeTimeout = timeout
         }
@@ -197,14 +195,15 @@ extension Connectivity {
         set { updateRwbutlerConfiguration { $0 = $0.configureURLSession(newValue) } }
     }
 
-    /// rwbutler's process-wide session configuration: setting it makes the instances
-    /// made afterwards start with it, applied as
-    /// `ConnectivityConfiguration.configureURLSession(_:)` does — those of
-    /// `Connectivity()`, `Connectivity(shouldUseHTTPS:)` and `Connectivity(configuration:)`
-    /// with rwbutler's URLs, unless that configuration was given a session
-    /// configuration of its own. Instances made before keep theirs (set theirs with
-    /// the instance's `urlSessionConfiguration`), where rwbutler's read it at each
-    /// check. Reading it gives rwbutler's defaults with it applied.
+    /// rwbutler's process-wide session configuration: setting it makes the
+    /// `Connectivity()` and `Connectivity(shouldUseHTTPS:)` made afterwards start with
+    /// it, applied as `ConnectivityConfiguration.configureURLSession(_:)` does.
+    /// `Connectivity(configuration:)` sets it, as rwbutler's does, to the
+    /// configuration's settings (rwbutler's defaults unless the configuration was
+    /// given a session configuration) when the configuration checks rwbutler's URLs;
+    /// that instance has the configuration's. Instances made before keep theirs (set
+    /// theirs with the instance's `urlSessionConfiguration`), where rwbutler's read
+    /// it at each check. Reading it gives rwbutler's defaults with it applied.
     public static var urlSessionConfiguration: URLSessionConfiguration {
         get { withRwbutlerSessionDefaults(ConnectivityConfiguration()).urlSessionConfiguration }
         set {
@@ -216,6 +215,30 @@ extension Connectivity {
                     probeTimeout: applied.probeTimeout, checkDeadline: applied.checkDeadline,
                     headers: applied.rwbutlerSessionHeaders)
             }
+        }
+    }
+
+    /// rwbutler's `responseValidator`, typed with its protocol (this module's
+    /// ``ConnectivityResponseValidator``), so that what rwbutler code does with it
+    /// compiles: `let validator: ConnectivityResponseValidator =
+    /// connectivity.responseValidator`, `connectivity.responseValidator = MyValidator()`.
+    /// It is module Connectivity's property of that name, which this one shadows: the
+    /// validator of the `.custom` mode (set it, then `validationMode = .custom`);
+    /// reading it in another mode gives that mode's validator, as rwbutler's does.
+    ///
+    /// A validator of module Connectivity's protocol alone (`ProbeResponseValidator`:
+    /// one set where only Connectivity is imported, or through
+    /// `configureResponseValidator(_:)`) is read back wrapped, so that it answers
+    /// rwbutler's requirement (`===` and `is` then see the wrapper; setting the
+    /// wrapper back sets the validator it wraps). To set one here, declare its
+    /// conformance to ``ConnectivityResponseValidator`` too: it needs nothing else.
+    public var responseValidator: any ConnectivityResponseValidator {
+        get {
+            let validator = probeResponseValidator
+            return validator as? any ConnectivityResponseValidator ?? ProbeValidatorAdapter(validator)
+        }
+        set {
+            probeResponseValidator = (newValue as? ProbeValidatorAdapter)?.validator ?? newValue
         }
     }
 
@@ -263,8 +286,9 @@ extension Connectivity {
 /// ```
 ///
 /// It refines module Connectivity's protocol (`ProbeResponseValidator`), so such a
-/// validator goes wherever that one does (`responseValidator`,
-/// `configureResponseValidator(_:)`); the probe's answer reaches it as an
+/// validator goes wherever that one does (`configureResponseValidator(_:)`, the
+/// initializers' `responseValidator:`), and `Connectivity.responseValidator` is of
+/// this type here, as in rwbutler; the probe's answer reaches it as an
 /// `HTTPURLResponse` (status and headers) and a `GET` request of the URL. The
 /// package's validators (`ConnectivityResponseContainsStringValidator` and the
 /// others) conform too, and every validator answers
@@ -280,6 +304,30 @@ extension Connectivity {
 public protocol ConnectivityResponseValidator: ProbeResponseValidator {
     /// Whether `data`, the body of the answer to `urlRequest`, shows the Internet is there.
     func isResponseValid(urlRequest: URLRequest, response: URLResponse?, data: Data?) -> Bool
+}
+
+/// A validator of module Connectivity's protocol alone, as rwbutler's protocol sees it
+/// (what `Connectivity.responseValidator` hands back for one).
+///
+/// `Sendable`: immutable.
+final class ProbeValidatorAdapter: ConnectivityResponseValidator {
+    /// The validator answering.
+    let validator: any ProbeResponseValidator
+
+    /// `validator`, wrapped.
+    init(_ validator: any ProbeResponseValidator) {
+        self.validator = validator
+    }
+
+    /// The wrapped validator's verdict on the request's URL and the response's status and headers.
+    func isResponseValid(urlRequest: URLRequest, response: URLResponse?, data: Data?) -> Bool {
+        validator.isResponseValid(urlRequest: urlRequest, response: response, data: data)
+    }
+
+    /// The wrapped validator's verdict.
+    func isResponseValid(url: URL, response: ProbeResponse?, data: Data?) -> Bool {
+        validator.isResponseValid(url: url, response: response, data: data)
+    }
 }
 
 extension ConnectivityResponseValidator {

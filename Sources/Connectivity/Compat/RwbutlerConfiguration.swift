@@ -153,14 +153,16 @@ extension ConnectivityConfiguration {
         return configuration
     }
 
-    /// Sends `Authorization: Bearer token` to the URLs (nil: none).
+    /// Sends `Authorization: Bearer token` to the URLs (nil: none), unless an
+    /// authorization header is configured (``configureAuthorizationHeader(with:)``).
     public func configureBearerToken(with token: String?) -> Self {
         var configuration = self
         configuration.rwbutler.bearerToken = token
         return configuration
     }
 
-    /// Sends `Authorization: value` to the URLs, in place of a bearer token (nil: none).
+    /// Sends `Authorization: value` to the URLs, in place of a bearer token (nil:
+    /// none); `Connectivity.authorizationHeader` reads and changes it on an instance.
     public func configureAuthorizationHeader(with value: String?) -> Self {
         var configuration = self
         configuration.rwbutler.authorizationHeader = value

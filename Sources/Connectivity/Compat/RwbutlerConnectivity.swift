@@ -15,11 +15,23 @@ extension Notification.Name {
     /// verdict changes; both carry the ``ConnectivityResult`` in
     /// `userInfo[Connectivity.resultKey]`.
     public static let ConnectivityDidChange = Notification.Name("kNetworkConnectivityChangedNotification")
+
+    /// rwbutler/Connectivity's other notification (`kNetworkReachabilityChangedNotification`,
+    /// what its copy of Apple's Reachability posts): posted by a started
+    /// ``Connectivity`` (the object; rwbutler's is its `Reachability`) on its
+    /// ``Connectivity/notificationQueue`` when the path changes while its
+    /// `framework` is `.systemConfiguration`, before the check the change starts —
+    /// where rwbutler's watches SCNetworkReachability. Under `.network`, the default,
+    /// rwbutler's watches `NWPathMonitor` and nothing posts it; here neither. Not
+    /// posted for the first path after a start (SCNetworkReachability reports
+    /// changes). Module Reachability's notification is `reachabilityChanged`, another name.
+    public static let ReachabilityDidChange = Notification.Name("kNetworkReachabilityChangedNotification")
 }
 
 /// Which Apple framework rwbutler/Connectivity watches interfaces with
-/// (`Connectivity.Framework`). Accepted and ignored here: on Linux the path always
-/// comes from the kernel (rtnetlink, through `PathMonitor`).
+/// (`Connectivity.Framework`). On Linux the path always comes from the kernel
+/// (rtnetlink, through `PathMonitor`); the framework decides how the status names
+/// the link, as there (see `Connectivity.framework`).
 ///
 /// `Sendable`: a plain enum.
 public enum ConnectivityFramework: Int, Sendable, Hashable, CaseIterable {
@@ -128,11 +140,11 @@ extension Connectivity {
     /// HTTPS success pages (``ConnectivityConfiguration/defaultConnectivityURLs``),
     /// or, without HTTPS, rwbutler's eight plain-HTTP ones — for `Success`, with
     /// rwbutler's instance defaults: a 50 % threshold, polling off (10 s once on,
-    /// not only while offline), framework `.systemConfiguration` (every link that
-    /// is not cellular is Wi-Fi, as SCNetworkReachability says), 5 s request and
-    /// resource timeouts (or the process-wide `urlSessionConfiguration` of module
-    /// ConnectivityURLSession), and no check but at start, on path changes and when
-    /// asked.
+    /// not only while offline), framework `.network` (the link named by its type,
+    /// Ethernet included; rwbutler's since 6.1.0, though its README still says
+    /// `.systemConfiguration`), 5 s request and resource timeouts (or the
+    /// process-wide `urlSessionConfiguration` of module ConnectivityURLSession), and
+    /// no check but at start, on path changes and when asked.
     ///
     /// Where rwbutler's fills its URL list before it sets ``isHTTPSOnly`` (so that
     /// its first `Connectivity(shouldUseHTTPS: false)` still checks the HTTPS pages),
@@ -141,10 +153,12 @@ extension Connectivity {
         Connectivity.isHTTPSOnly = shouldUseHTTPS
         var configuration = ConnectivityConfiguration(
             connectivityURLs: Connectivity.defaultConnectivityURLs(shouldUseHTTPS: shouldUseHTTPS),
-            pollingIsEnabled: false, pollWhileOfflineOnly: false
-        ).configureFramework(.systemConfiguration)
+            pollingIsEnabled: false, pollWhileOfflineOnly: false)
         configuration.rwbutler.responseValidator = ConnectivityResponseContainsStringValidator()
-        self.init(configuration: configuration)
+        // rwbutler's instance reads the static urlSessionConfiguration; it sets nothing.
+        self.init(
+            configuration: Connectivity.withRwbutlerSessionDefaults(configuration), notificationQueue: nil,
+            clock: ContinuousClock())
     }
 
     /// rwbutler's default URLs: Apple's two HTTPS success pages, or its eight
@@ -240,19 +254,32 @@ extension Connectivity {
     }
 
     /// Sent as `Authorization: Bearer …` to the URLs set through ``connectivityURLs``
-    /// (an endpoint of your own carries its own headers).
+    /// (an endpoint of your own carries its own headers), unless
+    /// ``authorizationHeader`` is set.
     public var bearerToken: String? {
         get { configuration.rwbutler.bearerToken }
         set { updateConfiguration { $0.rwbutler.bearerToken = newValue } }
     }
 
+    /// rwbutler's `authorizationHeader` (public since its 6.0): the whole value of the
+    /// `Authorization` header sent to the URLs set through ``connectivityURLs``
+    /// (`"Basic dXNlcjpwYXNz"`, a scheme of your own). It wins over ``bearerToken``
+    /// when both are set, as rwbutler's requests have it (its doc comment says the
+    /// reverse, its code this); nil: none.
+    /// `ConnectivityConfiguration.configureAuthorizationHeader(with:)` sets it on a
+    /// configuration.
+    public var authorizationHeader: String? {
+        get { configuration.rwbutler.authorizationHeader }
+        set { updateConfiguration { $0.rwbutler.authorizationHeader = newValue } }
+    }
+
     /// rwbutler's choice of Apple framework, which decides how ``status`` names the
-    /// link (the path itself always comes from the kernel): `.systemConfiguration`,
-    /// the default of rwbutler's `Connectivity()`, as SCNetworkReachability does —
-    /// cellular, or Wi-Fi for every other link, Ethernet and VPNs included, so
-    /// ``isConnectedViaEthernet`` is never true; `.network`, the default of a
-    /// `ConnectivityConfiguration`, by the link's type as `NWPath` does (Wi-Fi,
-    /// cellular, Ethernet, or plain `connected`/`notConnected` for others).
+    /// link (the path itself always comes from the kernel): `.network`, the default
+    /// (rwbutler's since 6.1.0, for `Connectivity()` and a `ConnectivityConfiguration`
+    /// alike), by the link's type as `NWPath` does (Wi-Fi, cellular, Ethernet, or
+    /// plain `connected`/`notConnected` for others); `.systemConfiguration` as
+    /// SCNetworkReachability does — cellular, or Wi-Fi for every other link,
+    /// Ethernet and VPNs included, so ``isConnectedViaEthernet`` is never true.
     public var framework: Framework {
         get { configuration.rwbutler.framework }
         set { updateConfiguration { $0.rwbutler.framework = newValue } }

@@ -50,13 +50,6 @@ extension ConnectivityConfiguration {
         rwbutler.droppingPlainHTTP(urls, from: endpoints, httpsOnly)
     }
 
-    /// Whether a session configuration of its own was applied
-    /// (``configureURLSession(_:)``): rwbutler's process-wide one then doesn't apply.
-    package var rwbutlerSessionConfigured: Bool {
-        get { rwbutler.sessionConfigured }
-        set { rwbutler.sessionConfigured = newValue }
-    }
-
     /// The endpoints as rwbutler requests (``httpsOnly`` applied): a URL set through
     /// rwbutler's API with the method and headers it was set with, any other
     /// endpoint with its own.
@@ -87,26 +80,43 @@ extension ConnectivityConfiguration {
 
 extension Connectivity {
     /// What rwbutler's process-wide `Connectivity.urlSessionConfiguration` (module
-    /// ConnectivityURLSession) set: the probe timeout, check deadline and session
-    /// headers of the instances made afterwards by ``init()`` and
-    /// ``init(shouldUseHTTPS:)``; nil until it is set.
+    /// ConnectivityURLSession) holds: the probe timeout, check deadline and session
+    /// headers of the instances made afterwards by ``init(shouldUseHTTPS:)``; set by
+    /// that static property and by ``init(configuration:notificationQueue:)`` with
+    /// rwbutler's URLs; nil until then (rwbutler's defaults).
     package static let rwbutlerSessionDefaults = LockedValue<RwbutlerSessionDefaults?>(nil)
 
     /// `configuration` with rwbutler's process-wide session settings applied, when
-    /// it checks rwbutler URLs and wasn't given a session configuration of its own
-    /// (``ConnectivityConfiguration/configureURLSession(_:)``).
+    /// it checks rwbutler URLs.
     package static func withRwbutlerSessionDefaults(
         _ configuration: ConnectivityConfiguration
     ) -> ConnectivityConfiguration {
         var configuration = configuration
-        if !configuration.rwbutler.urlEndpoints.isEmpty, !configuration.rwbutler.sessionConfigured,
-            let defaults = rwbutlerSessionDefaults.withLock({ $0 })
-        {
+        if !configuration.rwbutler.urlEndpoints.isEmpty, let defaults = rwbutlerSessionDefaults.withLock({ $0 }) {
             configuration.probeTimeout = defaults.probeTimeout
             configuration.checkDeadline = defaults.checkDeadline
             configuration.rwbutlerSessionHeaders = defaults.headers
         }
         return configuration
+    }
+
+    /// What rwbutler's `Connectivity(configuration:)` does to its static
+    /// `urlSessionConfiguration`: it becomes the configuration's. Here, for a
+    /// configuration checking rwbutler URLs, its probe timeout, check deadline and
+    /// session headers become those of the `Connectivity()` made afterwards.
+    static func adoptRwbutlerSessionSettings(of configuration: ConnectivityConfiguration) {
+        guard !configuration.rwbutler.urlEndpoints.isEmpty else { return }
+        let settings = RwbutlerSessionDefaults(
+            probeTimeout: configuration.probeTimeout, checkDeadline: configuration.checkDeadline,
+            headers: configuration.rwbutlerSessionHeaders)
+        rwbutlerSessionDefaults.withLock { $0 = settings }
+    }
+
+    /// This module's `responseValidator`, for module ConnectivityURLSession, whose
+    /// property of that name (typed with rwbutler's protocol) shadows it there.
+    package var probeResponseValidator: any ConnectivityResponseValidator {
+        get { responseValidator }
+        set { responseValidator = newValue }
     }
 
     /// Changes the configuration as the other rwbutler setters do (atomically,

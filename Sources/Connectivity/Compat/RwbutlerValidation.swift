@@ -201,11 +201,9 @@ struct RwbutlerSettings: Sendable {
     var sessionHeaders: [String: String] = [:]
     /// The polling interval kept while polling is off (rwbutler's `pollingInterval`).
     var pollingInterval: Double = 10
-    /// How the status names the link: `.network` (by its type) unless rwbutler's
-    /// `Connectivity()` or `configureFramework(_:)` said otherwise.
+    /// How the status names the link: `.network` (by its type), rwbutler's default
+    /// since 6.1.0, unless `framework` or `configureFramework(_:)` said otherwise.
     var framework: ConnectivityFramework = .network
-    /// Whether a session configuration of its own was applied.
-    var sessionConfigured = false
     /// rwbutler's `callbackQueue`: ``Connectivity/notificationQueue`` unless the
     /// initializer was given one.
     var callbackQueue: DispatchQueue?

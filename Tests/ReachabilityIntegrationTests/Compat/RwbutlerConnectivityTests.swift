@@ -183,9 +183,10 @@ extension RwbutlerSuites {
             #expect(Connectivity(configuration: recommended).framework == .network)
         }
 
-        @Test("Connectivity() is rwbutler's instance: its two HTTPS URLs, polling off, SystemConfiguration, 5 s")
+        @Test("Connectivity() is rwbutler's instance: its two HTTPS URLs, polling off, framework .network, 5 s")
         func instanceDefaults() {
             Connectivity.isHTTPSOnly = true
+            Connectivity.rwbutlerSessionDefaults.withLock { $0 = nil }  // The static urlSessionConfiguration's default.
             let connectivity = Connectivity()
             #expect(Connectivity.isHTTPSOnly)
             #expect(connectivity.connectivityURLs == ConnectivityConfiguration.defaultConnectivityURLs)
@@ -198,7 +199,9 @@ extension RwbutlerSuites {
             #expect(connectivity.expectedResponseString == "Success")
             #expect(connectivity.expectedResponseRegEx == ConnectivityResponseRegExValidator.defaultRegularExpression)
             #expect(connectivity.responseValidator is ConnectivityResponseContainsStringValidator)
-            #expect(connectivity.framework == .systemConfiguration)
+            // rwbutler's code since 6.1.0 (its CHANGELOG; its README still says .systemConfiguration).
+            #expect(connectivity.framework == .network)
+            #expect(Connectivity(shouldUseHTTPS: true).framework == .network)
             #expect(connectivity.checkWhenApplicationDidBecomeActive)
             #expect(connectivity.configuration.probeTimeout == .seconds(5))
             #expect(connectivity.configuration.checkDeadline == .seconds(5))
@@ -348,6 +351,8 @@ private final class RwbutlerLog: Sendable {
     private struct State {
         var statuses: [ConnectivityStatus] = []  // ConnectivityDidChange, read from the object
         var coreNotifications = 0
+        /// For each ReachabilityDidChange, how many statuses had been posted before it.
+        var reachabilityChanges: [Int] = []
         var connected = 0
         var disconnected = 0
     }
@@ -371,6 +376,10 @@ private final class RwbutlerLog: Sendable {
                 value: NotificationCenter.default.addObserver(
                     forName: .connectivityDidChange, object: connectivity, queue: nil
                 ) { _ in state.withLockedValue { $0.coreNotifications += 1 } }),
+            Token(
+                value: NotificationCenter.default.addObserver(
+                    forName: .ReachabilityDidChange, object: connectivity, queue: nil
+                ) { _ in state.withLockedValue { $0.reachabilityChanges.append($0.statuses.count) } }),
         ]
         connectivity.whenConnected = { _ in state.withLockedValue { $0.connected += 1 } }
         connectivity.whenDisconnected = { _ in state.withLockedValue { $0.disconnected += 1 } }
@@ -383,6 +392,7 @@ private final class RwbutlerLog: Sendable {
 
     var statuses: [ConnectivityStatus] { state.withLockedValue { $0.statuses } }
     var coreNotifications: Int { state.withLockedValue { $0.coreNotifications } }
+    var reachabilityChanges: [Int] { state.withLockedValue { $0.reachabilityChanges } }
     var callbacks: (connected: Int, disconnected: Int) { state.withLockedValue { ($0.connected, $0.disconnected) } }
 
     func wait(_ what: String, _ condition: @escaping @Sendable ([ConnectivityStatus]) -> Bool) async throws {
@@ -551,6 +561,42 @@ extension RwbutlerSuites {
             #expect(log.callbacks == (1, 1))
         }
 
+        @Test(
+            "ReachabilityDidChange: under .systemConfiguration a path change posts it, before the change's status; never under .network"
+        )
+        func reachabilityDidChange() async throws {
+            #expect(Notification.Name.ReachabilityDidChange.rawValue == "kNetworkReachabilityChangedNotification")
+            let (ns, server, connectivity) = try await Self.setUp(["/success"])
+            defer { withExtendedLifetime((ns, server)) {} }
+            connectivity.framework = .systemConfiguration
+            connectivity.isPollingEnabled = false
+            // The same checks under .network, rwbutler's default: NWPathMonitor there, no such post.
+            let network = Connectivity(
+                configuration: ConnectivityConfiguration(
+                    connectivityURLs: [server.url("/success")], pollingIsEnabled: false, environment: ns.environment))
+            let log = RwbutlerLog(connectivity)
+            let networkLog = RwbutlerLog(network)
+            connectivity.startNotifier()
+            network.startNotifier()
+            try await log.wait("connected") { $0 == [.connectedViaWiFi] }
+            try await networkLog.wait("connected") { $0 == [.connectedViaEthernet] }
+            #expect(log.reachabilityChanges.isEmpty, "not for the first path")
+
+            try await offPool { try ns.ip("link set veth0 down") }
+            try await log.wait("not connected") { $0.last == .notConnected }
+            try await networkLog.wait("not connected") { $0.last == .notConnected }
+            #expect(log.reachabilityChanges.first == 1, "posted before the status the change brought")
+            let changes = log.reachabilityChanges.count
+            try await offPool { try ns.ip("link set veth0 up") }
+            try await offPool { try ns.ip("route add default via 192.0.2.2 dev veth0") }
+            try await log.wait("connected again") { $0.last == .connectedViaWiFi }
+            try await networkLog.wait("connected again") { $0.last == .connectedViaEthernet }
+            #expect(log.reachabilityChanges.count > changes)
+            #expect(networkLog.reachabilityChanges.isEmpty)
+            connectivity.stopNotifier()
+            network.stopNotifier()
+        }
+
         /// A second instance polling `/marker` every 0.1 s: its polls measure time in the
         /// unit a polling instance would check in, so that "no check" waits for an event.
         static func startMarker(_ ns: TestNamespace, _ server: TestHTTPServer) -> Connectivity {
@@ -706,6 +752,33 @@ extension RwbutlerSuites {
             #expect(server.requests.first?.headers["authorization"] == "Bearer s3cret")
         }
 
+        @Test(
+            "authorizationHeader (rwbutler 6.0) is the Authorization header's value; it wins over bearerToken, as rwbutler's requests have it"
+        )
+        func authorizationHeader() async throws {
+            let (ns, server, connectivity) = try await Self.setUp(["/success"])
+            defer { withExtendedLifetime((ns, server)) {} }
+            #expect(connectivity.authorizationHeader == nil)
+            connectivity.bearerToken = "s3cret"
+            connectivity.authorizationHeader = "Basic dXNlcjpwYXNz"
+            #expect(connectivity.authorizationHeader == "Basic dXNlcjpwYXNz")
+            #expect(await connectivity.checked().isConnected)
+            #expect(server.requests.last?.headers["authorization"] == "Basic dXNlcjpwYXNz")
+            connectivity.authorizationHeader = nil
+            #expect(await connectivity.checked().isConnected)
+            #expect(server.requests.last?.headers["authorization"] == "Bearer s3cret")
+
+            // A configuration's (rwbutler's Connectivity(configuration:) copies it to the property).
+            let configured = Connectivity(
+                configuration: ConnectivityConfiguration(
+                    connectivityURLs: [server.url("/success")], environment: ns.environment
+                ).configureAuthorizationHeader(with: "Token abc"))
+            #expect(configured.authorizationHeader == "Token abc")
+            #expect(await configured.checked().isConnected)
+            #expect(server.requests.last?.headers["authorization"] == "Token abc")
+            #expect(server.requests.count == 3)
+        }
+
         @Test("polling off: after going offline nothing is checked but what the program asks for")
         func noUnaskedCheck() async throws {
             let (ns, server, connectivity) = try await Self.setUp(["/check"])
@@ -732,29 +805,34 @@ extension RwbutlerSuites {
             #expect(server.count("/check") == 3)
         }
 
-        @Test("framework: .systemConfiguration names Ethernet Wi-Fi, as SCNetworkReachability; .network by its type")
+        @Test(
+            "framework: Connectivity() names a wired link Ethernet (.network, rwbutler 8's default); .systemConfiguration Wi-Fi"
+        )
         func frameworkNamesTheLink() async throws {
             Connectivity.isHTTPSOnly = false
             let (ns, server) = try await ConnectivityIntegrationTests.setUp(Self.routes)
             defer { withExtendedLifetime((ns, server)) {} }
-            // Connectivity()'s settings, in the test namespace, against the local server.
+            // Connectivity()'s settings, in the test namespace (a veth: Ethernet), against the local server.
             let connectivity = Connectivity(shouldUseHTTPS: false)
-            #expect(connectivity.framework == .systemConfiguration)
             connectivity.configuration.environment = ns.environment
-            connectivity.connectivityURLs = [server.url("/success")]
-            #expect(await connectivity.checked().status == .connectedViaWiFi)
-            #expect(connectivity.isConnectedViaWiFi && !connectivity.isConnectedViaEthernet)
-            #expect(connectivity.description == "Wi-Fi with Internet access")
-            connectivity.connectivityURLs = [server.url("/failure")]
-            #expect(await connectivity.checked().status == .connectedViaWiFiWithoutInternet)
-            #expect(
-                connectivity.isConnectedViaWiFiWithoutInternet && !connectivity.isConnectedViaEthernetWithoutInternet)
-
-            connectivity.framework = .network
             connectivity.connectivityURLs = [server.url("/success")]
             #expect(await connectivity.checked().status == .connectedViaEthernet)
             #expect(connectivity.isConnectedViaEthernet && !connectivity.isConnectedViaWiFi)
             #expect(connectivity.description == "Ethernet with Internet access")
+            connectivity.connectivityURLs = [server.url("/failure")]
+            #expect(await connectivity.checked().status == .connectedViaEthernetWithoutInternet)
+            #expect(
+                connectivity.isConnectedViaEthernetWithoutInternet && !connectivity.isConnectedViaWiFiWithoutInternet)
+
+            // SCNetworkReachability's naming: every link that is not cellular is Wi-Fi.
+            connectivity.framework = .systemConfiguration
+            #expect(await connectivity.checked().status == .connectedViaWiFiWithoutInternet)
+            #expect(
+                connectivity.isConnectedViaWiFiWithoutInternet && !connectivity.isConnectedViaEthernetWithoutInternet)
+            connectivity.connectivityURLs = [server.url("/success")]
+            #expect(await connectivity.checked().status == .connectedViaWiFi)
+            #expect(connectivity.isConnectedViaWiFi && !connectivity.isConnectedViaEthernet)
+            #expect(connectivity.description == "Wi-Fi with Internet access")
         }
 
         @Test("a custom validator judges this package's own endpoints too")

@@ -45,6 +45,14 @@ private final class RequestValidator: ConnectivityResponseValidator, @unchecked 
     var calls: [(URLRequest, URLResponse?)] { lock.withLock { seen } }
 }
 
+/// A validator of module Connectivity's protocol alone (`ProbeResponseValidator`):
+/// valid for a 204.
+private final class ProbeOnlyValidator: ProbeResponseValidator {
+    func isResponseValid(url: URL, response: ProbeResponse?, data: Data?) -> Bool {
+        response?.status == 204
+    }
+}
+
 extension RwbutlerSuites {
     @Suite("rwbutler/Connectivity's URLSession API: the mapping (no network)")
     struct RwbutlerURLSessionUnitTests {
@@ -71,39 +79,63 @@ extension RwbutlerSuites {
         }
 
         @Test(
-            "The static urlSessionConfiguration applies to instances made afterwards: Connectivity(), (shouldUseHTTPS:), (configuration:)"
+            "The static urlSessionConfiguration: Connectivity() and (shouldUseHTTPS:) made afterwards start with it"
         )
         func staticDefault() {
             // Process-wide, as rwbutler's: the default is put back.
             defer { Connectivity.rwbutlerSessionDefaults.withLock { $0 = nil } }
             Connectivity.isHTTPSOnly = true
             let before = Connectivity()
-            let beforeFromConfiguration = Connectivity(configuration: ConnectivityConfiguration())
             Connectivity.urlSessionConfiguration = session(request: 2, resource: 3, headers: ["X-Static": "s"])
             #expect(Connectivity.urlSessionConfiguration.httpAdditionalHeaders?["X-Static"] as? String == "s")
-            for made in [
-                Connectivity(), Connectivity(shouldUseHTTPS: true),
-                Connectivity(configuration: ConnectivityConfiguration()),
-                Connectivity(configuration: ConnectivityConfiguration(pollingIsEnabled: false)),
-            ] {
+            for made in [Connectivity(), Connectivity(shouldUseHTTPS: true)] {
                 #expect(made.urlSessionConfiguration.httpAdditionalHeaders?["X-Static"] as? String == "s")
                 #expect(
                     made.configuration.probeTimeout == .seconds(2) && made.configuration.checkDeadline == .seconds(3))
             }
             // Made before: unchanged (rwbutler's would read it at their next check).
             #expect(before.urlSessionConfiguration.httpAdditionalHeaders == nil)
-            #expect(beforeFromConfiguration.configuration.checkDeadline == .seconds(5))
-            // A configuration given its own session configuration keeps it.
-            let own = Connectivity(
-                configuration: ConnectivityConfiguration(urlSessionConfiguration: session(request: 4, resource: 6)))
-            #expect(own.configuration.probeTimeout == .seconds(4) && own.configuration.checkDeadline == .seconds(6))
-            #expect(own.urlSessionConfiguration.httpAdditionalHeaders == nil)
-            // This package's own configuration is not rwbutler's: untouched.
+            #expect(before.configuration.checkDeadline == .seconds(5))
+            // This package's own configuration is not rwbutler's: it neither reads nor sets it.
             let recommended = Connectivity(configuration: .recommended)
             #expect(recommended.configuration.checkDeadline == .seconds(10))
+            #expect(Connectivity().configuration.probeTimeout == .seconds(2))
             // Timeouts that can't work are ignored: the defaults stand.
             Connectivity.urlSessionConfiguration = session(request: 0, resource: 0)
             #expect(Connectivity().configuration.probeTimeout == .seconds(5))
+        }
+
+        @Test(
+            "Connectivity(configuration:) sets the static urlSessionConfiguration to the configuration's, as rwbutler's configure(with:)"
+        )
+        func configurationSetsStatic() {
+            defer { Connectivity.rwbutlerSessionDefaults.withLock { $0 = nil } }
+            Connectivity.isHTTPSOnly = true
+            Connectivity.urlSessionConfiguration = session(request: 2, resource: 3, headers: ["X-Static": "s"])
+            // A configuration with a session configuration of its own: the instance has
+            // it, and so has the static (rwbutler: Self.urlSessionConfiguration = …).
+            let own = Connectivity(
+                configuration: ConnectivityConfiguration(
+                    urlSessionConfiguration: session(request: 4, resource: 6, headers: ["X-Own": "o"])))
+            #expect(own.configuration.probeTimeout == .seconds(4) && own.configuration.checkDeadline == .seconds(6))
+            let shared = Connectivity.urlSessionConfiguration
+            #expect(shared.timeoutIntervalForRequest == 4 && shared.timeoutIntervalForResource == 6)
+            #expect(shared.httpAdditionalHeaders?["X-Own"] as? String == "o")
+            let later = Connectivity()
+            #expect(later.configuration.probeTimeout == .seconds(4) && later.configuration.checkDeadline == .seconds(6))
+            #expect(later.urlSessionConfiguration.httpAdditionalHeaders?["X-Own"] as? String == "o")
+            // rwbutler's plain configuration: its default session configuration, which
+            // becomes the static's (5 s, no headers); the static set before doesn't apply.
+            Connectivity.urlSessionConfiguration = session(request: 2, resource: 3, headers: ["X-Static": "s"])
+            for configuration in [ConnectivityConfiguration(), ConnectivityConfiguration(pollingIsEnabled: false)] {
+                let made = Connectivity(configuration: configuration)
+                #expect(
+                    made.configuration.probeTimeout == .seconds(5) && made.configuration.checkDeadline == .seconds(5))
+                #expect(made.urlSessionConfiguration.httpAdditionalHeaders == nil)
+            }
+            #expect(Connectivity.urlSessionConfiguration.timeoutIntervalForRequest == 5)
+            #expect(Connectivity.urlSessionConfiguration.httpAdditionalHeaders == nil)
+            #expect(Connectivity().configuration.checkDeadline == .seconds(5))
         }
 
         @Test("rwbutler 6's validator protocol: URLRequest and URLResponse, for its own validators and the package's")
@@ -134,6 +166,41 @@ extension RwbutlerSuites {
             let connectivity = Connectivity(
                 configuration: ConnectivityConfiguration().configureResponseValidator(validator))
             #expect(connectivity.validationMode == .custom && connectivity.responseValidator === validator)
+        }
+
+        @Test(
+            "responseValidator is of rwbutler's protocol's type here: assignable to ConnectivityResponseValidator, as there"
+        )
+        func responseValidatorType() throws {
+            let url = try #require(URL(string: "https://example.com/check"))
+            let connectivity = Connectivity()
+            // rwbutler's default: the contains validator, of rwbutler's type.
+            let initial: any ConnectivityResponseValidator = connectivity.responseValidator
+            #expect(initial is ConnectivityResponseContainsStringValidator)
+            let validator = RequestValidator()
+            connectivity.responseValidator = validator
+            connectivity.validationMode = .custom
+            let read: any ConnectivityResponseValidator = connectivity.responseValidator
+            #expect(read === validator)
+            #expect(connectivity.probeResponseValidator === validator)
+            // Another mode: that mode's validator (rwbutler's updateValidator), rwbutler's type too.
+            connectivity.validationMode = .equalsExpectedResponseString
+            let mode: any ConnectivityResponseValidator = connectivity.responseValidator
+            #expect(mode is ConnectivityResponseStringEqualityValidator)
+
+            // One of module Connectivity's protocol alone comes back wrapped, answering
+            // rwbutler's requirement; set back, it is the validator itself again.
+            let probeOnly = ProbeOnlyValidator()
+            let configured = Connectivity(
+                configuration: ConnectivityConfiguration().configureResponseValidator(probeOnly))
+            let wrapped: any ConnectivityResponseValidator = configured.responseValidator
+            let ok = HTTPURLResponse(url: url, statusCode: 204, httpVersion: "HTTP/1.1", headerFields: [:])
+            let bad = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])
+            #expect(wrapped.isResponseValid(urlRequest: URLRequest(url: url), response: ok, data: nil))
+            #expect(!wrapped.isResponseValid(urlRequest: URLRequest(url: url), response: bad, data: nil))
+            configured.responseValidator = wrapped
+            #expect(configured.probeResponseValidator === probeOnly)
+            #expect(configured.validationMode == .custom)
         }
 
         @Test("rwbutler's initializers with urlSessionConfiguration: and connectivityURLRequests:")
@@ -180,6 +247,8 @@ extension RwbutlerSuites {
         @Test("a request timeout from configureURLSession: a stalled URL fails the check")
         func requestTimeout() async throws {
             Connectivity.isHTTPSOnly = false
+            // Connectivity(configuration:) makes its session settings the static's, as rwbutler's: put back.
+            defer { Connectivity.rwbutlerSessionDefaults.withLock { $0 = nil } }
             let (ns, server) = try await ConnectivityIntegrationTests.setUp(Self.routes)
             defer { withExtendedLifetime((ns, server)) {} }
             let configuration = ConnectivityConfiguration(
