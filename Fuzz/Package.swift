@@ -1,6 +1,7 @@
 // swift-tools-version: 6.1
 // The libFuzzer targets, a package of its own: the root package has no unsafeFlags.
 //   NetlinkFuzz    netlink datagrams → parser → interface table → flags, NetworkPath  (corpus/)
+//   HostnameFuzz   `Reachability(hostname:)`'s validation and address parsing         (corpus-hostname/)
 // Build them and run one from this folder (lld links them; gold fails on this link):
 //   swift build -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
 //   mkdir -p /tmp/fuzz && .build/debug/NetlinkFuzz -max_total_time=600 /tmp/fuzz corpus
@@ -46,6 +47,7 @@ let package = Package(
             ]
         ),
         fuzzer("NetlinkFuzz", [core]),
+        fuzzer("HostnameFuzz", [core]),
     ],
     swiftLanguageModes: [.v6]
 )
