@@ -2,11 +2,13 @@
 // The libFuzzer targets, a package of its own: the root package has no unsafeFlags.
 //   NetlinkFuzz    netlink datagrams → parser → interface table → flags, NetworkPath  (corpus/)
 //   HostnameFuzz   `Reachability(hostname:)`'s validation and address parsing         (corpus-hostname/)
-// Build them and run one from this folder (lld links them; gold fails on this link):
+//   FilesFuzz      dhclient and networkd lease files, resolv.conf                     (corpus-files/)
+// Build all three and run one from this folder (lld links them; gold fails on this link):
 //   swift build -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
 //   mkdir -p /tmp/fuzz && .build/debug/NetlinkFuzz -max_total_time=600 /tmp/fuzz corpus
 // New inputs go to the first directory named: keep the committed corpus second.
 // A plain `swift build` makes replayers: `.build/debug/NetlinkFuzz corpus` runs each input once.
+// FilesFuzz reaches internals with @testable imports, which a debug build (this one) allows.
 import PackageDescription
 
 /// A fuzzer: `path` holds its `main.swift`, whose entry point is `<name>_main`, which
@@ -48,6 +50,7 @@ let package = Package(
         ),
         fuzzer("NetlinkFuzz", [core]),
         fuzzer("HostnameFuzz", [core]),
+        fuzzer("FilesFuzz", [core]),
     ],
     swiftLanguageModes: [.v6]
 )
