@@ -281,7 +281,7 @@ package.targets += [
 ]
 
 // Storm and churn runs measured in a process of their own (the hardening tests start it).
-// The benchmarks (Benchmarks/Package.swift) and the fuzzer (Fuzz/Package.swift) are
+// The benchmarks (Benchmarks/Package.swift) and the fuzzers (Fuzz/Package.swift) are
 // packages of their own.
 package.targets += [
     .executableTarget(
