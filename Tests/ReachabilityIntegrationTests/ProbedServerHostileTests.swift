@@ -103,4 +103,35 @@ struct ProbedServerHostileTests {
         }
         withExtendedLifetime(ns) {}
     }
+
+    @Test("an RFC 8908 API that trickles its answer, or sends a body over the cap: no API answer, the probes' verdict")
+    func hostileAPI() async throws {
+        // A captive answer padded past maximumBodySize (64 KiB): parsed whole, it would say captive.
+        let padded = #"{"captive": true, "user-portal-url": "https://portal.test/"}"# + String(repeating: " ", count: 70_000)
+        let (ns, server, trickler, line) = try await offPool {
+            let (ns, server) = try ConnectivityIntegrationTests.setUpBlocking([
+                "/generate_204": .respond(status: 204),
+                "/api": .respond(status: 200, headers: ["Content-Type": "application/captive+json"], body: padded),
+            ])
+            let trickler = try ns.spawn(["python3", "-c", Self.server, "trickled body", "192.0.2.1"], captureOutput: true)
+            return (ns, server, trickler, trickler.readLine())
+        }
+        defer { trickler.terminate() }
+        let port = try #require(Int(line.trimmingCharacters(in: .whitespacesAndNewlines)), "the port: \(line)")
+        for api in [server.url("/api"), URL(string: "http://192.0.2.1:\(port)/api")!] {
+            var configuration = ConnectivityIntegrationTests.configuration(
+                ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))])
+            configuration.captivePortalAPI = api
+            configuration.probeTimeout = .seconds(2)
+            configuration.checkDeadline = .seconds(30)
+            let started = ContinuousClock.now
+            let result = try await ConnectivityIntegrationTests.check(configuration)
+            let elapsed = ContinuousClock.now - started
+            #expect(result.verdict == .online, "\(api): \(result.verdict)")
+            #expect(result.captivePortalAPI == nil, "\(api)")
+            // The API is waited for up to the probe timeout (2 s), never to the deadline (30 s).
+            #expect(elapsed < .seconds(20), "\(api): \(elapsed)")
+        }
+        #expect(server.count("/api") == 1)
+    }
 }
