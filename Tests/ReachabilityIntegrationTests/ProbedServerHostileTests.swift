@@ -107,13 +107,15 @@ struct ProbedServerHostileTests {
     @Test("an RFC 8908 API that trickles its answer, or sends a body over the cap: no API answer, the probes' verdict")
     func hostileAPI() async throws {
         // A captive answer padded past maximumBodySize (64 KiB): parsed whole, it would say captive.
-        let padded = #"{"captive": true, "user-portal-url": "https://portal.test/"}"# + String(repeating: " ", count: 70_000)
+        let padded =
+            #"{"captive": true, "user-portal-url": "https://portal.test/"}"# + String(repeating: " ", count: 70_000)
         let (ns, server, trickler, line) = try await offPool {
             let (ns, server) = try ConnectivityIntegrationTests.setUpBlocking([
                 "/generate_204": .respond(status: 204),
                 "/api": .respond(status: 200, headers: ["Content-Type": "application/captive+json"], body: padded),
             ])
-            let trickler = try ns.spawn(["python3", "-c", Self.server, "trickled body", "192.0.2.1"], captureOutput: true)
+            let trickler = try ns.spawn(
+                ["python3", "-c", Self.server, "trickled body", "192.0.2.1"], captureOutput: true)
             return (ns, server, trickler, trickler.readLine())
         }
         defer { trickler.terminate() }
