@@ -1,5 +1,5 @@
 import Glibc
-@_spi(Testing) import ReachabilitySystem
+@_spi(Testing) package import ReachabilitySystem
 
 /// sd_notify(3) without libsystemd: under systemd (`NOTIFY_SOCKET` set, as for a
 /// unit with `Type=notify` or `NotifyAccess=`), each message is one datagram of
@@ -15,11 +15,14 @@ package enum SystemdNotify {
         return value
     }()
 
-    /// Sends `message` ("STATUS=…", "READY=1", several joined by newlines). Returns
-    /// whether it went out (false outside systemd).
+    /// Sends `message` ("STATUS=…", "READY=1", several joined by newlines) to `path`
+    /// (the environment's socket by default). Returns whether it went out (false
+    /// outside systemd, and when the socket can't be made, connected or sent to).
     @discardableResult
-    package static func send(_ message: String) -> Bool {
-        guard let path = socketPath else { return false }
+    package static func send(_ message: String, to path: String? = socketPath, systemCalls system: SystemCalls = .live)
+        -> Bool
+    {
+        guard let path else { return false }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         var name = Array(path.utf8)
@@ -28,7 +31,6 @@ package enum SystemdNotify {
         guard name.count < capacity else { return false }
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: name) }
         let length = socklen_t(MemoryLayout<sa_family_t>.size + name.count + (name.first == 0 ? 0 : 1))
-        let system = SystemCalls.live
         guard
             case .success(let fd) = system.socket(
                 family: AF_UNIX, type: Int32(SOCK_DGRAM.rawValue), subject: .path(path))

@@ -178,4 +178,20 @@ struct CLIConnectivityTests {
             output.stderr.hasPrefix("reachability: cannot check connectivity: ")
                 && output.stderr.contains("Too many open files (errno 24)"), "\(output.stderr)")
     }
+
+    @Test(
+        "NIO_SINGLETON_GROUP_LOOP_COUNT 0, negative, huge, not a number: check runs and answers",
+        arguments: ["0", "-1", "1025", "100000", "2147483647", "99999999999999999999", "abc", "", " 2"])
+    func singletonLoopCount(value: String) async throws {
+        let (ns, server) = try await ConnectivityIntegrationTests.setUp(["/generate_204": .respond(status: 204)])
+        let output = try await offPool {
+            try Command.run([
+                "nsenter", "--net=\(ns.path)", "--", "env", "NIO_SINGLETON_GROUP_LOOP_COUNT=\(value)", CLI.path,
+                "check",
+                "--no-proxy", "--url", server.url("/generate_204").absoluteString,
+            ])
+        }
+        #expect(output.status == 0, "\(value): \(output.stdout) \(output.stderr)")
+        #expect(output.stdout.hasPrefix("verdict: online"), "\(value): \(output.stdout)")
+    }
 }

@@ -244,6 +244,41 @@ struct CLIWaitOnlineTests {
         }
     }
 
+    @Test("NOTIFY_SOCKET naming no datagram socket (a stream socket, a file, nothing, relative, too long): ignored")
+    func notifySocketThatIsNone() throws {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        try ns.ip("link set veth1 down")
+        let stream = NSTemporaryDirectory() + "rtest-notify-stream-\(getpid())-\(UUID().uuidString.prefix(8))"
+        let listener = try Child(
+            [
+                "python3", "-c",
+                "import socket, sys, time\ns = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+                    + "s.bind(sys.argv[1]); s.listen(); print('ready', flush=True); time.sleep(120)",
+                stream,
+            ], captureOutput: true)
+        defer {
+            listener.terminate()
+            unlink(stream)
+        }
+        #expect(listener.nextLine(timeout: 30) == "ready")
+        let values = [
+            stream, "/etc/passwd", "/nonexistent/notify", "relative/notify", "@" + String(repeating: "x", count: 200),
+            "/" + String(repeating: "a", count: 300), "vsock:2:9999",
+        ]
+        for value in values {
+            let output = try Command.run([
+                "nsenter", "--net=\(ns.path)", "--", "env", "NOTIFY_SOCKET=\(value)", CLI.path, "wait", "--timeout",
+                "1",
+            ])
+            #expect(output.status == 1, "\(value.prefix(40)): \(output.stderr)")
+            #expect(
+                output.stderr == "reachability: timed out after 1 s waiting for a route to the Internet\n",
+                "\(value.prefix(40)): \(output.stderr)")
+        }
+    }
+
     @Test("A NOTIFY_SOCKET that never reads (its queue full) can't hold up wait: it still exits at its timeout")
     func notifySocketNeverRead() throws {
         let ns = try TestNamespace()

@@ -226,6 +226,36 @@ import Testing
 
     // MARK: The resolver check and getaddrinfo
 
+    @Test(
+        "sd_notify's socket: no descriptor, a refused connect or send is ignored (false), one attempt each, never a wait"
+    )
+    func systemdNotifyFaults() throws {
+        let path = NSTemporaryDirectory() + "rtest-notify-\(getpid())"
+        let receiver = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(receiver) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        unlink(path)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(receiver, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        try #require(bound == 0)
+        defer { unlink(path) }
+        let (faults, system) = Self.plan()
+        #expect(SystemdNotify.send("READY=1", to: path, systemCalls: system), "the plan without faults sends")
+        for (call, errno) in [
+            (SystemCall.socket, EMFILE), (.socket, ENFILE), (.connect, ECONNREFUSED), (.send, EAGAIN),
+        ] {
+            let fault = faults.inject(call, errno: errno, count: .always)
+            #expect(!SystemdNotify.send("READY=1", to: path, systemCalls: system), "\(call) \(errno)")
+            #expect(faults.fired(fault) == 1, "\(call) \(errno): one attempt")
+            faults.remove(fault)
+        }
+    }
+
     @Test("The resolver check: no socket for want of descriptors is a .systemCall error at once, not a wait")
     func resolverCheckSocketExhausted() throws {
         let root = try Self.directory(["resolv.conf": "nameserver 192.0.2.53\nnameserver 198.51.100.53\n"])
