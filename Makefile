@@ -75,7 +75,7 @@ man: | $(RELEASE)/reachability-full
 	$(RELEASE)/generate-manual $(RELEASE)/reachability-full --multi-page --output-directory $(MANPAGES)
 	python3 Scripts/finish-man-pages.py $(MANPAGES)
 
-$(MANPAGES)/reachability.1: $(RELEASE)/reachability-full
+$(MANPAGES)/reachability.1: $(RELEASE)/reachability-full Scripts/finish-man-pages.py
 	$(MAKE) --no-print-directory man
 
 install: | $(RELEASE)/reachability $(RELEASE)/reachability-full $(MANPAGES)/reachability.1

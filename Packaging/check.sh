@@ -25,8 +25,10 @@ for executable in "$bin" "$full"; do
 done
 
 # A man page per subcommand and no other (no reachability.help.1), each rendered without a
-# groff warning (`man --warnings` prints them on stderr): NAME, then the command's name
-# (headers of long names are cut short). The top-level page lists the subcommands.
+# groff warning (`man --warnings` prints them on stderr), with the command's name (SYNOPSIS:
+# `reachability wait`; headers of long names are cut short) and a whatis entry, the page's
+# name and summary as man-db's lexgrog reads NAME for `man -k` (lintian's bad-whatis-entry
+# when it can't). The top-level page lists the subcommands.
 man1="$stage/usr/share/man/man1"
 pages="reachability reachability.check reachability.exporter reachability.interfaces reachability.status"
 pages+=" reachability.wait reachability.watch"
@@ -37,6 +39,8 @@ for page in $pages; do
     [[ -z "$warnings" ]] || fail "man page $page.1 renders with warnings: $warnings"
     text="$(MANWIDTH=80 man -l "$man1/$page.1" 2>/dev/null)"
     { grep -q '^NAME' <<<"$text" && grep -q "^ *${page//./ } " <<<"$text"; } || fail "man page $page.1 does not render"
+    whatis="$(lexgrog "$man1/$page.1")" || fail "lexgrog can't read man page $page.1's NAME: $whatis"
+    [[ "$whatis" == "$man1/$page.1: \"$page - "[!\"]*\" ]] || fail "man page $page.1's whatis entry is $whatis"
 done
 commands="$(MANWIDTH=80 man -l "$man1/reachability.1" 2>/dev/null | sed -n '/^COMMANDS/,/^EXIT STATUS/p')"
 for command in status watch wait check interfaces exporter; do
@@ -52,13 +56,13 @@ systemd-analyze verify --root="$stage" "$unit"
 test -f "$stage/usr/share/reachability/prometheus/reachability.rules.yml"
 (cd Packaging/prometheus && promtool check rules reachability.rules.yml && promtool test rules reachability.rules.test.yml)
 
-# The Debian package: lintian finds no error; it installs with dpkg -i, runs, and removes
-# cleanly (none of its files left behind).
+# The Debian package: lintian finds no error and no warning; it installs with dpkg -i,
+# runs, and removes cleanly (none of its files left behind).
 make deb SCRATCH="$scratch"
 deb="$(ls "$scratch"/deb/reachability_*.deb)"
 lintian_out="$(lintian "$deb" 2>&1 | grep -v '^running with root privileges' || true)"
 echo "$lintian_out"
-if grep -q '^E:' <<<"$lintian_out"; then fail "lintian reports errors for $deb"; fi
+if grep -q '^[EW]:' <<<"$lintian_out"; then fail "lintian reports errors or warnings for $deb"; fi
 if dpkg -s reachability >/dev/null 2>&1; then fail "a reachability package is installed already"; fi
 dpkg -i "$deb"
 trap 'dpkg -r reachability >/dev/null 2>&1 || true; rm -rf "$stage"' EXIT
