@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What `make install` and `make deb` ship (docs/OPERATIONS.md), from the release build in
 # SCRATCH (`make build SCRATCH=…`, not rebuilt), and the alerting rules' tests. Needs root
-# (dpkg -i), man-db, file, systemd-analyze, promtool and lintian; .ci/run runs it.
+# (dpkg -i, unshare -m), man-db, file, systemd (systemctl, systemd-analyze), promtool and
+# lintian; .ci/run runs it.
 # Usage: bash Packaging/check.sh SCRATCH
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,23 +57,71 @@ systemd-analyze verify --root="$stage" "$unit"
 test -f "$stage/usr/share/reachability/prometheus/reachability.rules.yml"
 (cd Packaging/prometheus && promtool check rules reachability.rules.yml && promtool test rules reachability.rules.test.yml)
 
-# The Debian package: lintian finds no error and no warning; it installs with dpkg -i,
-# runs, and removes cleanly (none of its files left behind).
+# The Debian package: lintian finds no error and no warning; its maintainer scripts
+# (Packaging/debian) are in it, root's, mode 0755, POSIX sh with `set -e`. It installs with
+# dpkg -i, runs, and removes cleanly (none of its files left behind). Its scripts reload
+# systemd at install and remove and stop the unit at remove: dpkg runs as if systemd ran
+# (in a mount namespace of its own: /run/systemd/system there, policy-rc.d, a container's,
+# allowing, and a systemctl that writes down what it is asked). Enabled as OPERATIONS.md
+# says (`systemctl enable` edits the links without a running systemd), the unit stays
+# enabled through a remove, and a purge, after a remove or straight from installed,
+# removes the link, so that an install after it is not enabled.
 make deb SCRATCH="$scratch"
 deb="$(ls "$scratch"/deb/reachability_*.deb)"
 lintian_out="$(lintian "$deb" 2>&1 | grep -v '^running with root privileges' || true)"
 echo "$lintian_out"
 if grep -q '^[EW]:' <<<"$lintian_out"; then fail "lintian reports errors or warnings for $deb"; fi
+control="$(dpkg-deb --ctrl-tarfile "$deb" | tar -tvf -)"
+mkdir "$stage/DEBIAN" && dpkg-deb --control "$deb" "$stage/DEBIAN"
+for script in postinst prerm postrm; do
+    grep -Eq "^-rwxr-xr-x root/root .* \./$script\$" <<<"$control" || fail "$deb has no $script of mode 0755: $control"
+    { [[ "$(head -1 "$stage/DEBIAN/$script")" == '#!/bin/sh' ]] && grep -q '^set -e$' "$stage/DEBIAN/$script" &&
+        ! grep -q '#DEBHELPER#' "$stage/DEBIAN/$script" && dash -n "$stage/DEBIAN/$script"; } ||
+        fail "$script is not a POSIX sh script with set -e"
+done
 if dpkg -s reachability >/dev/null 2>&1; then fail "a reachability package is installed already"; fi
-dpkg -i "$deb"
-trap 'dpkg -r reachability >/dev/null 2>&1 || true; rm -rf "$stage"' EXIT
+link=/etc/systemd/system/network-online.target.wants/reachability-wait-online.service
+if [[ -L "$link" || -e "$link" ]]; then fail "$link exists already"; fi
+trap 'dpkg -P reachability >/dev/null 2>&1 || true; rm -f "$link"; rmdir "${link%/*}" 2>/dev/null || true; rm -rf "$stage"' EXIT
+as_if="$stage/as-if-systemd" asked="$stage/systemctl-asked"
+mkdir "$as_if"
+printf '#!/bin/sh\nif [ "${DPKG_MAINTSCRIPT_PACKAGE:-}" = reachability ]; then echo "$*" >>"$ASKED"; fi\n' \
+    >"$as_if/systemctl"
+printf '#!/bin/sh\nexit 0\n' >"$as_if/policy-rc.d"
+chmod 755 "$as_if/systemctl" "$as_if/policy-rc.d"
+dpkg_as_if_systemd() {
+    : >"$asked"
+    unshare -m env AS_IF="$as_if" ASKED="$asked" sh -ec '
+        mount -t tmpfs tmpfs /run && mkdir -p /run/systemd/system
+        if [ -e /usr/sbin/policy-rc.d ]; then mount --bind "$AS_IF/policy-rc.d" /usr/sbin/policy-rc.d; fi
+        PATH="$AS_IF:$PATH" exec dpkg "$@"' sh "$@"
+}
+asked() { # DPKG-COMMAND SYSTEMCTL-ARGUMENTS: what dpkg's run of the scripts must have asked
+    grep -qxF -- "$2" "$asked" || fail "$1 did not run systemctl $2 (it ran: $(paste -sd, "$asked"))"
+}
+dpkg_as_if_systemd -i "$deb"
+asked 'dpkg -i' '--system daemon-reload'
 files="$(dpkg -L reachability | while read -r f; do if [[ -f "$f" ]]; then echo "$f"; fi; done)"
 /usr/bin/reachability --version | grep -qx "$(sed -n 's/^VERSION = //p' Makefile)"
 /usr/bin/reachability status >/dev/null || [[ $? == 1 ]] # 0 reachable, 1 not: both answers
 /usr/bin/reachability check --help | grep -q 'OVERVIEW: Check whether the Internet'
-dpkg -r reachability
-trap 'rm -rf "$stage"' EXIT
+systemctl enable reachability-wait-online.service
+[[ -L "$link" ]] || fail "systemctl enable made no $link"
+dpkg_as_if_systemd -r reachability
+asked 'dpkg -r' 'stop reachability-wait-online.service'
+asked 'dpkg -r' '--system daemon-reload'
 for f in $files; do
     if [[ -e "$f" ]]; then fail "dpkg -r left $f behind"; fi
 done
+[[ -L "$link" ]] || fail "dpkg -r removed $link (a remove keeps configuration)"
+dpkg_as_if_systemd -P reachability
+if [[ -L "$link" ]]; then fail "dpkg -P after dpkg -r left $link behind"; fi
+asked 'dpkg -P' 'daemon-reload'
+dpkg_as_if_systemd -i "$deb"
+if [[ -L "$link" ]]; then fail "installed after a purge, the unit is enabled: $link"; fi
+systemctl enable reachability-wait-online.service
+dpkg_as_if_systemd -P reachability
+if [[ -L "$link" ]]; then fail "dpkg -P left $link behind"; fi
+if dpkg -s reachability >/dev/null 2>&1; then fail "dpkg -P left reachability known to dpkg"; fi
+trap 'rm -rf "$stage"' EXIT
 echo "packaging: passed"
