@@ -75,7 +75,7 @@ man: | $(RELEASE)/reachability-full
 	$(RELEASE)/generate-manual $(RELEASE)/reachability-full --multi-page --output-directory $(MANPAGES)
 	python3 Scripts/finish-man-pages.py $(MANPAGES)
 
-$(MANPAGES)/reachability.1: $(RELEASE)/reachability-full
+$(MANPAGES)/reachability.1: $(RELEASE)/reachability-full Scripts/finish-man-pages.py
 	$(MAKE) --no-print-directory man
 
 install: | $(RELEASE)/reachability $(RELEASE)/reachability-full $(MANPAGES)/reachability.1
@@ -100,8 +100,9 @@ uninstall:
 
 # A Debian package of what `make install PREFIX=/usr` installs, with the copyright and
 # changelog Debian asks for and the shared libraries the executables load as
-# dependencies (libmnl0 among them). The unit is installed, not enabled (docs/OPERATIONS.md,
-# "Wait for the network at boot"). Needs dpkg-deb (dpkg); check it with lintian.
+# dependencies (libmnl0 among them), and the maintainer scripts of Packaging/debian. The
+# unit is installed, not enabled (docs/OPERATIONS.md, "The Debian package"). Needs dpkg-deb
+# (dpkg); check it with lintian.
 deb:
 	rm -rf $(SCRATCH)/deb && mkdir -p $(DEB_ROOT)/DEBIAN
 	$(MAKE) --no-print-directory install DESTDIR=$(abspath $(DEB_ROOT)) PREFIX=/usr

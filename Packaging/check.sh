@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What `make install` and `make deb` ship (docs/OPERATIONS.md), from the release build in
 # SCRATCH (`make build SCRATCH=…`, not rebuilt), and the alerting rules' tests. Needs root
-# (dpkg -i), man-db, file, systemd-analyze, promtool and lintian; .ci/run runs it.
+# (dpkg -i, unshare -m), man-db, file, systemd (systemctl, systemd-analyze), promtool and
+# lintian; .ci/run runs it.
 # Usage: bash Packaging/check.sh SCRATCH
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,8 +26,10 @@ for executable in "$bin" "$full"; do
 done
 
 # A man page per subcommand and no other (no reachability.help.1), each rendered without a
-# groff warning (`man --warnings` prints them on stderr): NAME, then the command's name
-# (headers of long names are cut short). The top-level page lists the subcommands.
+# groff warning (`man --warnings` prints them on stderr), with the command's name (SYNOPSIS:
+# `reachability wait`; headers of long names are cut short) and a whatis entry, the page's
+# name and summary as man-db's lexgrog reads NAME for `man -k` (lintian's bad-whatis-entry
+# when it can't). The top-level page lists the subcommands.
 man1="$stage/usr/share/man/man1"
 pages="reachability reachability.check reachability.exporter reachability.interfaces reachability.status"
 pages+=" reachability.wait reachability.watch"
@@ -37,6 +40,8 @@ for page in $pages; do
     [[ -z "$warnings" ]] || fail "man page $page.1 renders with warnings: $warnings"
     text="$(MANWIDTH=80 man -l "$man1/$page.1" 2>/dev/null)"
     { grep -q '^NAME' <<<"$text" && grep -q "^ *${page//./ } " <<<"$text"; } || fail "man page $page.1 does not render"
+    whatis="$(lexgrog "$man1/$page.1")" || fail "lexgrog can't read man page $page.1's NAME: $whatis"
+    [[ "$whatis" == "$man1/$page.1: \"$page - "[!\"]*\" ]] || fail "man page $page.1's whatis entry is $whatis"
 done
 commands="$(MANWIDTH=80 man -l "$man1/reachability.1" 2>/dev/null | sed -n '/^COMMANDS/,/^EXIT STATUS/p')"
 for command in status watch wait check interfaces exporter; do
@@ -52,23 +57,71 @@ systemd-analyze verify --root="$stage" "$unit"
 test -f "$stage/usr/share/reachability/prometheus/reachability.rules.yml"
 (cd Packaging/prometheus && promtool check rules reachability.rules.yml && promtool test rules reachability.rules.test.yml)
 
-# The Debian package: lintian finds no error; it installs with dpkg -i, runs, and removes
-# cleanly (none of its files left behind).
+# The Debian package: lintian finds no error and no warning; its maintainer scripts
+# (Packaging/debian) are in it, root's, mode 0755, POSIX sh with `set -e`. It installs with
+# dpkg -i, runs, and removes cleanly (none of its files left behind). Its scripts reload
+# systemd at install and remove and stop the unit at remove: dpkg runs as if systemd ran
+# (in a mount namespace of its own: /run/systemd/system there, policy-rc.d, a container's,
+# allowing, and a systemctl that writes down what it is asked). Enabled as OPERATIONS.md
+# says (`systemctl enable` edits the links without a running systemd), the unit stays
+# enabled through a remove, and a purge, after a remove or straight from installed,
+# removes the link, so that an install after it is not enabled.
 make deb SCRATCH="$scratch"
 deb="$(ls "$scratch"/deb/reachability_*.deb)"
 lintian_out="$(lintian "$deb" 2>&1 | grep -v '^running with root privileges' || true)"
 echo "$lintian_out"
-if grep -q '^E:' <<<"$lintian_out"; then fail "lintian reports errors for $deb"; fi
+if grep -q '^[EW]:' <<<"$lintian_out"; then fail "lintian reports errors or warnings for $deb"; fi
+control="$(dpkg-deb --ctrl-tarfile "$deb" | tar -tvf -)"
+mkdir "$stage/DEBIAN" && dpkg-deb --control "$deb" "$stage/DEBIAN"
+for script in postinst prerm postrm; do
+    grep -Eq "^-rwxr-xr-x root/root .* \./$script\$" <<<"$control" || fail "$deb has no $script of mode 0755: $control"
+    { [[ "$(head -1 "$stage/DEBIAN/$script")" == '#!/bin/sh' ]] && grep -q '^set -e$' "$stage/DEBIAN/$script" &&
+        ! grep -q '#DEBHELPER#' "$stage/DEBIAN/$script" && dash -n "$stage/DEBIAN/$script"; } ||
+        fail "$script is not a POSIX sh script with set -e"
+done
 if dpkg -s reachability >/dev/null 2>&1; then fail "a reachability package is installed already"; fi
-dpkg -i "$deb"
-trap 'dpkg -r reachability >/dev/null 2>&1 || true; rm -rf "$stage"' EXIT
+link=/etc/systemd/system/network-online.target.wants/reachability-wait-online.service
+if [[ -L "$link" || -e "$link" ]]; then fail "$link exists already"; fi
+trap 'dpkg -P reachability >/dev/null 2>&1 || true; rm -f "$link"; rmdir "${link%/*}" 2>/dev/null || true; rm -rf "$stage"' EXIT
+as_if="$stage/as-if-systemd" asked="$stage/systemctl-asked"
+mkdir "$as_if"
+printf '#!/bin/sh\nif [ "${DPKG_MAINTSCRIPT_PACKAGE:-}" = reachability ]; then echo "$*" >>"$ASKED"; fi\n' \
+    >"$as_if/systemctl"
+printf '#!/bin/sh\nexit 0\n' >"$as_if/policy-rc.d"
+chmod 755 "$as_if/systemctl" "$as_if/policy-rc.d"
+dpkg_as_if_systemd() {
+    : >"$asked"
+    unshare -m env AS_IF="$as_if" ASKED="$asked" sh -ec '
+        mount -t tmpfs tmpfs /run && mkdir -p /run/systemd/system
+        if [ -e /usr/sbin/policy-rc.d ]; then mount --bind "$AS_IF/policy-rc.d" /usr/sbin/policy-rc.d; fi
+        PATH="$AS_IF:$PATH" exec dpkg "$@"' sh "$@"
+}
+asked() { # DPKG-COMMAND SYSTEMCTL-ARGUMENTS: what dpkg's run of the scripts must have asked
+    grep -qxF -- "$2" "$asked" || fail "$1 did not run systemctl $2 (it ran: $(paste -sd, "$asked"))"
+}
+dpkg_as_if_systemd -i "$deb"
+asked 'dpkg -i' '--system daemon-reload'
 files="$(dpkg -L reachability | while read -r f; do if [[ -f "$f" ]]; then echo "$f"; fi; done)"
 /usr/bin/reachability --version | grep -qx "$(sed -n 's/^VERSION = //p' Makefile)"
 /usr/bin/reachability status >/dev/null || [[ $? == 1 ]] # 0 reachable, 1 not: both answers
 /usr/bin/reachability check --help | grep -q 'OVERVIEW: Check whether the Internet'
-dpkg -r reachability
-trap 'rm -rf "$stage"' EXIT
+systemctl enable reachability-wait-online.service
+[[ -L "$link" ]] || fail "systemctl enable made no $link"
+dpkg_as_if_systemd -r reachability
+asked 'dpkg -r' 'stop reachability-wait-online.service'
+asked 'dpkg -r' '--system daemon-reload'
 for f in $files; do
     if [[ -e "$f" ]]; then fail "dpkg -r left $f behind"; fi
 done
+[[ -L "$link" ]] || fail "dpkg -r removed $link (a remove keeps configuration)"
+dpkg_as_if_systemd -P reachability
+if [[ -L "$link" ]]; then fail "dpkg -P after dpkg -r left $link behind"; fi
+asked 'dpkg -P' 'daemon-reload'
+dpkg_as_if_systemd -i "$deb"
+if [[ -L "$link" ]]; then fail "installed after a purge, the unit is enabled: $link"; fi
+systemctl enable reachability-wait-online.service
+dpkg_as_if_systemd -P reachability
+if [[ -L "$link" ]]; then fail "dpkg -P left $link behind"; fi
+if dpkg -s reachability >/dev/null 2>&1; then fail "dpkg -P left reachability known to dpkg"; fi
+trap 'rm -rf "$stage"' EXIT
 echo "packaging: passed"

@@ -9,6 +9,12 @@
   says nothing the others don't. The SEE ALSO lists lose it.
 - `reachability.1` gets a COMMANDS section: each subcommand with its one-line summary
   (the `.Nd` of its page), where a reader of the top-level page looks for them.
+- NAME is what `man -k`, `whatis` and lintian read (man-db's lexgrog): a subcommand's
+  page names itself there (`.Nm reachability.check`, as `man reachability.check` takes it)
+  instead of the command (`.Nm "reachability check"`, which lexgrog can't parse: lintian's
+  bad-whatis-entry), and `.Nd` loses its quotes (lexgrog keeps them in the description).
+  The command stays in SYNOPSIS and in EXIT STATUS (`.Ex -std`), which named it from
+  NAME's `.Nm`.
 Idempotent: running it twice changes nothing more.
 """
 import os
@@ -19,6 +25,17 @@ import sys
 def summary(page_text):
     match = re.search(r'^\.Nd "?(.*?)"?$', page_text, re.M)
     return match.group(1) if match else ""
+
+
+def whatis_ready(text, page_name):
+    text = re.sub(r'^\.Nd "(.*)"$', r".Nd \1", text, flags=re.M)
+    match = re.search(r'^\.Sh NAME\n\.Nm "([^"]+)"$', text, re.M)
+    if not match:
+        return text
+    command = match.group(1)
+    text = text[: match.start()] + f".Sh NAME\n.Nm {page_name}" + text[match.end() :]
+    text = re.sub(r"^\.Sh SYNOPSIS\n\.Nm$", f'.Sh SYNOPSIS\n.Nm "{command}"', text, flags=re.M)
+    return re.sub(r"^\.Ex -std$", f'.Ex -std "{command}"', text, flags=re.M)
 
 
 def main():
@@ -34,7 +51,7 @@ def main():
     texts = {}
     for name in pages:
         with open(os.path.join(folder, name), encoding="utf-8") as page:
-            text = page.read()
+            text = whatis_ready(page.read(), name[: -len(".1")])
         lines = []
         for line in text.split("\n"):
             if re.match(r"^\.Xr reachability\.help 1", line):

@@ -2,9 +2,11 @@
 # Makes the .deb from a staged `make install PREFIX=/usr` (what `make deb` runs).
 #   Packaging/debian/make-deb.sh ROOT VERSION ARCH OUTPUT
 # Adds what Debian asks of a binary package: compressed man pages and changelogs, the
-# copyright file, md5sums, and a control file whose Depends are the packages that own
+# copyright file, md5sums, a control file whose Depends are the packages that own
 # the shared libraries the executables load (found with ldd and dpkg -S: libmnl0,
-# libc6, libstdc++6, libgcc-s1 on Debian 12).
+# libc6, libstdc++6, libgcc-s1 on Debian 12), and the maintainer scripts beside this
+# file (postinst, prerm, postrm: what dh_installsystemd writes for the wait-online unit,
+# which is installed, not enabled).
 set -euo pipefail
 root="$1" version="$2" arch="$3" output="$4"
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -53,5 +55,8 @@ Description: network reachability from the kernel's routing events
  real Internet from a captive portal, and serves all of it to Prometheus.
 EOF
 chmod 644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums"
+for script in postinst prerm postrm; do
+    install -m 755 "$here/$script" "$root/DEBIAN/$script"
+done
 dpkg-deb --root-owner-group -Zxz --build "$root" "$output" >/dev/null
 echo "make-deb: $output"
