@@ -249,6 +249,49 @@ struct CLISmokeTests {
         #expect(stderr == "reachability: write error: No space left on device\n")
     }
 
+    @Test("watch into a pipe never read while the link flaps 2,000 times: once read, its last line is the state now")
+    func watchStdoutNeverRead() async throws {
+        let lines = try await offPool { () -> [String] in
+            let ns = try TestNamespace()
+            try ns.disableIPv6()
+            try ns.ipv4WithDefaultRoute()
+            let fifo = NSTemporaryDirectory() + "rtest-unread-\(getpid())-\(UUID().uuidString.prefix(8))"
+            try #require(mkfifo(fifo, 0o600) == 0)
+            defer { unlink(fifo) }
+            // Both ends held here, read from only at the end: watch's writes block
+            // once the pipe's 64 KiB are full, and its monitor with them.
+            let reader = open(fifo, O_RDWR | O_NONBLOCK)
+            try #require(reader >= 0)
+            defer { close(reader) }
+            let watch = try ns.spawn(["sh", "-c", #"exec "$0" watch --json >"$1""#, CLI.path, fifo])
+            defer { watch.terminate() }
+            let batch = fifo + ".batch"
+            let flaps = String(repeating: "link set veth1 down\nlink set veth1 up\n", count: 2000)
+            try (flaps + "link set veth1 down\n").write(toFile: batch, atomically: true, encoding: .utf8)
+            defer { unlink(batch) }
+            try ns.run(["ip", "-batch", batch])
+            // Read until watch has had 2 s without a line to write.
+            var text: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            var quietSince = ContinuousClock.now
+            let deadline = ContinuousClock.now + .seconds(120)
+            while ContinuousClock.now - quietSince < .seconds(2), ContinuousClock.now < deadline {
+                let count = read(reader, &buffer, buffer.count)
+                if count > 0 {
+                    text += buffer[..<count]
+                    quietSince = .now
+                } else {
+                    usleep(20_000)
+                }
+            }
+            #expect(watch.isRunning, "watch still runs")
+            return String(decoding: text, as: UTF8.self).split(separator: "\n").map(String.init)
+        }
+        #expect(lines.count > 100, "the pipe filled: \(lines.count) lines")
+        let last = try jsonObject(lines.last)
+        #expect(last["reachable"] as? Bool == false && last["status"] as? String == "notReachable", "\(last) of \(lines.count): \(lines.suffix(4))")
+    }
+
     @Test(
         "watch | head -n 1: the next line ends watch by SIGPIPE as cat, or exit 1 (EPIPE) when SIGPIPE is ignored",
         arguments: [false, true])

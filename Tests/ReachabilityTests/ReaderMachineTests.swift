@@ -686,11 +686,25 @@ final class ScriptedEventSource: NetlinkEventSource {
         #expect(!Self.drain([.datagram(elsewhere)], table: held).0.changed, "an address of a link not in the table")
     }
 
-    @Test("An overrun among datagrams: resync, counted, and the rest still drained")
+    @Test("An overrun among datagrams: resync, counted; what was queued behind it is older than the resync: dropped")
     func overrun() {
-        let (wakeup, table, _) = Self.drain([.overrun, .datagram(B.newLink(index: 3, name: "wlan0"))])
-        #expect(wakeup.needsResync && wakeup.overruns == 1)
-        #expect(table[3]?.name == "wlan0")
+        let source = ScriptedEventSource(
+            [
+                .datagram(B.newLink(index: 2, name: "eth0")), .overrun, .datagram(B.newLink(index: 3, name: "wlan0")),
+                .overrun, .datagram(B.newLink(index: 4, name: "wwan0")),
+            ], perRead: 2)
+        var table = InterfaceTable()
+        var wakeup = ReaderWakeup()
+        ReaderDrain.drain(
+            source, into: &table, wakeup: &wakeup, destinations: { _ in [] },
+            classify: { InterfaceClassifier.classify($0, sysfs: SysfsReader(root: "/nonexistent")) })
+        #expect(wakeup.needsResync && wakeup.overruns == 2)
+        #expect(table[2]?.name == "eth0", "before the overrun: applied")
+        #expect(table[3] == nil && table[4] == nil, "queued behind it: dropped, the dump tells")
+        guard case .empty? = try? source.receive() else {
+            Issue.record("datagrams left in the source")
+            return
+        }
     }
 
     @Test("A malformed datagram asks for a resync; a failing socket too")
@@ -906,15 +920,23 @@ final class ScriptedEventSource: NetlinkEventSource {
 
     @Test("At most drainLimit datagrams per wake-up: the rest waits in the socket")
     func drainLimit() {
-        let items = Array(repeating: ScriptedEventSource.Item.overrun, count: ReaderDrain.drainLimit + 5)
-        let source = ScriptedEventSource(items)
+        let unrelated = ScriptedEventSource.Item.datagram(Self.route([10, 0, 0, 0], length: 24))
+        let source = ScriptedEventSource(Array(repeating: unrelated, count: ReaderDrain.drainLimit + 5))
         var table = InterfaceTable()
         var wakeup = ReaderWakeup()
         ReaderDrain.drain(
             source, into: &table, wakeup: &wakeup, destinations: { _ in [] },
             classify: { InterfaceClassifier.classify($0, sysfs: SysfsReader(root: "/nonexistent")) })
         #expect(source.receives == ReaderDrain.drainLimit)
-        #expect(wakeup.overruns == ReaderDrain.drainLimit)
+        #expect(wakeup.messages == ReaderDrain.drainLimit)
+
+        // Discarding after an overrun is bounded alike.
+        let overrun = ScriptedEventSource([.overrun] + Array(repeating: unrelated, count: ReaderDrain.drainLimit + 5))
+        var after = ReaderWakeup()
+        ReaderDrain.drain(
+            overrun, into: &table, wakeup: &after, destinations: { _ in [] },
+            classify: { InterfaceClassifier.classify($0, sysfs: SysfsReader(root: "/nonexistent")) })
+        #expect(overrun.receives == 1 + ReaderDrain.drainLimit && after.messages == 0 && after.needsResync)
     }
 
     /// Datagrams read several at a time: those of the read the limit falls in are

@@ -476,6 +476,11 @@ enum ReaderDrain {
     /// - **Lost events resync** (correctness): ENOBUFS, a truncated or malformed
     ///   datagram, or a failing socket asks for the table afresh
     ///   (`ReachabilityIntegrationTests.overrunResync`).
+    /// - **Nothing older than the resync** (correctness): after an overrun what the
+    ///   socket still queues is discarded (``discardQueued(_:wakeup:)``): the
+    ///   kernel reports the overrun before the datagrams queued ahead of the lost
+    ///   ones, and those, applied after the resync's dump, would bring back a state
+    ///   the lost ones had replaced (`CLISmokeTests.watchStdoutNeverRead`).
     /// - **Every address message is a change** (correctness): see the `.newAddress` case
     ///   (`SilentRouteChangeTests.ipv6AddressKeptAtAdminDown`).
     /// - **The answers' link lost** (speed): it stops early after a datagram in
@@ -510,6 +515,8 @@ enum ReaderDrain {
                 // The kernel dropped events: our picture may be wrong. Keep the socket, re-dump.
                 wakeup.needsResync = true
                 wakeup.overruns += 1
+                discardQueued(source, wakeup: &wakeup)
+                return
             case .datagram(let bytes):
                 let malformed = NetlinkParser.forEach(bytes) { item in
                     wakeup.messages += 1
@@ -594,5 +601,20 @@ enum ReaderDrain {
             }
         }
         wakeup.leftReadDatagrams = wakeup.answerLinkLost && source.holdsReadDatagrams
+    }
+
+    /// Reads and drops what `source` queues (at most ``drainLimit`` datagrams, and
+    /// those already read), after an overrun: all of it is older than the dump the
+    /// resync takes next, on another socket. Another overrun meanwhile is counted.
+    static func discardQueued(_ source: some NetlinkEventSource, wakeup: inout ReaderWakeup) {
+        var discarded = 0
+        while discarded < drainLimit || source.holdsReadDatagrams {
+            discarded += 1
+            switch try? source.receive() {
+            case .datagram?: continue
+            case .overrun?: wakeup.overruns += 1
+            case .empty?, nil: return
+            }
+        }
     }
 }
