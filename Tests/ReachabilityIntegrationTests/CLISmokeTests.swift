@@ -289,7 +289,9 @@ struct CLISmokeTests {
         }
         #expect(lines.count > 100, "the pipe filled: \(lines.count) lines")
         let last = try jsonObject(lines.last)
-        #expect(last["reachable"] as? Bool == false && last["status"] as? String == "notReachable", "\(last) of \(lines.count): \(lines.suffix(4))")
+        #expect(
+            last["reachable"] as? Bool == false && last["status"] as? String == "notReachable",
+            "the last of \(lines.count) lines: \(lines.suffix(3))")
     }
 
     @Test(
