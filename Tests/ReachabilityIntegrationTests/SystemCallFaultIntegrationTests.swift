@@ -109,6 +109,30 @@ struct SystemCallFaultIntegrationTests {
         #expect(log.entries.map(\.status) == [.reachableViaWiFi, .notReachable, .reachableViaWiFi])
     }
 
+    @Test("a dump's reply that never comes (every read finds nothing, poll says readable): start throws timedOut at 5 s")
+    func dumpReplyNeverComes() async throws {
+        let ns = try TestNamespace()
+        try ns.disableIPv6()
+        try ns.ipv4WithDefaultRoute()
+        let (faults, environment) = Self.environment(ns)
+        // The kernel queues the dump's answer at once, so poll(2) says readable;
+        // every read of the requests socket finds nothing: no reply, ever.
+        let nothing = faults.inject(.recvmmsg, errno: EAGAIN, count: .always, matching: .netlink(.requests))
+        let started = ContinuousClock.now
+        #expect {
+            try Reachability(environment: environment).start()
+        } throws: { error in
+            (error as? ReachabilityError)?.code == .timedOut
+        }
+        let elapsed = ContinuousClock.now - started
+        // The bound is NetlinkSocket.replyTimeoutMilliseconds (5 s) for the whole wait:
+        // before, each wake-up that found nothing started it anew, for ever.
+        #expect(elapsed >= .seconds(4) && elapsed < .seconds(60), "\(elapsed)")
+        faults.remove(nothing)
+        let log = try DeliveryLog.started(try Reachability(environment: environment))
+        try await log.wait(forLast: .reachableViaWiFi, "started once the reads find the reply")
+    }
+
     @Test(
         "A failing lookup send: the pass fails and is retried (failedPasses), the state arrives once the fault clears")
     func failingLookupSend() async throws {

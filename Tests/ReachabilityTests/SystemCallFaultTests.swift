@@ -65,6 +65,25 @@ import Testing
         #expect(faults.attempts(.recvmmsg) == 4 + 3 + 2, "1 + 1")
     }
 
+    @Test("A dump is bounded as a whole: past its datagrams or its messages it throws (a dump that never ends)")
+    func dumpBounded() throws {
+        let socket = try NetlinkSocket(receiveBuffer: 1 << 20, role: .requests, systemCalls: .live)
+        let links = try socket.dump(NLMsgType.getLink)
+        #expect(!links.isEmpty, "the process's namespace has a loopback at least")
+        #expect {
+            try socket.dump(NLMsgType.getLink, datagramLimit: 0)
+        } throws: { error in
+            (error as? ReachabilityError)?.message.contains("did not end within 0 datagrams") == true
+        }
+        let fresh = try NetlinkSocket(receiveBuffer: 1 << 20, role: .requests, systemCalls: .live)
+        #expect {
+            try fresh.dump(NLMsgType.getLink, messageLimit: 0)
+        } throws: { error in
+            (error as? ReachabilityError)?.message.contains("and 0 messages") == true
+        }
+        #expect(NetlinkSocket.dumpDatagramLimit == 65_536 && NetlinkSocket.dumpMessageLimit == 1_048_576)
+    }
+
     // MARK: The plan
 
     @Test("A rule fails its call once, N times or always, after K successes, only on a matching subject")

@@ -195,31 +195,41 @@ package final class NetlinkSocket {
     }
 
     /// The next datagram of a reply (a dump's or the lookups'), waiting up to
-    /// ``replyTimeoutMilliseconds``; nil when the wake-up found nothing after all.
-    /// A reply that never comes, or one the socket dropped, is an error: the
-    /// request can't be completed (the caller's caller resyncs or retries).
+    /// ``replyTimeoutMilliseconds`` for it in all — a wake-up that finds nothing (a
+    /// datagram dropped as foreign, or none after all) doesn't start the wait anew.
+    /// A reply that never comes, or one the socket dropped, is an error: the request
+    /// can't be completed (the caller's caller resyncs or retries).
     ///
     /// It reads before it waits: rtnetlink answers a request inside the `sendto`
     /// that carried it, so a lookup's answers are queued by the time it returns,
     /// and a poll(2) before each would be a system call that never waits.
     private func nextReply(
         timedOut: @autoclosure () -> String, overrun: @autoclosure () -> String
-    ) throws(ReachabilityError) -> UnsafeRawBufferPointer? {
-        var waited = false
+    ) throws(ReachabilityError) -> UnsafeRawBufferPointer {
+        var deadline: ContinuousClock.Instant?
         while true {
             switch try receive() {
             case .datagram(let bytes): return bytes
             case .overrun: throw ReachabilityError(.systemCall, overrun(), errno: Errno.noBufs)
-            case .empty:
-                // Nothing after a wake-up (a datagram dropped as foreign): the caller asks again.
-                if waited { return nil }
+            case .empty: break
             }
-            guard try waitReadable(timeoutMilliseconds: Self.replyTimeoutMilliseconds) else {
+            let now = ContinuousClock.now
+            let end = deadline ?? now + .milliseconds(Self.replyTimeoutMilliseconds)
+            deadline = end
+            let left = end - now
+            let milliseconds = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
+            guard milliseconds > 0, try waitReadable(timeoutMilliseconds: Int32(clamping: milliseconds)) else {
                 throw ReachabilityError(.timedOut, timedOut())
             }
-            waited = true
         }
     }
+
+    /// The most messages one dump returns, and the most datagrams it reads: a dump
+    /// that never ends (datagrams that never bring its NLMSG_DONE) throws past
+    /// them. A namespace with 100,000 addresses dumps in about 100,000 messages and
+    /// a few thousand datagrams.
+    package static let dumpMessageLimit = 1 << 20
+    package static let dumpDatagramLimit = 1 << 16
 
     /// Waits until a datagram is queued; false at the deadline.
     package func waitReadable(timeoutMilliseconds: Int32) throws(ReachabilityError) -> Bool {
@@ -248,17 +258,21 @@ package final class NetlinkSocket {
     /// Dumps every link (RTM_GETLINK) or every address (RTM_GETADDR) of the
     /// namespace. A dump the kernel marks NLM_F_DUMP_INTR (the table changed
     /// under it) is retried.
-    package func dump(_ type: UInt16, headerSize: Int = MemoryLayout<ifinfomsg>.size) throws(ReachabilityError)
-        -> [NetlinkMessage]
-    {
+    package func dump(
+        _ type: UInt16, headerSize: Int = MemoryLayout<ifinfomsg>.size, datagramLimit: Int = dumpDatagramLimit,
+        messageLimit: Int = dumpMessageLimit
+    ) throws(ReachabilityError) -> [NetlinkMessage] {
         for _ in 0..<16 {
-            let (messages, interrupted) = try dumpOnce(type, headerSize: headerSize)
+            let (messages, interrupted) = try dumpOnce(
+                type, headerSize: headerSize, datagramLimit: datagramLimit, messageLimit: messageLimit)
             if !interrupted { return messages }
         }
         throw ReachabilityError(.netlinkProtocol, "the kernel interrupted the rtnetlink dump (type \(type)) 16 times")
     }
 
-    private func dumpOnce(_ type: UInt16, headerSize: Int) throws(ReachabilityError) -> ([NetlinkMessage], Bool) {
+    private func dumpOnce(_ type: UInt16, headerSize: Int, datagramLimit: Int, messageLimit: Int)
+        throws(ReachabilityError) -> ([NetlinkMessage], Bool)
+    {
         let seq = nextSequence()
         var request = [UInt64](repeating: 0, count: 8)
         let length = request.withUnsafeMutableBytes { raw -> Int in
@@ -276,12 +290,10 @@ package final class NetlinkSocket {
         }.get()
         var messages: [NetlinkMessage] = []
         var interrupted = false
-        while true {
-            guard
-                let datagram = try nextReply(
-                    timedOut: "the kernel did not finish the rtnetlink dump (type \(type))",
-                    overrun: "the rtnetlink dump overran the socket")
-            else { continue }
+        for _ in 0..<datagramLimit where messages.count <= messageLimit {
+            let datagram = try nextReply(
+                timedOut: "the kernel did not finish the rtnetlink dump (type \(type))",
+                overrun: "the rtnetlink dump overran the socket")
             let parsed = NetlinkParser.parse(datagram)
             for item in parsed.messages where item.sequence == seq {
                 if item.flags & NLMsgFlag.dumpInterrupted != 0 { interrupted = true }
@@ -298,6 +310,10 @@ package final class NetlinkSocket {
                 throw ReachabilityError(.netlinkProtocol, "rtnetlink dump: \(malformed)")
             }
         }
+        throw ReachabilityError(
+            .netlinkProtocol,
+            "the rtnetlink dump (type \(type)) did not end within \(datagramLimit) datagrams "
+                + "and \(messageLimit) messages")
     }
 
     // MARK: Lookups
@@ -435,7 +451,7 @@ package final class NetlinkSocket {
             answered.initialize(repeating: false)
             var pending = count
             while pending > 0 {
-                let datagram: UnsafeRawBufferPointer?
+                let datagram: UnsafeRawBufferPointer
                 do throws(ReachabilityError) {
                     datagram = try nextReply(
                         timedOut: "the kernel did not answer \(pending) \(what)s",
@@ -443,7 +459,6 @@ package final class NetlinkSocket {
                 } catch {
                     return .failure(error)
                 }
-                guard let datagram else { continue }
                 var failure: ReachabilityError?
                 let malformed = NetlinkParser.forEach(datagram) { item in
                     let offset = Int(item.sequence &- first)
