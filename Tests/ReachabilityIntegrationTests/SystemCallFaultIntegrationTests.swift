@@ -109,7 +109,8 @@ struct SystemCallFaultIntegrationTests {
         #expect(log.entries.map(\.status) == [.reachableViaWiFi, .notReachable, .reachableViaWiFi])
     }
 
-    @Test("a dump's reply that never comes (every read finds nothing, poll says readable): start throws timedOut at 5 s")
+    @Test(
+        "a dump's reply that never comes (every read finds nothing, poll says readable): start throws timedOut at 5 s")
     func dumpReplyNeverComes() async throws {
         let ns = try TestNamespace()
         try ns.disableIPv6()
