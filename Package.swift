@@ -192,7 +192,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ConnectivityTests",
-            dependencies: ["Connectivity", "Reachability", "ReachabilityCore", "ReachabilityBase", "TestSupport"]
+            dependencies: [
+                "Connectivity", "Reachability", "ReachabilityCore", "ReachabilityBase", "ReachabilitySystem",
+                "TestSupport",
+            ]
         ),
         .testTarget(
             name: "ReachabilityTestKitTests",
