@@ -1,6 +1,7 @@
 public import Foundation
 import Glibc
 public import Reachability
+@_spi(Testing) import ReachabilityBase
 @_spi(Testing) import ReachabilitySystem
 
 /// A captive-portal API URI and where it came from: the configuration, or what the
@@ -155,9 +156,20 @@ public struct CaptivePortalDiscovery: Sendable, Hashable {
     /// the type's description says; nil when none is recorded, or none that passes.
     /// Leases that expired before `now` are skipped.
     public func discover(interfaceName: String, index: Int, now: Date = Date()) -> CaptivePortalAPISource? {
+        discover(interfaceName: interfaceName, index: index, now: now, systemCalls: .live)
+    }
+
+    /// ``discover(interfaceName:index:now:)`` with every open, fstat and directory
+    /// listing made through `systemCalls`: a check passes its environment's, so that
+    /// a fault plan reaches these reads as it reaches the monitor's.
+    func discover(interfaceName: String, index: Int, now: Date = Date(), systemCalls: SystemCalls)
+        -> CaptivePortalAPISource?
+    {
         for directory in networkdLinkDirectories {
             let path = join(root, directory) + "/\(index)"
-            guard let bytes = Self.readFile(path, limit: maximumFileSize)?.bytes else { continue }
+            guard let bytes = Self.readFile(path, limit: maximumFileSize, systemCalls: systemCalls)?.bytes else {
+                continue
+            }
             let state = Self.networkdState(bytes)
             if let value = state.captivePortal {
                 return Self.accept(value).map {
@@ -174,9 +186,10 @@ public struct CaptivePortalDiscovery: Sendable, Hashable {
         for (directories, format) in groups {
             for directory in directories {
                 let full = join(root, directory)
-                for name in Self.leaseFiles(in: full, limit: maximumFilesPerDirectory) {
+                for name in Self.leaseFiles(in: full, limit: maximumFilesPerDirectory, systemCalls: systemCalls) {
                     let path = "\(full)/\(name)"
-                    guard let (bytes, modified) = Self.readFile(path, limit: maximumFileSize) else { continue }
+                    guard let (bytes, modified) = Self.readFile(path, limit: maximumFileSize, systemCalls: systemCalls)
+                    else { continue }
                     let leases = Self.dhclientLeases(bytes)
                     for (order, lease) in leases.enumerated() where lease.interface == interfaceName {
                         if let expiry = lease.expiry, expiry < now { continue }
@@ -243,14 +256,16 @@ public struct CaptivePortalDiscovery: Sendable, Hashable {
 
     /// At most `limit` bytes of a regular file, and when it last changed (seconds,
     /// nanoseconds); nil when it can't be read, is not a regular file, or is larger.
-    static func readFile(_ path: String, limit: Int) -> (bytes: [UInt8], modified: (Int, Int))? {
-        guard case .success(let file) = SystemCalls.live.readFile(path, limit: limit) else { return nil }
+    static func readFile(_ path: String, limit: Int, systemCalls: SystemCalls = .live)
+        -> (bytes: [UInt8], modified: (Int, Int))?
+    {
+        guard case .success(let file) = systemCalls.readFile(path, limit: limit) else { return nil }
         return (file.bytes, (file.status.modifiedSeconds, file.status.modifiedNanoseconds))
     }
 
-    /// The names of the lease files in `directory` (``DHCPLeaseFile/fileNames(in:limit:)``).
-    static func leaseFiles(in directory: String, limit: Int) -> [String] {
-        DHCPLeaseFile.fileNames(in: directory, limit: limit)
+    /// The names of the lease files in `directory` (``DHCPLeaseFile/fileNames(in:limit:systemCalls:)``).
+    static func leaseFiles(in directory: String, limit: Int, systemCalls: SystemCalls = .live) -> [String] {
+        DHCPLeaseFile.fileNames(in: directory, limit: limit, systemCalls: systemCalls)
     }
 
     // MARK: - systemd-networkd
@@ -324,13 +339,14 @@ extension ConnectivityConfiguration {
     /// ``captivePortalAPI`` when set; else, with ``discoversCaptivePortalAPI``, what
     /// ``captivePortalDiscovery`` finds for the interface (read only for the process's
     /// own namespace, unless the locations were changed from
-    /// ``CaptivePortalDiscovery/system``).
+    /// ``CaptivePortalDiscovery/system``), read through the ``environment``'s system calls.
     func captivePortalAPISource(for interface: NetworkInterface?) -> CaptivePortalAPISource? {
         if let captivePortalAPI { return CaptivePortalAPISource(uri: .api(captivePortalAPI), format: .configuration) }
         guard discoversCaptivePortalAPI, let interface,
             environment.networkNamespacePath == nil || captivePortalDiscovery != .system
         else { return nil }
-        return captivePortalDiscovery.discover(interfaceName: interface.name, index: interface.index)
+        return captivePortalDiscovery.discover(
+            interfaceName: interface.name, index: interface.index, systemCalls: environment.systemCalls)
     }
 
     /// This configuration with ``captivePortalAPI`` set to the API `source` names

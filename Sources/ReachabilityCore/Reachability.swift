@@ -23,7 +23,8 @@ public import Dispatch
 ///
 /// Every initializer checks its ``NetworkEnvironment`` first: a namespace file
 /// that can't be opened as a network namespace throws
-/// ``ReachabilityError/Code/namespace``, a malformed sysfs root
+/// ``ReachabilityError/Code/namespace`` (for want of descriptors or memory,
+/// ``ReachabilityError/Code/systemCall`` with the errno), a malformed sysfs root
 /// ``ReachabilityError/Code/invalidArgument``.
 ///
 /// `Sendable`: all mutable state is behind a lock, and callbacks are `@Sendable`.

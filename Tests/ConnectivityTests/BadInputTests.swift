@@ -1,5 +1,8 @@
 import Foundation
+import Glibc
 import Reachability
+@_spi(Testing) import ReachabilityBase
+@_spi(Testing) import ReachabilitySystem
 import TestSupport
 import Testing
 
@@ -212,6 +215,55 @@ private enum Files {
                 #expect(error.message.contains(says), "\(error.message.prefix(300))")
             }
         }
+    }
+
+    @Test("A trust-roots file over 16 MiB is refused by its size, unread; one of exactly 16 MiB is read whole")
+    func trustRootsOver16MiB() throws {
+        let limit = ConnectivityConfiguration.trustRootsLimit
+        #expect(limit == 16 << 20)
+        // Sparse: a certificate, then zeros to the size (no disk space taken).
+        let over = ScratchFiles.sparse(
+            at: Files.scratch.directory + "/over.pem", size: limit + 1, startingWith: Array(Files.pem.utf8))
+        let exact = ScratchFiles.sparse(at: Files.scratch.directory + "/exact.pem", size: limit)
+        let faults = SystemCallFaults()
+        var configuration = ConnectivityConfiguration(endpoints: [Self.good])
+        configuration.environment.systemCalls = SystemCalls(faults: faults)
+        configuration.trustedRootCertificatesPath = over
+        // A read of it would fail: the rule counts any.
+        let reads = faults.inject(.read, errno: EIO, count: .always, matching: .path(over))
+        let refused = #expect(throws: ConnectivityError.self) { try configuration.validate() }
+        #expect(refused?.code == .invalidConfiguration)
+        #expect(
+            refused?.message.contains("has \(limit + 1) bytes, the limit is \(limit)") == true,
+            "\(refused?.message ?? "")")
+        #expect(faults.fired(reads) == 0, "refused by its size: not a byte read")
+        configuration.trustedRootCertificatesPath = exact
+        let read = #expect(throws: ConnectivityError.self) { try configuration.validate() }
+        #expect(read?.message.contains("is not a PEM file") == true, "read whole: \(read?.message ?? "")")
+    }
+
+    @Test("No descriptor left to open the trust-roots file: an error naming the file and the cause, not a crash")
+    func trustRootsWithoutDescriptors() throws {
+        let faults = SystemCallFaults()
+        var configuration = ConnectivityConfiguration(endpoints: [Self.good])
+        configuration.environment.systemCalls = SystemCalls(faults: faults)
+        configuration.trustedRootCertificatesPath = Files.certificate
+        try configuration.validate()
+        for errno in [EMFILE, ENFILE] {
+            let rule = faults.inject(.open, errno: errno, count: .always, matching: .path(Files.certificate))
+            let cause = String(cString: strerror(errno))
+            let validated = #expect(throws: ConnectivityError.self) { try configuration.validate() }
+            let made = #expect(throws: ConnectivityError.self) { try Connectivity(validating: configuration) }
+            let notifier = Connectivity(configuration: configuration).lastError
+            for error in [validated, made, notifier] {
+                #expect(error?.message.contains("trustedRootCertificatesPath") == true)
+                #expect(error?.message.contains(Files.certificate) == true)
+                #expect(error?.message.contains("can't be opened: \(cause)") == true, "\(error?.message ?? "none")")
+            }
+            #expect(faults.fired(rule) > 0)
+            faults.remove(rule)
+        }
+        try configuration.validate()
     }
 
     static let goodConfigurations: [Input<Change>] = [

@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
 import Reachability
+@_spi(Testing) import ReachabilityBase
+@_spi(Testing) import ReachabilitySystem
 import Testing
 
 @testable import Connectivity
@@ -342,6 +344,49 @@ import Testing
         #expect(root.discovery.discover(interfaceName: "eth0", index: 2, now: Self.now) == nil)
         #expect(root.discovery.discover(interfaceName: "wlan0", index: 3, now: Self.now) == nil)
         #expect(ContinuousClock.now - started < .seconds(5), "a FIFO never blocks the read")
+    }
+
+    @Test(
+        "failing open, fstat or the directory listing (EMFILE, EACCES, EINTR) finds no API: no crash, no wait",
+        arguments: [SystemCall.open, .fstat, .opendir])
+    func failingReads(call: SystemCall) throws {
+        let root = try Root()
+        try root.write("run/systemd/netif/links/7", Self.networkdLink(captivePortal: "https://networkd.example/api"))
+        try root.write(
+            "var/lib/dhcp/dhclient.eth1.leases",
+            Self.dhclientLease(interface: "eth1", option: #"option default-url "https://dhclient.example/api";"#))
+        try root.write(
+            "var/lib/NetworkManager/dhclient-5c1e3f52-wlan0.lease",
+            Self.dhclientLease(interface: "wlan0", option: #"option default-url "https://nm.example/api";"#))
+        let faults = SystemCallFaults()
+        var configuration = ConnectivityConfiguration.recommended
+        configuration.captivePortalDiscovery = root.discovery
+        configuration.environment.systemCalls = SystemCalls(faults: faults)
+        let interfaces = [
+            NetworkInterface(name: "eth0", index: 7, type: .wiredEthernet),
+            NetworkInterface(name: "eth1", index: 8, type: .wiredEthernet),
+            NetworkInterface(name: "wlan0", index: 9, type: .wifi),
+        ]
+        func found() -> [String?] {
+            interfaces.map { configuration.captivePortalAPISource(for: $0)?.apiURL?.host }
+        }
+        let everything = ["networkd.example", "dhclient.example", "nm.example"]
+        #expect(found() == everything)
+        for errno in [EMFILE, EACCES, EINTR] {
+            // Not `.always`: a call retried on the error would spend the rule and then
+            // find the API (a failure here), rather than spin for ever.
+            let rule = faults.inject(call, errno: errno, count: .times(100))
+            // A failed listing hides the lease files; networkd's link file is read without one.
+            #expect(
+                found() == (call == .opendir ? ["networkd.example", nil, nil] : [nil, nil, nil]), "errno \(errno)")
+            #expect((1..<100).contains(faults.fired(rule)), "the plan reaches discovery's \(call), never retried")
+            faults.remove(rule)
+            #expect(found() == everything, "read again once the fault is gone")
+        }
+        // An interrupted read is retried, as everywhere: the API is still found.
+        let interrupted = faults.inject(.read, errno: EINTR, count: .times(3))
+        #expect(found() == everything)
+        #expect(faults.fired(interrupted) == 3)
     }
 
     @Test("only dhclient*.lease(s) files are read, and at most maximumFilesPerDirectory entries")

@@ -1,4 +1,7 @@
+import Foundation
 import Reachability
+@_spi(Testing) import ReachabilitySystem
+import TestSupport
 import Testing
 
 @_spi(Testing) @testable import ReachabilityBase
@@ -193,6 +196,56 @@ import Testing
         try sysfs.interface("eth0")
         #expect(sysfs.reader.deviceType(of: "eth0") == nil)
         #expect(!sysfs.reader.isWireless("wlan0"))
+    }
+
+    @Test("A FIFO or a device as uevent: no DEVTYPE, no wait, not a byte read")
+    func ueventFIFO() throws {
+        let sysfs = try FakeSysfs()
+        defer { sysfs.remove() }
+        try sysfs.interface("usb0", devtype: "wwan")
+        try sysfs.interface("usb1", devtype: "wwan")
+        let fifo = ScratchFiles.fifo(at: sysfs.root.appendingPathComponent("class/net/usb0/uevent").path)
+        let zero = sysfs.root.appendingPathComponent("class/net/usb1/uevent").path
+        try FileManager.default.removeItem(atPath: zero)
+        try FileManager.default.createSymbolicLink(atPath: zero, withDestinationPath: "/dev/zero")
+        let faults = SystemCallFaults()
+        let reader = SysfsReader(root: sysfs.root.path, systemCalls: SystemCalls(faults: faults))
+        // Every read of the FIFO is made within the deadline (one that waits is let go).
+        let found = ScratchFiles.result(releasing: [fifo]) {
+            ["usb0", "usb1"].map { reader.deviceType(of: $0) ?? "none" }
+        }
+        #expect(found == ["none", "none"], "nil: the read waited on the FIFO")
+        let classified = ScratchFiles.result(releasing: [fifo]) {
+            InterfaceClassifier.classify(Self.link("usb0"), sysfs: reader)
+        }
+        #expect(classified == InterfaceClassification(.wiredEthernet))
+        #expect(faults.attempts(.read) == 0)
+    }
+
+    @Test("A uevent over 4 KiB: its first 4096 bytes are read, a DEVTYPE line past them is not seen")
+    func ueventOver4KiB() throws {
+        let sysfs = try FakeSysfs()
+        defer { sysfs.remove() }
+        /// `INTERFACE=NAME` padded to `offset` bytes, then `DEVTYPE=wwan` and 8 KiB more.
+        func uevent(_ name: String, devtypeAt offset: Int) throws {
+            try sysfs.interface(name)
+            var text = "INTERFACE=\(name)\nX="
+            text += String(repeating: "x", count: offset - text.utf8.count - 1) + "\n"
+            text += "DEVTYPE=wwan\n" + String(repeating: "Y=y\n", count: 2048)
+            try Data(text.utf8).write(to: sysfs.root.appendingPathComponent("class/net/\(name)/uevent"))
+        }
+        let line = "DEVTYPE=wwan\n".utf8.count
+        try uevent("ends", devtypeAt: 4096 - line)  // its newline is byte 4096
+        try uevent("past", devtypeAt: 4096)  // starts right after byte 4096
+        try uevent("far", devtypeAt: 1 << 20)
+        #expect(sysfs.reader.deviceType(of: "ends") == "wwan")
+        #expect(sysfs.reader.deviceType(of: "past") == nil)
+        #expect(sysfs.reader.deviceType(of: "far") == nil)
+        #expect(
+            InterfaceClassifier.classify(Self.link("ends"), sysfs: sysfs.reader) == InterfaceClassification(.cellular))
+        #expect(
+            InterfaceClassifier.classify(Self.link("past"), sysfs: sysfs.reader)
+                == InterfaceClassification(.wiredEthernet))
     }
 
     @Test(arguments: ["../x", "..", ".", "", "a/../../x", "x/", "/x", "../../class/x", "x\0"])

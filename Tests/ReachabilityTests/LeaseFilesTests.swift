@@ -1,5 +1,7 @@
 import Foundation
 import Reachability
+@_spi(Testing) import ReachabilitySystem
+import TestSupport
 import Testing
 
 @_spi(Testing) @testable import ReachabilityBase
@@ -143,6 +145,48 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: fits) }
         #expect(LeaseFiles(root: fits).isMetered(interface: "eth0", index: 3))
         #expect(LeaseFiles(root: fits).isMetered(interface: "eth1", index: 4))
+    }
+
+    @Test("A FIFO or a device in a lease file's place is no lease: no wait, not a byte read")
+    func fifoOrDeviceInPlace() throws {
+        let networkd = "VENDOR_SPECIFIC=\(Self.meteredHex)\n"
+        let root = try Self.root([:])
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for directory in ["run/systemd/netif/leases", "var/lib/dhcp", "var/lib/NetworkManager"] {
+            try FileManager.default.createDirectory(atPath: root + "/" + directory, withIntermediateDirectories: true)
+        }
+        // FIFOs nothing writes to: an open without O_NONBLOCK would wait for ever.
+        let silent = [
+            "run/systemd/netif/leases/3", "var/lib/dhcp/dhclient.eth3.leases",
+        ].map { ScratchFiles.fifo(at: root + "/" + $0) }
+        // A FIFO a writer holds open with a metered lease in it: what a read would take.
+        let fed = ScratchFiles.fifo(at: root + "/run/systemd/netif/leases/4")
+        let writer = open(fed, O_RDWR | O_CLOEXEC)
+        #expect(writer >= 0)
+        defer { close(writer) }
+        #expect(networkd.withCString { write(writer, $0, strlen($0)) } == networkd.utf8.count)
+        // Devices: /dev/zero never ends, /dev/null is empty.
+        for (relative, device) in [
+            ("run/systemd/netif/leases/5", "/dev/zero"), ("var/lib/dhcp/dhclient.eth5.leases", "/dev/zero"),
+            ("run/systemd/netif/leases/6", "/dev/null"), ("var/lib/NetworkManager/dhclient-u-eth6.lease", "/dev/null"),
+        ] {
+            try FileManager.default.createSymbolicLink(atPath: root + "/" + relative, withDestinationPath: device)
+        }
+        let faults = SystemCallFaults()
+        let leases = LeaseFiles(root: root, systemCalls: SystemCalls(faults: faults))
+        let links: [(name: String, index: Int32)] = [("eth3", 3), ("eth4", 4), ("eth5", 5), ("eth6", 6)]
+        let metered = ScratchFiles.result(releasing: silent + [fed]) { leases.metered(links) }
+        #expect(metered == [], "nil: the read waited on a FIFO")
+        #expect(faults.attempts(.read) == 0, "no FIFO or device is read")
+
+        // The same reader takes a regular file in their place (the silent FIFOs stay:
+        // eth3's are not asked for again, as a read of them outside the deadline could wait).
+        try FileManager.default.removeItem(atPath: root + "/run/systemd/netif/leases/4")
+        try networkd.write(toFile: root + "/run/systemd/netif/leases/4", atomically: true, encoding: .utf8)
+        try FileManager.default.removeItem(atPath: root + "/var/lib/dhcp/dhclient.eth5.leases")
+        try Self.block("eth5", vendor: "\"ANDROID_METERED\"").write(
+            toFile: root + "/var/lib/dhcp/dhclient.eth5.leases", atomically: true, encoding: .utf8)
+        #expect(leases.metered([("eth4", 4), ("eth5", 5)]) == [4, 5])
     }
 
     @Test("tethering: RNDIS and ipheth drivers and Bluetooth PAN are tethered; a plain Ethernet adapter isn't")

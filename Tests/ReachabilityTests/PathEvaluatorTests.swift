@@ -160,6 +160,39 @@ import Testing
         #expect(!DNSConfiguration(resolvConf: dir).isConfigured)
     }
 
+    @Test("resolv.conf over 1 MiB: its first MiB is read (the file is not refused); a nameserver line past it is not")
+    func resolvConfOver1MiB() throws {
+        let dir = NSTemporaryDirectory() + "rtest-dns-big-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let limit = DNSConfiguration.sizeLimit
+        #expect(limit == 1 << 20)
+        /// `before` bytes of comment lines, the line, then `after` bytes of comments.
+        func file(_ name: String, _ line: String, at before: Int, then after: Int = 1 << 20) throws -> String {
+            func comments(_ count: Int) -> String {
+                count == 0 ? "" : "#" + String(repeating: "x", count: count - 2) + "\n"
+            }
+            let path = "\(dir)/\(name)"
+            try (comments(before) + line + comments(after)).write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        let server = "nameserver 192.0.2.53\n"
+        let first = try file("first", server, at: 0)
+        let ends = try file("ends", server, at: limit - server.utf8.count)  // its newline is the MiB's last byte
+        let past = try file("past", server, at: limit)
+        let cut = try file("cut", server, at: limit - "nameserver".utf8.count)  // the word alone fits
+        #expect(DNSConfiguration(resolvConf: first).isConfigured, "2 MiB: not refused as too large")
+        #expect(DNSConfiguration(resolvConf: ends).isConfigured)
+        #expect(!DNSConfiguration(resolvConf: past).isConfigured)
+        #expect(!DNSConfiguration(resolvConf: cut).isConfigured, "a line cut at the limit has no address")
+        #expect(DNSConfiguration.nameservers(in: ends) == ["192.0.2.53"])
+        #expect(DNSConfiguration.nameservers(in: past) == [])
+        // Behind resolved's stub the upstream file has the same bound.
+        let stub = try file("stub", "nameserver 127.0.0.53\n", at: 0, then: 0)
+        #expect(DNSConfiguration(resolvConf: stub, resolvedUpstream: ends).isConfigured)
+        #expect(!DNSConfiguration(resolvConf: stub, resolvedUpstream: past).isConfigured)
+    }
+
     @Test("The nameserver rule is pure: it reads no file and asks for the upstream list only behind the stub")
     func nameserverRule() {
         var asked = 0

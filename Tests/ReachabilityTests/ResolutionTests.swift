@@ -86,6 +86,65 @@ import Testing
         #expect(!LocalNames().contains("no-such-name.invalid", namespace: nil, systemCalls: .live))
     }
 
+    /// A stand-in for /etc with nsswitch.conf listing `files` first and a hosts file
+    /// naming `mylocal`; removed by the caller.
+    static func etc(hosts: String = "127.0.0.1 localhost mylocal\n") throws -> String {
+        let etc = NSTemporaryDirectory() + "rtest-etc-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: etc, withIntermediateDirectories: true)
+        try "passwd: files\nhosts: files dns\n".write(toFile: etc + "/nsswitch.conf", atomically: true, encoding: .utf8)
+        try hosts.write(toFile: etc + "/hosts", atomically: true, encoding: .utf8)
+        return etc
+    }
+
+    @Test("A FIFO or a device as hosts or nsswitch.conf: no name is local (as without the file), no wait, no read")
+    func localNamesFIFO() throws {
+        let etc = try Self.etc()
+        defer { try? FileManager.default.removeItem(atPath: etc) }
+        let faults = SystemCallFaults()
+        let system = SystemCalls(faults: faults)
+        let names = LocalNames(etc: etc)
+        #expect(names.contains("MyLocal", namespace: nil, systemCalls: system))
+        for file in ["hosts", "nsswitch.conf"] {
+            let saved = try String(contentsOfFile: "\(etc)/\(file)", encoding: .utf8)
+            // A read of it would fail: the rule counts any.
+            let reads = faults.inject(.read, errno: EIO, count: .always, matching: .path("\(etc)/\(file)"))
+            let fifo = ScratchFiles.fifo(at: "\(etc)/\(file)")
+            let local = ScratchFiles.result(releasing: [fifo]) {
+                names.contains("mylocal", namespace: nil, systemCalls: system)
+            }
+            #expect(local == false, "\(file) a FIFO (nil: the read waited on it)")
+            try FileManager.default.removeItem(atPath: fifo)
+            try FileManager.default.createSymbolicLink(atPath: fifo, withDestinationPath: "/dev/zero")
+            #expect(!names.contains("mylocal", namespace: nil, systemCalls: system), "\(file) is /dev/zero")
+            #expect(faults.fired(reads) == 0, "\(file): neither is read")
+            faults.remove(reads)
+            try FileManager.default.removeItem(atPath: fifo)
+            try saved.write(toFile: "\(etc)/\(file)", atomically: true, encoding: .utf8)
+            #expect(names.contains("mylocal", namespace: nil, systemCalls: system), "\(file) a file again")
+        }
+    }
+
+    @Test("A hosts file over 1 MiB lists no local name (whole or nothing): its names take the common lane")
+    func localNamesOversizedHosts() throws {
+        let line = "127.0.0.1 bigname\n"
+        func hosts(_ size: Int) -> String {
+            line + "#" + String(repeating: "x", count: size - line.utf8.count - 2) + "\n"
+        }
+        #expect(LocalNames.sizeLimit == 1 << 20)
+        let etc = try Self.etc(hosts: hosts(LocalNames.sizeLimit + 1))
+        defer { try? FileManager.default.removeItem(atPath: etc) }
+        let faults = SystemCallFaults()
+        let system = SystemCalls(faults: faults)
+        let names = LocalNames(etc: etc)
+        // A read of the hosts file would fail: the rule counts any.
+        let reads = faults.inject(.read, errno: EIO, count: .always, matching: .path(etc + "/hosts"))
+        #expect(!names.contains("bigname", namespace: nil, systemCalls: system), "1 MiB + 1 byte: no name")
+        #expect(faults.fired(reads) == 0, "refused by its size, not a byte read")
+        faults.remove(reads)
+        try hosts(LocalNames.sizeLimit).write(toFile: etc + "/hosts", atomically: true, encoding: .utf8)
+        #expect(names.contains("bigname", namespace: nil, systemCalls: system), "exactly 1 MiB: read whole")
+    }
+
     @Test("Requests before a resolution starts share it")
     func coalescing() {
         var schedule = Schedule()

@@ -243,6 +243,39 @@ import Testing
         #expect(leases.metered(links) == [3, 4], "the faults are spent: read again")
     }
 
+    // MARK: Namespace files
+
+    @Test("No descriptor to open the namespace file at start: .systemCall with the errno, never .namespace")
+    func namespaceOpenWithoutDescriptors() throws {
+        let (faults, system) = Self.plan()
+        var environment = NetworkEnvironment(networkNamespacePath: "/proc/self/ns/net")
+        environment.systemCalls = system
+        for errno in [EMFILE, ENFILE, ENOMEM] {
+            let rule = faults.inject(.open, errno: errno, count: .always, matching: .path("/proc/self/ns/net"))
+            for (factory, make) in BadInputTests.everyFactory(environment) {
+                let error = #expect(throws: ReachabilityError.self, "\(factory)") { try make() }
+                #expect(error?.code == .systemCall, "\(factory): \(error?.description ?? "")")
+                #expect(error?.errno == errno, "\(factory)")
+                #expect(error?.message.contains("/proc/self/ns/net") == true, "\(factory)")
+            }
+            #expect(faults.fired(rule) > 0)
+            faults.remove(rule)
+        }
+        // At the monitor's start: made while there were descriptors, started when none is left.
+        let reachability = try Reachability(environment: environment)
+        let rule = faults.inject(.open, errno: EMFILE, count: .always, matching: .path("/proc/self/ns/net"))
+        let error = #expect(throws: ReachabilityError.self) { try reachability.startNotifier() }
+        #expect(error?.code == .systemCall && error?.errno == EMFILE, "\(error?.description ?? "")")
+        #expect(error?.description.contains("Too many open files") == true)
+        #expect(faults.fired(rule) == 1)
+        faults.remove(rule)
+        // A namespace that is really missing is still .namespace.
+        let missing = faults.inject(.open, errno: ENOENT, matching: .path("/proc/self/ns/net"))
+        let gone = #expect(throws: ReachabilityError.self) { try reachability.startNotifier() }
+        #expect(gone?.code == .namespace && gone?.errno == ENOENT, "\(gone?.description ?? "")")
+        #expect(faults.fired(missing) == 1)
+    }
+
     // MARK: The resolver check and getaddrinfo
 
     @Test(

@@ -29,22 +29,36 @@ package final class NetworkNamespace: Sendable {
     }
 
     /// Opens the network namespace at `path` through `systemCalls`; throws
-    /// ``ReachabilityError/Code/namespace`` when it is missing or not a network namespace.
+    /// ``ReachabilityError/Code/namespace`` when it is missing or not a network
+    /// namespace, and ``ReachabilityError/Code/systemCall`` when the process is out
+    /// of descriptors or memory (``openFailure(_:path:)``).
     package static func open(_ path: String, systemCalls: SystemCalls) throws(ReachabilityError) -> NetworkNamespace {
         let fd: Int32
         switch systemCalls.openNetworkNamespace(path) {
         case .success(let opened): fd = opened
-        case .failure(let failure):
-            throw ReachabilityError(
-                .namespace, "network namespace \(path) is not usable (\(failure.call))", errno: failure.errno)
+        case .failure(let failure): throw openFailure(failure, path: path)
         }
         switch systemCalls.fileIdentity(fd) {
         case .success(let identity):
             return NetworkNamespace(fd: fd, identity: identity, path: path, systemCalls: systemCalls)
         case .failure(let failure):
             systemCalls.close(fd)
-            throw ReachabilityError(.namespace, "network namespace \(path) is not usable", errno: failure.errno)
+            throw openFailure(failure, path: path)
         }
+    }
+
+    /// What a failed open of the namespace file at `path` is reported as. EMFILE,
+    /// ENFILE, ENOMEM and ENOBUFS say nothing about the namespace: they are the
+    /// process's (``ReachabilityError/Code/systemCall``), so that no caller reads
+    /// them as a namespace that is missing or gone (the CLI would say "deleted").
+    /// Anything else is ``ReachabilityError/Code/namespace``.
+    private static func openFailure(_ failure: SystemError, path: String) -> ReachabilityError {
+        if SystemError.resourceErrors.contains(failure.errno) {
+            return ReachabilityError(
+                .systemCall, "network namespace \(path) can't be opened now (\(failure.call))", errno: failure.errno)
+        }
+        return ReachabilityError(
+            .namespace, "network namespace \(path) is not usable (\(failure.call))", errno: failure.errno)
     }
 
     /// Whether `path` still names this namespace: false once it was deleted, or

@@ -29,11 +29,18 @@ final class LocalNames: Sendable {
 
     static let sizeLimit = 1 << 20
     private let cache = LockedValue<[String: Cached]>([:])
+    /// The directory the files are read from: `/etc`, or a test's stand-in (a
+    /// FIFO or an oversized file there, without touching the host's).
+    private let etc: String
+
+    init(etc: String = "/etc") {
+        self.etc = etc
+    }
 
     /// Whether `name` is answered from the hosts file, for a resolution in
     /// `namespace` (nil: the process's own) made through `systemCalls`.
     func contains(_ name: String, namespace: NetworkNamespace?, systemCalls: SystemCalls) -> Bool {
-        let etc = Self.etc(namespace, systemCalls: systemCalls)
+        let etc = paths(namespace, systemCalls: systemCalls)
         guard case .filesFirst(true)? = cached(etc("nsswitch.conf"), systemCalls: systemCalls, parse: Self.filesFirst)
         else { return false }
         guard case .names(let names)? = cached(etc("hosts"), systemCalls: systemCalls, parse: Self.names) else {
@@ -42,13 +49,14 @@ final class LocalNames: Sendable {
         return names.contains(name.lowercased())
     }
 
-    /// Where the resolution thread finds FILE of /etc.
-    private static func etc(_ namespace: NetworkNamespace?, systemCalls: SystemCalls) -> (String) -> String {
-        guard let name = namespace?.name else { return { "/etc/\($0)" } }
+    /// Where the resolution thread finds FILE of /etc (of ``etc``).
+    private func paths(_ namespace: NetworkNamespace?, systemCalls: SystemCalls) -> (String) -> String {
+        let etc = self.etc
+        guard let name = namespace?.name else { return { "\(etc)/\($0)" } }
         return { file in
-            let overlay = "/etc/netns/\(name)/\(file)"
+            let overlay = "\(etc)/netns/\(name)/\(file)"
             if case .success = systemCalls.stat(overlay) { return overlay }
-            return "/etc/\(file)"
+            return "\(etc)/\(file)"
         }
     }
 
