@@ -48,6 +48,7 @@ final class ProbeClients: Sendable {
         let client: ProbeClient
         if environment.networkNamespacePath != nil {
             try Self.checkDescriptors(eventLoops: 1)
+            try Self.checkThreads(eventLoops: 1)
             let own = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             let ready = own.next().submit {
                 try environment.enterNetworkNamespaceOnCurrentThread()
@@ -60,8 +61,9 @@ final class ProbeClients: Sendable {
         } else {
             // NIO's shared group is made on its first use anywhere in the process:
             // until this type has used it, count on making all its loops.
-            try Self.checkDescriptors(
-                eventLoops: Self.singletonUsed.withLock { $0 } ? 0 : Self.singletonLoopCount)
+            let loops = Self.singletonUsed.withLock { $0 } ? 0 : Self.singletonLoopCount
+            try Self.checkDescriptors(eventLoops: loops)
+            try Self.checkThreads(eventLoops: loops)
             let shared = MultiThreadedEventLoopGroup.singleton
             Self.singletonUsed.withLock { $0 = true }
             client = ProbeClient(loops: shared, ready: shared.next().makeSucceededVoidFuture())
@@ -130,6 +132,17 @@ final class ProbeClients: Sendable {
                         + "and \(spareDescriptors) spare; \(made.count) could be made)", errno: failure.errno)
             }
         }
+    }
+
+    /// Throws ``ConnectivityError/Code/systemCall`` (EAGAIN: the user's process and
+    /// thread limit, `ulimit -u`) unless `eventLoops` threads, and one spare, can be
+    /// made: NIO traps when a loop's thread can't be.
+    static func checkThreads(eventLoops: Int) throws(ConnectivityError) {
+        guard eventLoops > 0, let failure = ThreadHeadroom.check(eventLoops + 1) else { return }
+        throw ConnectivityError(
+            .systemCall,
+            "no thread for the HTTP client's \(eventLoops) event loop(s): the limit on the user's processes "
+                + "and threads (ulimit -u) is \(ThreadHeadroom.processLimit)", errno: failure)
     }
 
     /// One user fewer for `environment`; the last one shuts the client down (in

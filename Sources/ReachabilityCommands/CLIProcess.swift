@@ -1,4 +1,5 @@
 import Glibc
+import ReachabilitySystem
 
 /// The process-level rules of the `reachability` command, set up by ``start()``
 /// before anything else runs:
@@ -23,6 +24,23 @@ package enum CLIProcess {
     /// Free descriptors the commands need: netlink sockets, SwiftNIO's event loop
     /// (epoll, eventfd, timerfd), resolver and HTTP sockets, with room to spare.
     package static let descriptorsNeeded = 64
+
+    /// Threads the async commands need beside the main and signal threads:
+    /// libdispatch's manager and Swift concurrency's workers, the monitor's reader,
+    /// with room to spare. `status` ran with 7 threads in all and hung with 6.
+    package static let threadsNeeded = 6
+
+    /// Exits 2, naming the limit, unless ``threadsNeeded`` more threads can be made:
+    /// without them Swift concurrency's pool waits for a thread for ever (libdispatch
+    /// retries), and the command would hang.
+    package static func ensureThreads() {
+        guard let failure = ThreadHeadroom.check(threadsNeeded) else { return }
+        writeError(
+            "reachability: cannot make the \(threadsNeeded) threads it needs: "
+                + "\(String(cString: strerror(failure))); the limit on the user's processes and threads "
+                + "(ulimit -u) is \(ThreadHeadroom.processLimit)\n")
+        finish(2)
+    }
 
     /// The largest soft descriptor limit set (Linux's default `fs.nr_open`).
     static let descriptorCap: rlim_t = 1 << 20

@@ -39,6 +39,7 @@ package enum CommandLineTool {
     /// (`main` is synchronous: `watch` never starts Swift concurrency, whose
     /// libdispatch monitor would wake the process once a second).
     package static func runToCompletion(_ body: @escaping @Sendable () async throws -> Void) throws {
+        CLIProcess.ensureThreads()
         nonisolated(unsafe) var failure: (any Error)?
         let done = DispatchSemaphore(value: 0)
         Task {

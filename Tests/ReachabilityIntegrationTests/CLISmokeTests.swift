@@ -249,6 +249,38 @@ struct CLISmokeTests {
         #expect(stderr == "reachability: write error: No space left on device\n")
     }
 
+    @Test(
+        "A real thread limit (RLIMIT_NPROC, as another user): status, wait and check run or exit 2 naming ulimit -u",
+        // One at a time: the limit counts all of nobody's threads, those of another case's run too.
+        .serialized, arguments: [1, 3, 5, 7, 8, 9, 10, 12, 16])
+    func threadLimit(limit: Int) async throws {
+        let ns = try await offPool { () throws -> TestNamespace in
+            let ns = try TestNamespace()
+            try ns.disableIPv6()
+            try ns.ipv4WithDefaultRoute()
+            return ns
+        }
+        // RLIMIT_NPROC binds a user other than root: nobody's threads, counted from 0.
+        let asNobody = [
+            "timeout", "-s", "KILL", "60", "nsenter", "--net=\(ns.path)", "--", "setpriv", "--reuid=65534",
+            "--regid=65534", "--clear-groups", "prlimit", "--nproc=\(limit)", "--", CLI.path,
+        ]
+        for arguments in [
+            ["status"], ["wait", "--timeout", "1"],
+            ["check", "--no-proxy", "--url", "http://192.0.2.2:9/", "--probe-timeout", "1", "--deadline", "2"],
+        ] {
+            let output = try await offPool { try Command.run(asNobody + arguments) }
+            // 0 or 1: it ran; 2: it said why; 137: killed for hanging; 132: SIGILL.
+            #expect([0, 1, 2].contains(output.status), "\(arguments) at \(limit): \(output.status) \(output.stderr)")
+            if output.status == 2 {
+                #expect(output.stderr.contains("ulimit -u) is \(limit)"), "\(arguments) at \(limit): \(output.stderr)")
+            }
+            // No thread to spare: said so. Enough: it runs (nothing answers the check: 1).
+            if limit == 1 { #expect(output.status == 2, "\(arguments)") }
+            if limit == 16 { #expect(output.status == (arguments[0] == "check" ? 1 : 0), "\(arguments)") }
+        }
+    }
+
     @Test("watch into a pipe never read while the link flaps 2,000 times: once read, its last line is the state now")
     func watchStdoutNeverRead() async throws {
         let lines = try await offPool { () -> [String] in
