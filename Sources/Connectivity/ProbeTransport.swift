@@ -325,11 +325,17 @@ final class HeadLimit: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !exceeded else { return }
         guard !done else { return context.fireChannelRead(data) }
-        for byte in unwrapInboundIn(data).readableBytesView {
+        unwrapInboundIn(data).withUnsafeReadableBytes { scan($0) }
+        guard !exceeded else { return context.fireErrorCaught(Exceeded()) }
+        context.fireChannelRead(data)
+    }
+
+    /// Counts `bytes` toward the limit until a final head ends.
+    private func scan(_ bytes: UnsafeRawBufferPointer) {
+        for byte in bytes {
             seen += 1
             guard seen <= Self.limit else {
                 exceeded = true
-                context.fireErrorCaught(Exceeded())
                 return
             }
             if byte == UInt8(ascii: "\n") {
@@ -339,7 +345,7 @@ final class HeadLimit: ChannelInboundHandler {
                     statusLine = []
                     if !interim {
                         done = true
-                        break
+                        return
                     }
                 }
                 lineLength = 0
@@ -348,7 +354,6 @@ final class HeadLimit: ChannelInboundHandler {
                 if statusLine.count < 10 { statusLine.append(byte) }
             }
         }
-        context.fireChannelRead(data)
     }
 }
 
