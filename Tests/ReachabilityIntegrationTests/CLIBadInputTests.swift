@@ -150,6 +150,10 @@ struct CLIBadInputTests {
         BadCommand("watch --connectivity=1", ["watch", "--connectivity=1"], says: "connectivity"),
         BadCommand("watch --proxy without --connectivity", ["watch", "--proxy", "proxy:3128"], says: "--proxy"),
         BadCommand("watch --no-proxy without --connectivity", ["watch", "--no-proxy"], says: "--no-proxy"),
+        BadCommand(
+            "watch --proxy-credentials-file without --proxy",
+            ["watch", "--connectivity", "--proxy-credentials-file", Sandbox.files.garbage], says: "applies with --proxy"
+        ),
         BadCommand("watch --url without --connectivity", ["watch", "--url", url], says: "url"),
         BadCommand("watch --captive-api without --connectivity", ["watch", "--captive-api", url], says: "captive-api"),
         BadCommand("watch --https-only without --connectivity", ["watch", "--https-only"], says: "https-only"),
@@ -210,6 +214,12 @@ struct CLIBadInputTests {
                 says: "--proxy"),
             BadCommand(
                 "wait --no-proxy without --connectivity", ["wait", "--timeout", "1", "--no-proxy"], says: "--no-proxy"),
+            BadCommand(
+                "wait --proxy-credentials-file missing",
+                [
+                    "wait", "--timeout", "1", "--connectivity", "--proxy", "proxy:3128", "--proxy-credentials-file",
+                    "/nonexistent/credentials",
+                ], says: "not a readable regular file"),
             BadCommand(
                 "wait --ignore with --interface", ["wait", "--timeout", "1", "--ignore", "lo", "-i", "lo"],
                 says: "--ignore"),
@@ -291,6 +301,13 @@ struct CLIBadInputTests {
             BadCommand(
                 "exporter --proxy without --connectivity", ["exporter", "--proxy", "proxy:3128"], says: "--proxy"),
             BadCommand("exporter --no-proxy without --connectivity", ["exporter", "--no-proxy"], says: "--no-proxy"),
+            BadCommand(
+                "exporter --proxy-credentials-file a FIFO",
+                [
+                    "exporter", "--connectivity", "--proxy", "proxy:3128", "--proxy-credentials-file",
+                    Sandbox.files.fifo,
+                ],
+                says: "not a readable regular file"),
             BadCommand(
                 "exporter --captive-api without --connectivity", ["exporter", "--captive-api", url], says: "captive-api"
             ),
@@ -429,6 +446,33 @@ struct CLIBadInputTests {
             "check --proxy with --no-proxy", ["check", "--proxy", "proxy:3128", "--no-proxy"],
             says: "--proxy and --no-proxy exclude each other"),
         BadCommand(
+            "check --proxy-credentials-file without --proxy",
+            ["check", "--proxy-credentials-file", Sandbox.files.garbage],
+            says: "--proxy-credentials-file applies with --proxy"),
+        BadCommand(
+            "check --proxy-credentials-file /dev/zero",
+            ["check", "--proxy", "proxy:3128", "--proxy-credentials-file", "/dev/zero"],
+            says: "not a readable regular file"),
+        BadCommand(
+            "check --proxy-credentials-file over 8 KiB",
+            [
+                "check", "--proxy", "proxy:3128", "--proxy-credentials-file",
+                Sandbox.files.write(
+                    "credentials-large", Array("user:".utf8) + Array(repeating: UInt8(ascii: "p"), count: 9000)),
+            ], says: "over 8192 bytes"),
+        BadCommand(
+            "check --proxy-credentials-file without a user:password line (its text never shown)",
+            [
+                "check", "--proxy", "proxy:3128", "--proxy-credentials-file",
+                Sandbox.files.write("credentials-no-colon", Array("hidden-secret\n".utf8)),
+            ], says: "user:password"),
+        BadCommand(
+            "check --proxy with credentials and --proxy-credentials-file",
+            [
+                "check", "--proxy", "u:hidden@proxy:3128", "--proxy-credentials-file",
+                Sandbox.files.write("credentials-good", Array("user:secret\n".utf8)),
+            ], says: "--proxy has credentials, and --proxy-credentials-file too"),
+        BadCommand(
             "check --proxy socks5 (credentials never shown)", ["check", "--proxy", "socks5://u:hidden@proxy:1080"],
             says: "proxy"),
         BadCommand(
@@ -482,6 +526,7 @@ struct CLIBadInputTests {
         #expect(!output.stderr.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "a message on stderr")
         #expect(output.stdout.isEmpty, "nothing on stdout: \(shownOut)")
         #expect(!output.stderr.contains("Fatal error"), "\(shownErr)")
+        #expect(!output.stderr.contains("hidden"), "a secret given as `hidden` is shown: \(shownErr)")
         // The first line is the error itself; the usage lines after it name every option.
         let message = output.stderr.prefix { $0 != "\n" }
         if let says = command.says {
