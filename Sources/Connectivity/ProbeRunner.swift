@@ -5,6 +5,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import Reachability
+@_spi(Testing) import ReachabilitySystem
 
 /// Runs one check: every endpoint probed concurrently (and the RFC 8908 API, when
 /// configured), a fast transport failure tried once more, stopping as soon as the
@@ -152,7 +153,7 @@ struct ProbeRunner: Sendable {
         }
         guard !names.isEmpty else { return Hijacks() }
         let environment = environment
-        let answers = await withTaskGroup(of: (String, Lookup?).self) { group in
+        let (answers, exhausted) = await withTaskGroup(of: (String, Lookup?).self) { group in
             for name in names.keys {
                 group.addTask {
                     (name, await firstResult(within: limit) { await Self.lookUp(name, environment: environment) })
@@ -169,10 +170,10 @@ struct ProbeRunner: Sendable {
             }
             return (answers, exhausted)
         }
-        if let exhausted = answers.1 { throw exhausted }
+        if let exhausted { throw exhausted }
         var vendors: [String: String] = [:]
         for (name, indices) in names { vendors[name] = CheckTally.vendor(of: endpoints[indices[0]].url) }
-        return Self.hijacks(names: names, answers: answers.0, vendors: vendors)
+        return Self.hijacks(names: names, answers: answers, vendors: vendors)
     }
 
     /// The hijack rule over resolved names, pure: `names` each with its endpoints'
@@ -261,7 +262,7 @@ struct ProbeRunner: Sendable {
                         let addresses = try HostLookup.addresses(of: name, environment: environment)
                         first.finish(addresses.map(Lookup.addresses) ?? .noAnswer)
                     } catch {
-                        first.finish(.exhausted(ConnectivityError(error, while: "cannot look \(name) up")))
+                        first.finish(.exhausted(ConnectivityError(error, while: "a probe's lookup")))
                     }
                 }
             }
@@ -402,7 +403,7 @@ struct ProbeRunner: Sendable {
         case let error as IOError: code = error.errnoCode
         default: return nil
         }
-        guard [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(code) else { return nil }
+        guard SystemError.resourceErrors.contains(code) else { return nil }
         return ConnectivityError(.systemCall, "no socket for a probe", errno: code)
     }
 

@@ -46,7 +46,7 @@ struct ProbeTransport: Sendable {
     /// endpoint, or to the proxy for plain HTTP), or the proxy's tunnel opened.
     func fetch(
         _ endpoint: ConnectivityEndpoint, headers: HTTPHeaders, cap: Int, timeout: Duration,
-        route: ProxyRoute = .direct, reached: LockedValue<Bool> = LockedValue(false)
+        route: ProxyRoute, reached: LockedValue<Bool>
     ) async throws(ConnectivityError) -> Result<ProbeResponse, ProbeFailure> {
         let url = endpoint.url
         guard let host = url.host, !host.isEmpty else { return .failure(.connectionFailed("the URL has no host")) }
@@ -295,9 +295,6 @@ private struct ResolvedAnswers: Resolver, Sendable {
     func cancelQueries() {}
 }
 
-/// Sends the request once the connection is up, then collects the answer: the
-/// head, and the body up to the cap (past it the connection is closed and the
-/// answer stands, marked truncated). Lives on its channel's event loop.
 /// Bounds what a server sends before its answer's body — the status line, the
 /// header fields, and any interim (1xx) heads before the final one — to
 /// ``limit`` bytes in all; past it the probe fails (``Exceeded``) and the
@@ -315,10 +312,12 @@ final class HeadLimit: ChannelInboundHandler {
     }
 
     private var seen = 0
-    /// Bytes of the current line, not counting CR.
+    /// Bytes of the current line and of the current head, not counting CR.
     private var lineLength = 0
-    /// The current head's first bytes: enough to tell an interim answer.
-    private var statusLine: [UInt8] = []
+    private var headLength = 0
+    /// Whether the current head is an interim answer: its status (bytes 9–11 of
+    /// `HTTP/1.1 1xx`) starts with 1.
+    private var interim = false
     private var done = false
     private var exceeded = false
 
@@ -340,18 +339,18 @@ final class HeadLimit: ChannelInboundHandler {
             }
             if byte == UInt8(ascii: "\n") {
                 // A blank line after a status line ends a head; a final one ends the count.
-                if lineLength == 0 && !statusLine.isEmpty {
-                    let interim = statusLine.count > 9 && statusLine[9] == UInt8(ascii: "1")
-                    statusLine = []
-                    if !interim {
+                if lineLength == 0 && headLength > 0 {
+                    guard interim else {
                         done = true
                         return
                     }
+                    (headLength, interim) = (0, false)
                 }
                 lineLength = 0
             } else if byte != UInt8(ascii: "\r") {
+                if headLength == 9 { interim = byte == UInt8(ascii: "1") }
                 lineLength += 1
-                if statusLine.count < 10 { statusLine.append(byte) }
+                headLength += 1
             }
         }
     }

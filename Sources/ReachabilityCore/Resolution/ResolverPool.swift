@@ -263,16 +263,17 @@ final class ResolverPool: Sendable {
         }
     }
 
-    /// getaddrinfo(3) for both families; addresses deduplicated in order, IPv4-mapped
-    /// IPv6 addresses read as IPv4. "No such name" and "no answer" are a
-    /// ``Resolution/failed(code:)``; a failure of the resolver itself (out of
-    /// descriptors or memory) is thrown: it says nothing about the name.
     /// The most addresses kept of one name's answer, in the resolver's order: more
     /// than any real round-robin name has, and what each change's evaluation (one
     /// route lookup per address) and a probe's connection attempts can afford. A
     /// hostile answer (a hosts file or DNS server giving thousands) is cut here.
     static let addressLimit = 64
 
+    /// getaddrinfo(3) for both families; the first ``addressLimit`` addresses,
+    /// deduplicated in order, IPv4-mapped IPv6 addresses read as IPv4. "No such
+    /// name" and "no answer" are a ``Resolution/failed(code:)``; a failure of the
+    /// resolver itself (out of descriptors or memory) is thrown: it says nothing
+    /// about the name.
     static func getaddrinfo(_ name: String, systemCalls: SystemCalls) throws(ReachabilityError) -> Resolution {
         let answer = systemCalls.getaddrinfo(name, family: AF_UNSPEC, socketType: Int32(SOCK_STREAM.rawValue)) { list in
             var addresses: [IPAddress] = []
