@@ -262,37 +262,38 @@ extension InterfacesOptions {
     package func run() throws {
         let list = try NetworkInterfaces.list(environment: Namespace.environment(namespace))
         if json {
-            let objects = list.map { details -> String in
-                let addresses = details.addresses.map { Output.quote($0.description) }.joined(separator: ", ")
-                let families = details.defaultRouteFamilies.map { Output.quote($0.rawValue) }.joined(separator: ", ")
-                return "{\"index\": \(details.interface.index), \"name\": \(Output.quote(details.interface.name)), "
-                    + "\"type\": \(Output.quote(details.interface.type.rawValue)), "
-                    + "\"operState\": \(Output.quote(details.operState)), \"up\": \(details.isUp), "
-                    + "\"carrier\": \(details.hasCarrier), \"defaultRoute\": \(details.hasDefaultRoute), "
-                    + "\"defaultRouteFamilies\": [\(families)], \"addresses\": [\(addresses)]}"
-            }
-            Output.emit("[" + objects.joined(separator: ",\n ") + "]")
+            Output.emit("[" + list.map(Self.jsonObject).joined(separator: ",\n ") + "]")
             return
         }
-        let rows = list.map { details -> [String] in
-            [
-                // Escaped before the columns are measured.
-                String(details.interface.index), Output.terminalSafe(details.interface.name),
-                details.interface.type.rawValue,
-                details.operState, details.hasCarrier ? "yes" : "no",
-                details.defaultRouteFamilies.isEmpty
-                    ? "no" : details.defaultRouteFamilies.map(\.rawValue).joined(separator: ","),
-                details.addresses.map(\.description).joined(separator: ", "),
-            ]
-        }
-        let header = ["IDX", "NAME", "TYPE", "OPERSTATE", "CARRIER", "DEFAULT", "ADDRESSES"]
-        let widths = (0..<header.count).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
-        for row in [header] + rows {
-            let cells = row.enumerated().map { column, cell in
-                column == row.count - 1 ? cell : Output.pad(cell, to: widths[column])
-            }
-            Output.emit(cells.joined(separator: "  "))
-        }
+        Output.emitTable(header: Self.header, rows: list.map(Self.row))
         Output.emit("\n\(list.count) links listed.")
+    }
+
+    /// The table's columns.
+    package static let header = ["IDX", "NAME", "TYPE", "OPERSTATE", "CARRIER", "DEFAULT", "ADDRESSES"]
+
+    /// One interface's JSON object: {"index", "name", "type", "operState", "up",
+    /// "carrier", "defaultRoute", "defaultRouteFamilies", "addresses"}.
+    package static func jsonObject(_ details: InterfaceDetails) -> String {
+        let addresses = details.addresses.map { Output.quote($0.description) }.joined(separator: ", ")
+        let families = details.defaultRouteFamilies.map { Output.quote($0.rawValue) }.joined(separator: ", ")
+        return "{\"index\": \(details.interface.index), \"name\": \(Output.quote(details.interface.name)), "
+            + "\"type\": \(Output.quote(details.interface.type.rawValue)), "
+            + "\"operState\": \(Output.quote(details.operState)), \"up\": \(details.isUp), "
+            + "\"carrier\": \(details.hasCarrier), \"defaultRoute\": \(details.hasDefaultRoute), "
+            + "\"defaultRouteFamilies\": [\(families)], \"addresses\": [\(addresses)]}"
+    }
+
+    /// One interface's cells, in ``header``'s order.
+    package static func row(_ details: InterfaceDetails) -> [String] {
+        [
+            // Escaped before the columns are measured.
+            String(details.interface.index), Output.terminalSafe(details.interface.name),
+            details.interface.type.rawValue,
+            details.operState, details.hasCarrier ? "yes" : "no",
+            details.defaultRouteFamilies.isEmpty
+                ? "no" : details.defaultRouteFamilies.map(\.rawValue).joined(separator: ","),
+            details.addresses.map(\.description).joined(separator: ", "),
+        ]
     }
 }

@@ -141,6 +141,19 @@ package enum Output {
         let count = text.count
         return count >= width ? text : text + String(repeating: " ", count: width - count)
     }
+
+    /// Prints `rows` under `header`, each column as wide as its widest cell (the
+    /// last one not padded). Cells are escaped (``terminalSafe(_:)``) by the caller,
+    /// before the columns are measured.
+    package static func emitTable(header: [String], rows: [[String]]) {
+        let widths = (0..<header.count).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+        for row in [header] + rows {
+            let cells = row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : pad(cell, to: widths[column])
+            }
+            emit(cells.joined(separator: "  "))
+        }
+    }
 }
 
 /// `--namespace PATH|NAME`, on every subcommand.

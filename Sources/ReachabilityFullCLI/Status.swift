@@ -21,6 +21,12 @@ struct Status: AsyncParsableCommand {
             "connectionRequired", "flags", "rawFlags", "interface", "path"}: the keys of a \
             `watch` JSON line, then the path object (docs/CLI.md in the repository has both).
 
+            With --all-namespaces, a table with a row per network namespace (NAMESPACE: its \
+            name, @host for this one, else net:[INODE]; PROCESS: PID/COMMAND of the first \
+            process holding it; CONTAINER: its container id's first 12 digits), and exit 0 only \
+            when every row is reachable; with --json, an array of the objects, each with a \
+            "namespace" object.
+
             Exit status: 0 reachable, 1 not reachable (or output failed), 2 usage or input error \
             (and a resolver that failed: out of descriptors or memory).
             """)
@@ -36,6 +42,8 @@ struct Status: AsyncParsableCommand {
 
     @OptionGroup var namespace: NamespaceOption
 
+    @OptionGroup var all: AllNamespacesOption
+
     /// The same command line as the small `reachability` parses it.
     var options: StatusOptions {
         StatusOptions(target: target, json: json, timeout: timeout, namespace: namespace.namespace)
@@ -43,9 +51,11 @@ struct Status: AsyncParsableCommand {
 
     func validate() throws {
         try usage(options.validate())
+        try all.validate(with: namespace)
     }
 
     func run() async throws {
+        if all.allNamespaces { try await runAllNamespaces() }
         try await options.run()
     }
 }

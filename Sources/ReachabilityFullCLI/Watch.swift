@@ -36,6 +36,14 @@ struct Watch: ParsableCommand {
             (login at ...)  via eth0 (...)"; JSON: {"time", "connectivity": {...}}, the object `check \
             --json` prints. With either, targets are watched only when given.
 
+            With --all-namespaces, every network namespace on the host is watched, as it comes \
+            and goes: a line when one appears or disappears ("TIME  NAMESPACE  appeared  pid \
+            PID COMMAND  container ID"; JSON: {"time", "namespace": {...}, "event"}), and each \
+            target line is led by the namespace's name (@host for this one, else net:[INODE]; \
+            JSON: a "namespace" object after the keys above). One that can't be entered is \
+            reported on stderr and the others are watched. New namespaces held only by a \
+            process are found within 2 s; named ones at once.
+
             Exit status: 0 on SIGINT or SIGTERM, 1 when the watched namespace goes away, 2 for a \
             usage or input error.
             """)
@@ -57,6 +65,8 @@ struct Watch: ParsableCommand {
 
     @OptionGroup var namespace: NamespaceOption
 
+    @OptionGroup var all: AllNamespacesOption
+
     /// The same command line as the small `reachability` parses it (without `--connectivity`).
     var options: WatchOptions {
         WatchOptions(targets: targets, json: json, path: path, namespace: namespace.namespace)
@@ -65,9 +75,14 @@ struct Watch: ParsableCommand {
     func validate() throws {
         try probes.requireConnectivity(connectivity)
         try usage(options.validate())
+        try all.validate(with: namespace)
+        if all.allNamespaces, connectivity {
+            throw ValidationError("--connectivity and --all-namespaces exclude each other: check one namespace with --namespace")
+        }
     }
 
     func run() throws {
+        if all.allNamespaces { try AllNamespacesWatch.run(targets: targets, json: json, path: path, option: all) }
         try options.run(connectivity: connectivity ? { try watchConnectivity(width: $0) } : nil)
     }
 

@@ -103,21 +103,24 @@ extension SystemCalls {
 
     /// poll(2) on at most 64 descriptors (negative ones are skipped), EINTR retried,
     /// without allocating (the reader's wait on every wake-up): bit `i` of the
-    /// answer is set when `fds[i]` is readable (or in error, or hung up).
-    package func poll(_ fds: [Int32], timeoutMilliseconds: Int32, subject: SystemCallSubject) -> Result<
-        UInt64, SystemError
-    > {
+    /// answer is set when `fds[i]` is readable (or in error, or hung up). Bit `i` of
+    /// `priority` waits for POLLPRI instead of POLLIN on `fds[i]`: a mount table
+    /// (`/proc/self/mountinfo`), always readable, says POLLPRI when it changed.
+    package func poll(
+        _ fds: [Int32], timeoutMilliseconds: Int32, subject: SystemCallSubject, priority: UInt64 = 0
+    ) -> Result<UInt64, SystemError> {
         precondition(fds.count <= 64, "poll takes at most 64 descriptors")
         return withUnsafeTemporaryAllocation(of: pollfd.self, capacity: fds.count) { entries in
             for (index, fd) in fds.enumerated() {
-                entries.initializeElement(at: index, to: pollfd(fd: fd, events: Int16(POLLIN), revents: 0))
+                let events = priority & 1 << UInt64(index) != 0 ? POLLPRI : POLLIN
+                entries.initializeElement(at: index, to: pollfd(fd: fd, events: Int16(events), revents: 0))
             }
             let (count, error) = perform(.poll, subject, retryingInterrupts: true) {
                 Glibc.poll(entries.baseAddress, nfds_t(fds.count), timeoutMilliseconds)
             }
             guard count >= 0 else { return .failure(SystemError("poll", subject: subject, errno: error)) }
             var ready: UInt64 = 0
-            for index in 0..<fds.count where entries[index].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
+            for index in 0..<fds.count where entries[index].revents & Int16(POLLIN | POLLPRI | POLLERR | POLLHUP) != 0 {
                 ready |= 1 << UInt64(index)
             }
             return .success(ready)

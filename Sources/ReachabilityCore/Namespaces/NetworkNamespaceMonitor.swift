@@ -1,0 +1,329 @@
+import Dispatch
+import Glibc
+@_spi(Testing) import ReachabilityBase
+@_spi(Testing) import ReachabilitySystem
+
+/// Finds the host's network namespaces and follows them as they come and go:
+/// those named in `/run/netns` (what `ip netns add` makes) and any directory you
+/// add (Docker's `/run/docker/netns`, a CNI's), and those held by processes
+/// (`/proc/PID/ns/net`: containers, pods, `unshare -n`, systemd's
+/// `PrivateNetwork=`), each once, by identity, with the processes that hold it and
+/// their container id.
+///
+/// ```swift
+/// let namespaces = NetworkNamespaceMonitor()
+/// let events = namespaces.events       // made before start: gets every namespace there
+/// try namespaces.start()
+/// for await event in events {
+///     if case .appeared(let found) = event {
+///         let reachability = try Reachability(hostname: "db.internal", environment: found.environment)
+///         // …
+///     }
+/// }
+/// ```
+///
+/// How it sees them. One thread (`reachability-netns`) waits in poll(2), doing
+/// nothing while nothing happens, and looks again (a *scan*: the watched
+/// directories and every `/proc/PID/ns/net`, a stat(2) each, no descriptor kept)
+/// when
+/// - a watched directory changes (inotify), or the mount table does (a namespace
+///   is named by a bind mount, and container runtimes mount their root file
+///   systems): a new named namespace is seen at once;
+/// - ``rescanInterval`` passes (2 s): a namespace held only by a process that made
+///   no mount (`unshare -n`), and the exit of the last process holding one, are
+///   seen within it.
+///
+/// A namespace disappears when a scan finds no watched name and no process for it
+/// (a descriptor that still holds it, this library's monitors' included, is not
+/// seen). A scan that ran out of descriptors or memory on the way reports nothing
+/// gone: what it could not see is kept until a scan sees everything.
+///
+/// Seeing other users' processes' namespaces, and entering them, needs root
+/// (`CAP_SYS_PTRACE` to stat their `/proc/PID/ns/net`, `CAP_SYS_ADMIN` to enter).
+///
+/// `Sendable`: its state is behind a lock.
+public final class NetworkNamespaceMonitor: Sendable {
+    /// The directories of named namespaces watched by default: `ip netns`'s.
+    public static let defaultDirectories = ["/run/netns"]
+
+    /// The directories whose entries name namespaces.
+    public let directories: [String]
+    /// Whether namespaces held by processes are looked for (`/proc/PID/ns/net`).
+    public let includesProcesses: Bool
+    /// How often it looks again without a sign of change.
+    public let rescanInterval: Duration
+
+    private let systemCalls: SystemCalls
+    private let procRoot: String
+    private let state = LockedValue(State())
+
+    private struct State {
+        var namespaces: [NetworkNamespaceInfo.ID: NetworkNamespaceInfo] = [:]
+        var holders: [NetworkNamespaceInfo.ID: [Int32]] = [:]
+        var streams = StreamRegistry<NetworkNamespaceEvent>()
+        var handler: (@Sendable (NetworkNamespaceEvent) -> Void)?
+        var thread: JoinableThread?
+        var wake: Int32 = -1
+        var stopRequested = false
+        var lastProblem: String?
+        var scans = 0
+    }
+
+    /// A monitor of the namespaces named in `directories` (each a directory whose
+    /// entries are namespace files) and, with `includeProcesses`, of those held by
+    /// processes; it looks again every `rescanInterval` without a sign of change.
+    /// It watches nothing until ``start()``.
+    public convenience init(
+        directories: [String] = defaultDirectories, includeProcesses: Bool = true,
+        rescanInterval: Duration = .seconds(2)
+    ) {
+        self.init(
+            directories: directories, includeProcesses: includeProcesses, rescanInterval: rescanInterval,
+            systemCalls: .live, procRoot: "/proc")
+    }
+
+    /// The same, through `systemCalls` and with `/proc` at `procRoot` (tests).
+    init(
+        directories: [String], includeProcesses: Bool, rescanInterval: Duration, systemCalls: SystemCalls,
+        procRoot: String
+    ) {
+        self.directories = Self.normalized(directories)
+        self.includesProcesses = includeProcesses
+        self.rescanInterval = max(rescanInterval, .milliseconds(10))
+        self.systemCalls = systemCalls
+        self.procRoot = procRoot
+    }
+
+    deinit { stop() }
+
+    /// Every namespace visible now, by identity: one scan, nothing kept. Throws
+    /// ``ReachabilityError/Code/systemCall`` when the scan could not see everything
+    /// (the process is out of descriptors or memory).
+    public static func list(directories: [String] = defaultDirectories, includeProcesses: Bool = true)
+        throws(ReachabilityError) -> [NetworkNamespaceInfo]
+    {
+        let scan = NamespaceScan(directories: normalized(directories), processes: includeProcesses, systemCalls: .live)
+        let outcome = scan.scan(previous: [:])
+        guard outcome.complete else {
+            throw ReachabilityError(
+                .systemCall, "cannot see every network namespace: " + outcome.problems.joined(separator: "; "))
+        }
+        return outcome.namespaces.keys.sorted().map { outcome.namespaces[$0]! }
+    }
+
+    /// The namespaces as of the last scan, by identity (empty before ``start()``).
+    public var namespaces: [NetworkNamespaceInfo] {
+        state.withLock { state in state.namespaces.keys.sorted().map { state.namespaces[$0]! } }
+    }
+
+    /// The events as an `AsyncSequence`: when started, an ``NetworkNamespaceEvent/appeared(_:)``
+    /// for every namespace there, then each change. It finishes on ``stop()``. Each
+    /// sequence buffers up to ``eventBufferLimit`` events for a slow consumer; past
+    /// that the oldest are kept and the newest dropped (``namespaces`` stays right).
+    public var events: AsyncStream<NetworkNamespaceEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: NetworkNamespaceEvent.self, bufferingPolicy: .bufferingOldest(Self.eventBufferLimit))
+        let id = state.withLock { $0.streams.add(continuation) }
+        continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.streams.remove(id) } }
+        return stream
+    }
+
+    /// The events a sequence keeps for a consumer that doesn't read.
+    public static let eventBufferLimit = 65_536
+
+    /// Called with each event, in order: the appearances of the namespaces there at
+    /// ``start()`` on its caller's thread before it returns, then each change on the
+    /// monitor's thread. It must not block: the next scan waits for it. Set it
+    /// before ``start()``.
+    public var eventHandler: (@Sendable (NetworkNamespaceEvent) -> Void)? {
+        get { state.withLock { $0.handler } }
+        set { state.withLock { $0.handler = newValue } }
+    }
+
+    /// Looks once, reports every namespace there as appeared, and starts following
+    /// them. Calling it while running does nothing. Throws
+    /// ``ReachabilityError/Code/systemCall`` when the thread or its descriptors can't
+    /// be made.
+    public func start() throws(ReachabilityError) {
+        let wake: Int32
+        switch systemCalls.eventfd() {
+        case .success(let fd): wake = fd
+        case .failure(let failure): throw failure.reachabilityError
+        }
+        let running = state.withLock { state -> Bool in
+            guard state.thread == nil else { return true }
+            state.stopRequested = false
+            state.wake = wake
+            return false
+        }
+        if running {
+            systemCalls.close(wake)
+            return
+        }
+        let watch = Watch(directories: directories, systemCalls: systemCalls)
+        look()
+        do throws(ReachabilityError) {
+            let reference = WeakMonitor(self)
+            let (directories, systemCalls, interval) = (directories, systemCalls, rescanInterval)
+            let thread = try JoinableThread(name: "reachability-netns", systemCalls: systemCalls) {
+                Self.run(
+                    weak: reference, watch: watch, wake: wake, directories: directories,
+                    systemCalls: systemCalls, interval: interval)
+            }
+            state.withLock { $0.thread = thread }
+        } catch {
+            watch.close()
+            state.withLock { $0.wake = -1 }
+            systemCalls.close(wake)
+            throw error
+        }
+    }
+
+    /// Stops following; every ``events`` sequence finishes. It can be started again.
+    public func stop() {
+        let (thread, wake) = state.withLock { state -> (JoinableThread?, Int32) in
+            state.stopRequested = true
+            defer { state.thread = nil }
+            return (state.thread, state.wake)
+        }
+        guard let thread else { return }
+        systemCalls.signal(wake)
+        if thread.isCurrent { thread.detach() } else { thread.join() }
+        systemCalls.close(wake)
+        let streams = state.withLock { state in
+            state.wake = -1
+            state.namespaces = [:]
+            state.holders = [:]
+            return state.streams.takeAll()
+        }
+        for stream in streams { stream.finish() }
+    }
+
+    /// What the last scan could not see, or that it found no namespace at a named
+    /// path, if anything: each problem is also logged once by the caller's means.
+    public var lastProblem: String? { state.withLock { $0.lastProblem } }
+
+    /// Scans since ``start()`` (tests and benchmarks count them).
+    var scanCount: Int { state.withLock { $0.scans } }
+
+    // MARK: The thread
+
+    /// What tells the thread to look again: inotify on the directories, the mount table.
+    private struct Watch: @unchecked Sendable {
+        // @unchecked: the descriptors are read on the monitor's thread only.
+        let inotify: Int32
+        let mounts: Int32
+        let systemCalls: SystemCalls
+        /// The directories watched, by watch descriptor (re-added when they come back).
+        var watched: [Int32: String] = [:]
+
+        init(directories: [String], systemCalls: SystemCalls) {
+            self.systemCalls = systemCalls
+            inotify = (try? systemCalls.inotify().get()) ?? -1
+            mounts = (try? systemCalls.open("/proc/self/mountinfo", flags: O_RDONLY | O_CLOEXEC).get()) ?? -1
+            addMissing(directories)
+        }
+
+        /// Watches the directories not watched yet (they may not exist yet).
+        mutating func addMissing(_ directories: [String]) {
+            guard inotify >= 0 else { return }
+            for directory in directories where !watched.values.contains(directory) {
+                if case .success(let wd) = systemCalls.watchDirectory(inotify, directory) { watched[wd] = directory }
+            }
+        }
+
+        /// Reads the pending events; forgets the watches of directories that went away.
+        mutating func drain() {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let outcome = buffer.withUnsafeMutableBytes { systemCalls.read(inotify, into: $0, subject: .inotify) }
+                guard case .success(let count) = outcome, count > 0 else { return }
+                var offset = 0
+                while offset + 16 <= count {
+                    let (wd, mask, length) = buffer.withUnsafeBytes { raw in
+                        (
+                            raw.loadUnaligned(fromByteOffset: offset, as: Int32.self),
+                            raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
+                            Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+                        )
+                    }
+                    if mask & UInt32(IN_IGNORED) != 0 { watched[wd] = nil }
+                    offset += 16 + length
+                }
+            }
+        }
+
+        func close() {
+            if inotify >= 0 { systemCalls.close(inotify) }
+            if mounts >= 0 { systemCalls.close(mounts) }
+        }
+    }
+
+    /// The thread's loop. It holds the monitor only while it scans, so that a
+    /// monitor released while running stops (its deinit wakes the poll).
+    private static func run(
+        weak reference: WeakMonitor, watch: Watch, wake: Int32,
+        directories: [String], systemCalls: SystemCalls, interval: Duration
+    ) {
+        var watch = watch
+        defer { watch.close() }
+        let parts = interval.components
+        let milliseconds = Int32(clamping: parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000)
+        while true {
+            let ready: UInt64
+            switch systemCalls.poll(
+                [wake, watch.inotify, watch.mounts], timeoutMilliseconds: milliseconds, subject: .monitor,
+                priority: 1 << 2)
+            {
+            case .success(let bits): ready = bits
+            case .failure:
+                SystemCalls.sleep(microseconds: 100_000)
+                ready = 0
+            }
+            guard let monitor = reference.monitor, !monitor.state.withLock({ $0.stopRequested }) else { return }
+            if ready & 1 << 1 != 0 { watch.drain() }
+            watch.addMissing(directories)
+            monitor.look()
+        }
+    }
+
+    private final class WeakMonitor: Sendable {
+        weak let monitor: NetworkNamespaceMonitor?
+        init(_ monitor: NetworkNamespaceMonitor) { self.monitor = monitor }
+    }
+
+    /// One scan, and its events to the handler and the sequences.
+    private func look() {
+        let previous = state.withLock { ($0.namespaces, $0.holders) }
+        let scan = NamespaceScan(
+            directories: directories, processes: includesProcesses, systemCalls: systemCalls, procRoot: procRoot)
+        var outcome = scan.scan(previous: previous.0)
+        if !outcome.complete {
+            // What it could not see is not gone: keep what it knew beside what it found.
+            for (id, info) in previous.0 where outcome.namespaces[id] == nil {
+                outcome.namespaces[id] = info
+                outcome.holders[id] = previous.1[id]
+            }
+        }
+        let events = NamespaceScan.events(
+            from: previous.0, oldHolders: previous.1, to: outcome.namespaces, newHolders: outcome.holders)
+        let handler = state.withLock { state -> (@Sendable (NetworkNamespaceEvent) -> Void)? in
+            state.namespaces = outcome.namespaces
+            state.holders = outcome.holders
+            state.scans += 1
+            state.lastProblem = outcome.problems.last
+            for event in events { state.streams.yield(event) }
+            return state.handler
+        }
+        for event in events { handler?(event) }
+    }
+
+    private static func normalized(_ directories: [String]) -> [String] {
+        var seen: Set<String> = []
+        return directories.compactMap { directory in
+            var path = directory
+            while path.count > 1, path.hasSuffix("/") { path.removeLast() }
+            return seen.insert(path).inserted ? path : nil
+        }
+    }
+}

@@ -1,0 +1,352 @@
+import ArgumentParser
+import Dispatch
+import Glibc
+import Reachability
+import ReachabilityCommands
+
+/// `--all-namespaces [--namespace-dir DIR]…`, on `status`, `watch` and `interfaces`.
+struct AllNamespacesOption: ParsableArguments {
+    @Flag(
+        help: """
+            Look at every network namespace on the host: this one, those named in /run/netns (and \
+            each --namespace-dir), and those held by processes (containers, pods). Seeing and \
+            entering other users' namespaces needs root.
+            """)
+    var allNamespaces = false
+
+    @Option(
+        name: .customLong("namespace-dir"),
+        help: ArgumentHelp(
+            "With --all-namespaces: also the namespaces named in this directory (Docker's /run/docker/netns).",
+            valueName: "dir"))
+    var namespaceDirectories: [String] = []
+
+    func validate() throws {
+        if !allNamespaces, !namespaceDirectories.isEmpty {
+            throw ValidationError("--namespace-dir needs --all-namespaces")
+        }
+        for directory in namespaceDirectories
+        where !directory.hasPrefix("/") || directory.utf8.contains(0) || directory.utf8.count >= 4096 {
+            throw ValidationError("--namespace-dir \(quotedForMessage(directory)) is not an absolute path")
+        }
+    }
+
+    /// Refuses `--all-namespaces` with `--namespace`, which names one.
+    func validate(with namespace: NamespaceOption) throws {
+        if allNamespaces, namespace.namespace != nil {
+            throw ValidationError("--all-namespaces and --namespace exclude each other")
+        }
+    }
+
+    /// The directories of named namespaces: `/run/netns`, then the `--namespace-dir`s.
+    var directories: [String] { NetworkNamespaceMonitor.defaultDirectories + namespaceDirectories }
+}
+
+/// How a namespace is named in lines, tables and JSON.
+enum NamespaceLabel {
+    /// The name of the command's own namespace.
+    static let host = "@host"
+
+    /// Its name (`blue` for /run/netns/blue), `@host` for the command's own, else `net:[INODE]`.
+    static func name(_ namespace: NetworkNamespaceInfo) -> String {
+        namespace.name ?? (namespace.isCurrent ? host : namespace.id.description)
+    }
+
+    /// `PID/COMMAND` of its first holder, or `-`.
+    static func process(_ namespace: NetworkNamespaceInfo) -> String {
+        namespace.holders.first.map { "\($0.pid)/\($0.command)" } ?? "-"
+    }
+
+    /// The first 12 digits of its container id (as `docker ps` shows it), or `-`.
+    static func container(_ namespace: NetworkNamespaceInfo) -> String {
+        namespace.containerID.map { String($0.prefix(12)) } ?? "-"
+    }
+
+    /// `{"name", "id", "current", "paths", "containerID", "holders": [{"pid", "command",
+    /// "containerID"}], "holderCount"}`.
+    static func json(_ namespace: NetworkNamespaceInfo) -> String {
+        let holders = namespace.holders.map { holder in
+            "{\"pid\": \(holder.pid), \"command\": \(Output.quote(holder.command)), "
+                + "\"containerID\": \(holder.containerID.map(Output.quote) ?? "null")}"
+        }
+        return "{\"name\": \(Output.quote(name(namespace))), \"id\": \(Output.quote(namespace.id.description)), "
+            + "\"current\": \(namespace.isCurrent), "
+            + "\"paths\": [\(namespace.names.map(Output.quote).joined(separator: ", "))], "
+            + "\"containerID\": \(namespace.containerID.map(Output.quote) ?? "null"), "
+            + "\"holders\": [\(holders.joined(separator: ", "))], \"holderCount\": \(namespace.holderCount)}"
+    }
+
+    /// `name (pid PID COMMAND, container ID)` for messages.
+    static func described(_ namespace: NetworkNamespaceInfo) -> String {
+        var parts: [String] = []
+        if let holder = namespace.holders.first { parts.append("pid \(holder.pid) \(holder.command)") }
+        if let container = namespace.containerID { parts.append("container \(container.prefix(12))") }
+        return name(namespace) + (parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")")
+    }
+
+    /// Every namespace visible now, or exit 2 saying why not.
+    static func list(_ option: AllNamespacesOption) -> [NetworkNamespaceInfo] {
+        do throws(ReachabilityError) {
+            return try NetworkNamespaceMonitor.list(directories: option.directories)
+        } catch {
+            CLIProcess.writeError("reachability: \(error)\n")
+            CLIProcess.finish(2)
+        }
+    }
+}
+
+// MARK: status --all-namespaces
+
+extension Status {
+    /// One row per namespace: its state toward the target. Exit 0 only when every
+    /// row is reachable. A namespace gone between the listing and the look has no
+    /// row; one that can't be looked at has an `error` row (exit 1).
+    func runAllNamespaces() async throws {
+        let namespaces = NamespaceLabel.list(all)
+        let target = TargetArgument.normalized(target)
+        let timeout = Seconds.duration(timeout)
+        var outcomes = [Outcome?](repeating: nil, count: namespaces.count)
+        // A few at a time: each look starts a monitor (a thread and two sockets) in its namespace.
+        await withTaskGroup(of: (Int, Outcome).self) { group in
+            var next = 0
+            func addNext() {
+                guard next < namespaces.count else { return }
+                let (index, namespace) = (next, namespaces[next])
+                next += 1
+                group.addTask { (index, await Self.look(at: target, in: namespace, timeout: timeout)) }
+            }
+            for _ in 0..<16 { addNext() }
+            for await (index, outcome) in group {
+                outcomes[index] = outcome
+                addNext()
+            }
+        }
+        var rows: [(NetworkNamespaceInfo, String, Result<ReachabilityState, ReachabilityError>)] = []
+        for (namespace, outcome) in zip(namespaces, outcomes) {
+            switch outcome {
+            case .state(let name, let state): rows.append((namespace, name, .success(state)))
+            case .failed(let error):
+                CLIProcess.writeError("reachability: network namespace \(NamespaceLabel.described(namespace)): \(error)\n")
+                rows.append((namespace, target ?? TargetArgument.internet, .failure(error)))
+            case .gone, nil: continue
+            }
+        }
+        if json {
+            let objects = rows.map { namespace, name, result in
+                let label = ", \"namespace\": \(NamespaceLabel.json(namespace))"
+                switch result {
+                case .success(let state):
+                    return Output.json(
+                        target: name, state: state, extra: label + (state.isProvisional ? ", \"provisional\": true" : ""))
+                case .failure(let error):
+                    return "{\"target\": \(Output.quote(name)), \"status\": \"error\", "
+                        + "\"error\": \(Output.quote(error.description))\(label)}"
+                }
+            }
+            Output.emit("[" + objects.joined(separator: ",\n ") + "]")
+        } else {
+            let cells = rows.map { namespace, name, result -> [String] in
+                let head = [
+                    Output.terminalSafe(NamespaceLabel.name(namespace)), Output.terminalSafe(NamespaceLabel.process(namespace)),
+                    NamespaceLabel.container(namespace), Output.terminalSafe(name),
+                ]
+                switch result {
+                case .success(let state):
+                    return head + [
+                        state.status.rawValue + (state.isProvisional ? " (provisional)" : ""), "\(state.flags)",
+                        state.interface.map { Output.terminalSafe($0.description) } ?? "-",
+                    ]
+                case .failure: return head + ["error", "-", "-"]
+                }
+            }
+            Output.emitTable(
+                header: ["NAMESPACE", "PROCESS", "CONTAINER", "TARGET", "STATUS", "FLAGS", "INTERFACE"], rows: cells)
+        }
+        let reachable = rows.allSatisfy { row in
+            if case .success(let state) = row.2 { return state.isReachable && !state.isProvisional }
+            return false
+        }
+        throw ExitStatus(reachable && !rows.isEmpty ? 0 : 1)
+    }
+
+    enum Outcome: Sendable {
+        case state(name: String, ReachabilityState)
+        case failed(ReachabilityError)
+        /// It went away before it could be entered (its last holder exited).
+        case gone
+    }
+
+    /// The target's first state in `namespace`, as `status --namespace` finds it.
+    static func look(at target: String?, in namespace: NetworkNamespaceInfo, timeout: Duration) async -> Outcome {
+        do {
+            let (name, reachability) = try TargetArgument.make(target, environment: namespace.environment)
+            let first = try await TargetArgument.firstState(of: reachability, timeout: timeout)
+            if first == nil, let error = reachability.lastError {
+                return error.code == .namespace ? .gone : .failed(error)
+            }
+            return .state(name: name, first ?? reachability.state)
+        } catch let error as ReachabilityError {
+            return error.code == .namespace && error.errno == ENOENT ? .gone : .failed(error)
+        } catch {
+            return .failed(ReachabilityError(.systemCall, "\(error)"))
+        }
+    }
+}
+
+// MARK: interfaces --all-namespaces
+
+extension Interfaces {
+    /// The interfaces of every namespace, the namespace's columns first. Exit 1 when
+    /// one could not be listed (it says why on stderr; the others are listed).
+    func runAllNamespaces() throws {
+        var listed: [(NetworkNamespaceInfo, [InterfaceDetails])] = []
+        var failed = false
+        for namespace in NamespaceLabel.list(all) {
+            do throws(ReachabilityError) {
+                listed.append((namespace, try NetworkInterfaces.list(environment: namespace.environment)))
+            } catch where error.code == .namespace && error.errno == ENOENT {
+                continue  // Gone since the listing.
+            } catch {
+                failed = true
+                CLIProcess.writeError("reachability: network namespace \(NamespaceLabel.described(namespace)): \(error)\n")
+            }
+        }
+        if json {
+            let objects = listed.map { namespace, list in
+                "{\"namespace\": \(NamespaceLabel.json(namespace)), \"interfaces\": ["
+                    + list.map(InterfacesOptions.jsonObject).joined(separator: ", ") + "]}"
+            }
+            Output.emit("[" + objects.joined(separator: ",\n ") + "]")
+        } else {
+            let rows = listed.flatMap { namespace, list in
+                list.map { [Output.terminalSafe(NamespaceLabel.name(namespace))] + InterfacesOptions.row($0) }
+            }
+            Output.emitTable(header: ["NAMESPACE"] + InterfacesOptions.header, rows: rows)
+            Output.emit("\n\(rows.count) links listed in \(listed.count) network namespaces.")
+        }
+        if failed { throw ExitStatus(1) }
+    }
+}
+
+// MARK: watch --all-namespaces
+
+/// What `watch --all-namespaces` runs: one set of watched targets per namespace,
+/// started when the namespace appears and stopped when it disappears. Touched only
+/// by the namespace monitor's handler, which runs one event at a time.
+final class AllNamespacesWatch: @unchecked Sendable {
+    // @unchecked: `watched` is used by the handler only, one event at a time.
+    private let targets: [String?]
+    private let json: Bool
+    private let path: Bool
+    private let width: Int
+    private var watched: [NetworkNamespaceInfo.ID: (path: String?, running: [AnyObject])] = [:]
+
+    init(targets: [String], json: Bool, path: Bool) {
+        self.targets = targets.isEmpty ? (path ? [] : [nil]) : targets.map(Optional.some)
+        self.json = json
+        self.path = path
+        width = max(self.targets.map { ($0 ?? TargetArgument.internet).count }.max() ?? 0, path ? 4 : 0)
+    }
+
+    func handle(_ event: NetworkNamespaceEvent) {
+        switch event {
+        case .appeared(let namespace):
+            announce(namespace, "appeared")
+            watched[namespace.id] = (namespace.path, start(namespace))
+        case .changed(let namespace):
+            // Held by another process now (the first one exited): watch it through that one.
+            guard let entry = watched[namespace.id], entry.path != namespace.path else { return }
+            stop(entry.running)
+            watched[namespace.id] = (namespace.path, start(namespace))
+        case .disappeared(let namespace):
+            if let entry = watched.removeValue(forKey: namespace.id) { stop(entry.running) }
+            announce(namespace, "disappeared")
+        }
+    }
+
+    private func announce(_ namespace: NetworkNamespaceInfo, _ what: String) {
+        let time = Output.timestamp()
+        if json {
+            Output.emit(
+                "{\"time\": \(Output.quote(time)), \"namespace\": \(NamespaceLabel.json(namespace)), \"event\": \"\(what)\"}")
+        } else {
+            var line = "\(time)  \(Output.pad(NamespaceLabel.name(namespace), to: 16))  \(what)"
+            if let holder = namespace.holders.first { line += "  pid \(holder.pid) \(holder.command)" }
+            if let container = namespace.containerID { line += "  container \(container.prefix(12))" }
+            Output.emit(line)
+        }
+    }
+
+    /// Starts the namespace's targets (and path); a namespace that can't be watched
+    /// is reported once and left out (the others go on).
+    private func start(_ namespace: NetworkNamespaceInfo) -> [AnyObject] {
+        let environment = namespace.environment
+        let label = NamespaceLabel.name(namespace)
+        let prefix = Output.pad(label, to: 16) + "  "
+        let namespaceJSON = ", \"namespace\": \(NamespaceLabel.json(namespace))"
+        var running: [AnyObject] = []
+        do {
+            for target in targets {
+                let (name, reachability) = try TargetArgument.make(target, environment: environment)
+                reachability.whenError = { _, error in
+                    // Its namespace gone: the namespace monitor reports that.
+                    if error.code != .namespace {
+                        CLIProcess.writeError("reachability: network namespace \(label): \(error)\n")
+                    }
+                }
+                reachability.deliverSynchronously { [json, width] state in
+                    if json {
+                        Output.emit(Output.json(target: name, state: state, extra: namespaceJSON))
+                    } else {
+                        Output.emit(Output.line(target: prefix + Output.pad(name, to: width), state: state, width: 0))
+                    }
+                }
+                running.append(reachability)
+                try reachability.start()
+            }
+            if path {
+                let monitor = try PathMonitor(environment: environment)
+                monitor.pathUpdateHandler = { [json, width] path in
+                    let time = Output.timestamp()
+                    Output.emit(
+                        json
+                            ? "{\"time\": \(Output.quote(time)), \"path\": \(Output.pathJSON(path))\(namespaceJSON)}"
+                            : "\(time)  \(prefix)\(Output.pad("path", to: width))  \(path)")
+                }
+                running.append(monitor)
+                try monitor.start()
+            }
+        } catch let error as ReachabilityError where error.code == .namespace && error.errno == ENOENT {
+            // Gone before it could be entered: its disappearance follows.
+            stop(running)
+            return []
+        } catch {
+            CLIProcess.writeError(
+                "reachability: network namespace \(NamespaceLabel.described(namespace)) is not watched: \(error)\n")
+            stop(running)
+            return []
+        }
+        return running
+    }
+
+    private func stop(_ running: [AnyObject]) {
+        for object in running {
+            (object as? Reachability)?.stop()
+            (object as? PathMonitor)?.stop()
+        }
+    }
+
+    /// What keeps a running watch alive (held here: the call that parks never returns).
+    nonisolated(unsafe) private static var running: [AnyObject] = []
+
+    /// Follows the namespaces until a signal ends the process (exit 0).
+    static func run(targets: [String], json: Bool, path: Bool, option: AllNamespacesOption) throws -> Never {
+        CLIProcess.signalsExitZero()
+        let watch = AllNamespacesWatch(targets: targets, json: json, path: path)
+        let monitor = NetworkNamespaceMonitor(directories: option.directories)
+        monitor.eventHandler = { watch.handle($0) }
+        try monitor.start()
+        running = [watch, monitor]
+        CLIProcess.parkForever()
+    }
+}
