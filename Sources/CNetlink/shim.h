@@ -8,6 +8,7 @@
 #include <libmnl/libmnl.h>
 #include <linux/rtnetlink.h>
 #include <sys/eventfd.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <errno.h>
@@ -46,6 +47,25 @@ static inline int cnl_namespace_type(int fd) { return ioctl(fd, CNL_NS_GET_NSTYP
 
 /// eventfd(2) with close-on-exec and non-blocking flags.
 static inline int cnl_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+
+/// epoll(7) for the shared reader thread: struct epoll_event is packed on x86-64,
+/// so Swift never touches one; a descriptor is registered with a 64-bit token, and
+/// a wait hands back the ready tokens.
+static inline int cnl_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+/// Registers `fd` for input (`priority`: EPOLLPRI, a mount table's change) with `token`.
+static inline int cnl_epoll_add(int epoll, int fd, uint64_t token, int priority) {
+    struct epoll_event event = { .events = priority ? EPOLLPRI : EPOLLIN, .data = { .u64 = token } };
+    return epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event);
+}
+static inline int cnl_epoll_remove(int epoll, int fd) { return epoll_ctl(epoll, EPOLL_CTL_DEL, fd, NULL); }
+/// Waits up to `timeout` ms; writes up to `capacity` ready tokens, returns their count (or -1, errno).
+static inline int cnl_epoll_wait(int epoll, uint64_t *tokens, int capacity, int timeout) {
+    struct epoll_event events[64];
+    int room = capacity < 64 ? capacity : 64;
+    int count = epoll_wait(epoll, events, room, timeout);
+    for (int i = 0; i < count; i++) tokens[i] = events[i].data.u64;
+    return count;
+}
 
 /// The current thread's kernel thread id (for diagnostics and tests).
 static inline int cnl_gettid(void) { return (int)syscall(SYS_gettid); }

@@ -23,8 +23,10 @@
     case sendto
     /// Reading netlink datagrams: recvmmsg(2), several per call.
     case recvmmsg
-    /// poll(2): the monitor's reader, netlink replies, the resolver check.
+    /// poll(2) and epoll_wait(2): the monitors' reader, netlink replies, the resolver check.
     case poll
+    /// epoll_create1(2) and epoll_ctl(2): the monitors' reader's set of descriptors.
+    case epoll
     /// setsockopt(2) of netlink sockets (buffer size, groups, extended ACK).
     case setsockopt
     /// getsockopt(2): the receive buffer the kernel granted.

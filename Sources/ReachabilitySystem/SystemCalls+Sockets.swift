@@ -195,6 +195,46 @@ extension SystemCalls {
     }
 }
 
+// MARK: epoll
+
+extension SystemCalls {
+    /// A new epoll instance (epoll_create1(2)), close-on-exec.
+    package func epollCreate() -> Result<Int32, SystemError> {
+        let (fd, error) = perform(.epoll, .monitor, retryingInterrupts: false) { cnl_epoll_create() }
+        return fd >= 0 ? .success(fd) : .failure(SystemError(call: "epoll_create1", errno: error))
+    }
+
+    /// Adds `fd` to `epoll` with `token` (epoll_ctl(2) EPOLL_CTL_ADD), for input, or
+    /// with `priority` for POLLPRI (a mount table's change).
+    package func epollAdd(_ epoll: Int32, _ fd: Int32, token: UInt64, priority: Bool = false) -> Result<
+        Void, SystemError
+    > {
+        let (rc, error) = perform(.epoll, .monitor, retryingInterrupts: false) {
+            cnl_epoll_add(epoll, fd, token, priority ? 1 : 0)
+        }
+        return rc == 0 ? .success(()) : .failure(SystemError(call: "epoll_ctl(EPOLL_CTL_ADD)", errno: error))
+    }
+
+    /// Removes `fd` from `epoll` (epoll_ctl(2) EPOLL_CTL_DEL). Not in the plan: it
+    /// can't fail for a descriptor that was added, and closing it removes it anyway.
+    package func epollRemove(_ epoll: Int32, _ fd: Int32) {
+        _ = cnl_epoll_remove(epoll, fd)
+    }
+
+    /// Waits up to `timeoutMilliseconds` (-1: no limit) on `epoll` (epoll_wait(2),
+    /// EINTR retried, as the reader's wait: the `.poll` call on `subject`); writes
+    /// the ready tokens into `tokens`, returns how many.
+    package func epollWait(
+        _ epoll: Int32, into tokens: UnsafeMutableBufferPointer<UInt64>, timeoutMilliseconds: Int32,
+        subject: SystemCallSubject
+    ) -> Result<Int, SystemError> {
+        let (count, error) = perform(.poll, subject, retryingInterrupts: true) {
+            cnl_epoll_wait(epoll, tokens.baseAddress, Int32(tokens.count), timeoutMilliseconds)
+        }
+        return count >= 0 ? .success(Int(count)) : .failure(SystemError("epoll_wait", subject: subject, errno: error))
+    }
+}
+
 // MARK: eventfd
 
 extension SystemCalls {

@@ -291,10 +291,13 @@ struct CLISmokeTests {
             try #require(mkfifo(fifo, 0o600) == 0)
             defer { unlink(fifo) }
             // Both ends held here, read from only at the end: watch's writes block
-            // once the pipe's 64 KiB are full, and its monitor with them.
+            // once the pipe is full, and its monitor with them.
             let reader = open(fifo, O_RDWR | O_NONBLOCK)
             try #require(reader >= 0)
             defer { close(reader) }
+            // The smallest pipe (a page): it fills after a dozen lines, however many
+            // flaps one pass takes in (fewer lines on a loaded machine).
+            try #require(fcntl(reader, 1031 /* F_SETPIPE_SZ */, 4096) == 4096)
             let watch = try ns.spawn(["sh", "-c", #"exec "$0" watch --json >"$1""#, CLI.path, fifo])
             defer { watch.terminate() }
             let batch = fifo + ".batch"
@@ -319,7 +322,7 @@ struct CLISmokeTests {
             #expect(watch.isRunning, "watch still runs")
             return String(decoding: text, as: UTF8.self).split(separator: "\n").map(String.init)
         }
-        #expect(lines.count > 100, "the pipe filled: \(lines.count) lines")
+        #expect(lines.reduce(0) { $0 + $1.utf8.count + 1 } > 4096, "the pipe filled: \(lines.count) lines")
         let last = try jsonObject(lines.last)
         #expect(
             last["reachable"] as? Bool == false && last["status"] as? String == "notReachable",

@@ -33,11 +33,11 @@ struct MonitorPlan {
 }
 
 /// The process-wide monitor of one network namespace: one event socket joined
-/// to the link, address, route and rule groups, one request socket for dumps and
-/// lookups, and one reader thread that blocks in poll(2) until the kernel has
-/// news or `stop()` is called. It serves every client (Reachability instance)
-/// of its namespace. Its decisions are pure machines' (``ReaderMachine``,
-/// ``LookupBatch``, the rules of ``Shared``); this is their I/O.
+/// to the link, address, route and rule groups, and one request socket for dumps
+/// and lookups, read by the reader thread every monitor shares (``ReaderThread``),
+/// which sleeps until the kernel has news for one of them. It serves every client
+/// (Reachability instance) of its namespace. Its decisions are pure machines'
+/// (``ReaderMachine``, ``LookupBatch``, the rules of ``Shared``); this is their I/O.
 final class NetlinkMonitor: Sendable {
     let environment: NetworkEnvironment
     /// The namespace the sockets are in, held open (nil: the process's own).
@@ -45,8 +45,8 @@ final class NetlinkMonitor: Sendable {
     private let shared = LockedValue(Shared())
     /// The request socket, shared by the reader thread and registering threads.
     private let requests = LockedValue<RequestSocket?>(nil)
-    private let wake: Int32
-    private let thread = LockedValue<JoinableThread?>(nil)
+    /// The reader thread it is registered with, its token there and its descriptors.
+    private let registration = LockedValue<Registration?>(nil)
     /// Left when `start()` has finished; its outcome is in `startOutcome`.
     private let started = DispatchGroup()
     private let startOutcome = LockedValue<Result<Void, ReachabilityError>?>(nil)
@@ -59,15 +59,7 @@ final class NetlinkMonitor: Sendable {
         self.environment = environment
         self.namespace = namespace
         wireless = WirelessReader(namespace: namespace, systemCalls: environment.systemCalls)
-        switch environment.systemCalls.eventfd() {
-        case .success(let fd): wake = fd
-        case .failure(let failure): throw failure.reachabilityError
-        }
         started.enter()
-    }
-
-    deinit {
-        systemCalls.close(wake)
     }
 
     var statistics: MonitorStatistics { shared.withLock { $0.statistics } }
@@ -129,36 +121,35 @@ final class NetlinkMonitor: Sendable {
         try startOutcome.withLock { $0 }?.get()
     }
 
-    private func startReader() throws(ReachabilityError) {
-        let ready = ResultBox<Bool>()
-        let semaphore = DispatchSemaphore(value: 0)
-        let reader = try JoinableThread(name: "reachability-nl", systemCalls: systemCalls) { [self] in
-            run(ready: ready, semaphore: semaphore)
-        }
-        // Known before the loop can run: a reader that fails by itself detaches it.
-        thread.withLock { $0 = reader }
-        semaphore.wait()
-        do throws(ReachabilityError) {
-            _ = try ready.get()
-        } catch {
-            thread.withLock { $0 = nil }
-            reader.join()
-            throw error
-        }
-    }
-
-    /// Stops the reader thread and closes the sockets. Returns after the thread
-    /// has exited (unless called on the reader thread itself).
+    /// Leaves the reader thread and closes the sockets. Returns once the reader
+    /// thread no longer steps this monitor (at once when called on it: its next
+    /// wake-up drops it).
     func stop() {
         shared.withLock { $0.stopRequested = true }
-        systemCalls.signal(wake)
-        guard
-            let reader = thread.withLock({ current -> JoinableThread? in
-                defer { current = nil }
-                return current
-            })
-        else { return }
-        if reader.isCurrent { reader.detach() } else { reader.join() }
+        leaveReaderThread()
+    }
+
+    private func leaveReaderThread() {
+        guard let registration = registration.withLock({ current -> Registration? in
+            defer { current = nil }
+            return current
+        }) else { return }
+        registration.thread.unregister(registration.token, descriptors: registration.descriptors)
+        requests.withLock { $0 = nil }
+        files.withLock { $0 = nil }
+    }
+
+    /// Asks the reader thread to step this monitor now (a Wi-Fi read done, an
+    /// earlier expiry to wait for).
+    private func poke() {
+        guard let registration = registration.withLock({ $0 }) else { return }
+        registration.thread.poke(registration.token)
+    }
+
+    private struct Registration: Sendable {
+        let thread: ReaderThread
+        let token: UInt64
+        let descriptors: [Int32]
     }
 
     // MARK: Evaluation
@@ -172,8 +163,8 @@ final class NetlinkMonitor: Sendable {
             let results = try lookup(requests)
             let gateways = LookupBatch.gateways(requests, results)
             let earlier = shared.withLock { $0.recordStart(results, gateways: gateways, at: .now) }
-            // The reader polls until the expiry it knows: tell it of an earlier one.
-            if earlier { systemCalls.signal(wake) }
+            // The reader waits until the expiry it knows: tell it of an earlier one.
+            if earlier { poke() }
             return results
         }
         return (state, generation)
@@ -214,35 +205,30 @@ final class NetlinkMonitor: Sendable {
         return try outcome.get()
     }
 
-    // MARK: Reader thread
+    // MARK: Start
 
-    private func run(ready: ResultBox<Bool>, semaphore: DispatchSemaphore) {
+    /// Opens the sockets inside the namespace, loads the first table, sets up the
+    /// watches and joins the reader thread; throws what it could not do.
+    private func startReader() throws(ReachabilityError) {
         let sysfs = SysfsReader(environment)
-        let opened: Opened
-        do throws(ReachabilityError) {
-            // The sockets are made inside the watched namespace by a short-lived thread
-            // (a socket stays bound to the namespace it was created in); this reader
-            // thread stays in the process's own namespace, because the Dispatch work it
-            // enqueues may start threads that inherit its namespace.
-            let environment = environment
-            opened = try JoinableThread.inNamespace(namespace) { () throws(ReachabilityError) in
-                // Subscribe first, then dump: events that race with the dump queue up
-                // on the event socket and are applied after it.
-                let events = try NetlinkSocket(
-                    receiveBuffer: environment.eventReceiveBuffer, groups: RTNLGroup.monitored,
-                    optionalGroups: RTNLGroup.monitoredWhereAvailable, role: .events,
-                    datagramsPerRead: Self.datagramsPerRead, firstRead: 2, systemCalls: environment.systemCalls)
-                let request = try NetlinkSocket(
-                    receiveBuffer: 4 << 20, role: .requests, datagramsPerRead: Self.datagramsPerRead,
-                    systemCalls: environment.systemCalls)
-                var table = InterfaceTable()
-                try Self.load(into: &table, from: request, sysfs: sysfs)
-                return Opened(events: events, request: request, table: table)
-            }
-        } catch {
-            ready.set(.failure(error))
-            semaphore.signal()
-            return
+        // The sockets are made inside the watched namespace by a short-lived thread
+        // (a socket stays bound to the namespace it was created in); no long-lived
+        // thread changes namespace, because the Dispatch work it enqueues may start
+        // threads that inherit its namespace.
+        let environment = environment
+        let opened = try JoinableThread.inNamespace(namespace) { () throws(ReachabilityError) in
+            // Subscribe first, then dump: events that race with the dump queue up
+            // on the event socket and are applied after it.
+            let events = try NetlinkSocket(
+                receiveBuffer: environment.eventReceiveBuffer, groups: RTNLGroup.monitored,
+                optionalGroups: RTNLGroup.monitoredWhereAvailable, role: .events,
+                datagramsPerRead: Self.datagramsPerRead, firstRead: 2, systemCalls: environment.systemCalls)
+            let request = try NetlinkSocket(
+                receiveBuffer: 4 << 20, role: .requests, datagramsPerRead: Self.datagramsPerRead,
+                systemCalls: environment.systemCalls)
+            var table = InterfaceTable()
+            try Self.load(into: &table, from: request, sysfs: sysfs)
+            return Opened(events: events, request: request, table: table)
         }
         var table = opened.table
         // The first table has its Wi-Fi links' status (a start waits for it; a pass never does).
@@ -260,27 +246,24 @@ final class NetlinkMonitor: Sendable {
         // watching it makes start() throw, rather than going unnoticed for good.
         let watch = Watch(namespace: namespace, leases: sysfs.leases, systemCalls: systemCalls)
         files.withLock { $0 = watch.files.map(FileWatchBox.init) }
-        if let loss = namespaceLoss(processExited: false) {
-            watch.close()
+        let reader = Reader(monitor: self, events: opened.events, table: table, sysfs: sysfs, watch: watch)
+        do throws(ReachabilityError) {
+            if let loss = namespaceLoss(processExited: false) { throw loss }
+            let thread = try ReaderThread.register(reader)
+            registration.withLock {
+                $0 = Registration(thread: thread, token: reader.token, descriptors: reader.descriptors.map(\.fd))
+            }
+        } catch {
             requests.withLock { $0 = nil }
             files.withLock { $0 = nil }
-            ready.set(.failure(loss))
-            semaphore.signal()
-            return
+            throw error
         }
-        ready.set(.success(true))
-        semaphore.signal()
-        if let failure = loop(events: opened.events, table: &table, sysfs: sysfs, watch: watch) {
-            fail(failure)
-        }
-        requests.withLock { $0 = nil }
-        files.withLock { $0 = nil }
     }
 
     /// What the reader watches besides netlink: the resolver's configuration
     /// files, and whether the watched namespace still exists (its file, or the
     /// process behind `/proc/PID/ns/net`).
-    private struct Watch {
+    struct Watch {
         let files: FileWatch?
         /// A pidfd of the process whose namespace this is; readable once it exits.
         let process: Int32?
@@ -324,10 +307,7 @@ final class NetlinkMonitor: Sendable {
             return shared.clients.values.map(\.client)
         }
         MonitorRegistry.forget(self)
-        thread.withLock { current -> JoinableThread? in
-            defer { current = nil }
-            return current
-        }?.detach()
+        leaveReaderThread()
         for client in clients { client.monitorFailed(error) }
     }
 
@@ -376,86 +356,99 @@ final class NetlinkMonitor: Sendable {
         table = fresh
     }
 
-    /// Runs until stopped; returns the error when the namespace went away. The
-    /// decisions are ``ReaderMachine``'s; this is the I/O around them.
-    private func loop(events: NetlinkSocket, table: inout InterfaceTable, sysfs: SysfsReader, watch: Watch)
-        -> ReachabilityError?
-    {
-        defer { watch.close() }
-        var machine = ReaderMachine(watchesLeases: sysfs.leases != nil)
-        var timeout: Int32 = -1
-        let descriptors = [events.fd, wake, watch.files?.fd ?? -1, watch.process ?? -1]
-        while true {
-            var wakeup = ReaderWakeup()
-            // Datagrams already read wait when the last drain stopped early after an
-            // answer's link went down: poll(2) doesn't see those, so it doesn't wait.
-            let held = events.holdsReadDatagrams
-            let ready: UInt64
-            switch systemCalls.poll(descriptors, timeoutMilliseconds: held ? 0 : timeout, subject: .monitor) {
-            case .success(let bits):
-                ready = bits
-            case .failure:
-                // Only ENOMEM is plausible: back off, then treat it as lost events.
-                SystemCalls.sleep(microseconds: 100_000)
-                ready = 0
-                wakeup.needsResync = true
-            }
-            // Bit i: descriptors[i] is readable.
-            func readable(_ index: Int) -> Bool { ready & 1 << UInt64(index) != 0 }
-            if readable(1) {
-                systemCalls.drain(wake)
-                if shared.withLock({ $0.stopRequested }) { return nil }
-            }
-            if readable(3) || readable(2) {
-                let touched = readable(2) ? watch.files?.drain() ?? [] : []
-                if readable(3) || touched.contains(.namespaceFile),
-                    let loss = namespaceLoss(processExited: readable(3))
-                {
-                    return loss
-                }
-                wakeup.noteFiles(touched)
-            }
-            if readable(0) || held {
-                ReaderDrain.drain(
-                    events, into: &table, wakeup: &wakeup, destinations: { lookupDestinations($0) },
-                    classify: { InterfaceClassifier.classify($0, sysfs: sysfs) },
-                    isGateway: { key in shared.withLock { $0.gatewayNeighbors.contains(key) } },
-                    carriesAnswers: { machine.carriesAnswers($0) })
-                wakeup.noteDrained(foreignDatagrams: events.foreignDatagrams)
-            }
-            wakeup.noteWireless(changed: table.apply(wireless.take()))
-            wakeup.startsExpire = shared.withLock { shared in
-                defer { shared.startsExpire = nil }
-                return shared.startsExpire
-            }
-            let leases = machine.leaseRead(for: wakeup)
-            if leases != .none {
-                let changed = table.updateMeteredByLease(all: leases == .all) { sysfs.meteredByLease($0) }
-                machine.leasesRead(changed: changed, wakeup: &wakeup)
-            }
-            if wakeup.overruns > 0 {
-                log(.info, "netlink events were lost (ENOBUFS): reading links and addresses again")
-            }
-            if wakeup.malformedDatagrams > 0 {
-                log(
-                    .info, "malformed netlink messages dropped: reading links and addresses again",
-                    ["count": "\(wakeup.malformedDatagrams)"])
-            }
-            if let update = ReaderMachine.statistics(of: wakeup) { shared.withLock { $0.statistics.add(update) } }
-            let now = ContinuousClock.now
-            timeout = carryOut(machine.woke(wakeup, at: now), at: now, machine: &machine, table: &table, sysfs: sysfs)
-            if shared.withLock({ $0.stopRequested }) { return nil }
+    /// One wake-up of this monitor on the reader thread: `ready` says which of its
+    /// descriptors woke it (bits of ``ReaderThread/Descriptor``, and
+    /// ``ReaderThread/pokeBit``, ``ReaderThread/lostBit``), or none when its time
+    /// came. Returns when it wants to be stepped again without news (nil: only for
+    /// news). The decisions are ``ReaderMachine``'s; this is the I/O around them.
+    fileprivate func step(_ reader: Reader, ready: UInt64) -> ContinuousClock.Instant? {
+        if shared.withLock({ $0.stopRequested }) { return nil }
+        func readable(_ descriptor: ReaderThread.Descriptor) -> Bool { ready & 1 << descriptor.rawValue != 0 }
+        if readable(.process), let loss = namespaceLoss(processExited: true) {
+            fail(loss)
+            return nil
         }
+        if let until = reader.pausedUntil {
+            // A storm pause: its end, whatever else came meanwhile (a file change waits in
+            // its queue; a poke's cause is kept where the poke came from).
+            let now = ContinuousClock.now
+            guard now >= until else { return until }
+            reader.pausedUntil = nil
+            reader.thread?.pauseEvents(of: reader, false)
+            return next(carryOut(reader.machine.paused(at: now), at: now, reader: reader), reader)
+        }
+        var wakeup = ReaderWakeup()
+        if ready & ReaderThread.lostBit != 0 { wakeup.needsResync = true }
+        // Datagrams already read wait when the last drain stopped early after an
+        // answer's link went down: epoll doesn't see those, so the thread doesn't wait.
+        let held = reader.events.holdsReadDatagrams
+        if readable(.files) {
+            let touched = reader.watch.files?.drain() ?? []
+            if touched.contains(.namespaceFile), let loss = namespaceLoss(processExited: false) {
+                fail(loss)
+                return nil
+            }
+            wakeup.noteFiles(touched)
+        }
+        if readable(.events) || held {
+            ReaderDrain.drain(
+                reader.events, into: &reader.table, wakeup: &wakeup, destinations: { lookupDestinations($0) },
+                classify: { [sysfs = reader.sysfs] in InterfaceClassifier.classify($0, sysfs: sysfs) },
+                isGateway: { key in shared.withLock { $0.gatewayNeighbors.contains(key) } },
+                carriesAnswers: { [machine = reader.machine] in machine.carriesAnswers($0) })
+            wakeup.noteDrained(foreignDatagrams: reader.events.foreignDatagrams)
+        }
+        wakeup.noteWireless(changed: reader.table.apply(wireless.take()))
+        wakeup.startsExpire = shared.withLock { shared in
+            defer { shared.startsExpire = nil }
+            return shared.startsExpire
+        }
+        let leases = reader.machine.leaseRead(for: wakeup)
+        if leases != .none {
+            let sysfs = reader.sysfs
+            let changed = reader.table.updateMeteredByLease(all: leases == .all) { sysfs.meteredByLease($0) }
+            reader.machine.leasesRead(changed: changed, wakeup: &wakeup)
+        }
+        if wakeup.overruns > 0 {
+            log(.info, "netlink events were lost (ENOBUFS): reading links and addresses again")
+        }
+        if wakeup.malformedDatagrams > 0 {
+            log(
+                .info, "malformed netlink messages dropped: reading links and addresses again",
+                ["count": "\(wakeup.malformedDatagrams)"])
+        }
+        if let update = ReaderMachine.statistics(of: wakeup) { shared.withLock { $0.statistics.add(update) } }
+        let now = ContinuousClock.now
+        return next(carryOut(reader.machine.woke(wakeup, at: now), at: now, reader: reader), reader)
+    }
+
+    /// When `reader` wants its next step, after `wait` (the machine's word).
+    private func next(_ wait: Wait, _ reader: Reader) -> ContinuousClock.Instant? {
+        if shared.withLock({ $0.stopRequested }) { return nil }
+        switch wait {
+        case .pause(let until):
+            reader.pausedUntil = until
+            reader.thread?.pauseEvents(of: reader, true)
+            return until
+        case .poll(let milliseconds):
+            if reader.events.holdsReadDatagrams { return .now }
+            return milliseconds < 0 ? nil : .now + .milliseconds(milliseconds)
+        }
+    }
+
+    /// What the machine waits for after a wake-up's work.
+    private enum Wait {
+        /// News, or this long (-1: no limit).
+        case poll(Int32)
+        /// The storm pause's end: the event socket is not watched until then.
+        case pause(until: ContinuousClock.Instant)
     }
 
     /// Does what `action` says, and what the machine says after it, until it says to
     /// poll; returns the poll's timeout. A pass plans, looks up and delivers here;
     /// what it asks and keeps is the machine's. `now`: the wake-up's time, until the
     /// kernel's answers come.
-    private func carryOut(
-        _ action: ReaderMachine.Action, at now: ContinuousClock.Instant, machine: inout ReaderMachine,
-        table: inout InterfaceTable, sysfs: SysfsReader
-    ) -> Int32 {
+    private func carryOut(_ action: ReaderMachine.Action, at now: ContinuousClock.Instant, reader: Reader) -> Wait {
         var action = action
         var now = now
         var plans: [MonitorPlan] = []
@@ -465,17 +458,17 @@ final class NetlinkMonitor: Sendable {
         while true {
             switch action {
             case .poll(let timeout):
-                return timeout
+                return .poll(timeout)
             case .pause(let microseconds):
-                SystemCalls.sleep(microseconds: microseconds)
-                action = machine.paused(at: now)
+                // Not a sleep: the reader thread serves the other namespaces meanwhile.
+                return .pause(until: now + .microseconds(microseconds))
             case .resync:
-                action = machine.resynced(resync(&table, sysfs: sysfs))
+                action = reader.machine.resynced(resync(&reader.table, sysfs: reader.sysfs))
             case .plan(let cause, let publishes):
                 generation = Generation.next()
                 published = publishes
                 let (clients, planned, version) = shared.withLock { shared in
-                    shared.beginPass(publishing: publishes ? table : nil, generation: generation)
+                    shared.beginPass(publishing: publishes ? reader.table : nil, generation: generation)
                     return (shared.clientList, shared.table, shared.planVersion)
                 }
                 planVersion = version
@@ -485,13 +478,13 @@ final class NetlinkMonitor: Sendable {
                 // Each client plans once per pass, on the published table; the plans
                 // also say which route events matter until the next pass.
                 plans = clients.map { $0.plan(for: planned) }
-                action = machine.planned(plans.lazy.map(\.requests), at: now)
+                action = reader.machine.planned(plans.lazy.map(\.requests), at: now)
             case .lookUp(let requests, let behindChanges):
                 let answers = try? lookup(requests, behindChanges: behindChanges)
                 if answers == nil { shared.withLock { $0.statistics.failedPasses += 1 } }
                 // The answers' lifetimes, and the poll after the pass, count from here.
                 now = .now
-                action = machine.lookedUp(answers, at: now)
+                action = reader.machine.lookedUp(answers, at: now)
             case .deliver(let delivery):
                 shared.withLock {
                     $0.keep(delivery.batch.requests, plannedAt: planVersion)
@@ -506,13 +499,13 @@ final class NetlinkMonitor: Sendable {
                 // storage (copied now, not in the next event's drain), and the Wi-Fi
                 // links' SSID and signal are read anew (nl80211 sends no event for a
                 // signal change), unless a Wi-Fi read is what this pass was for.
-                if published { table.separate() }
-                let links = table.upWirelessLinks
+                if published { reader.table.separate() }
+                let links = reader.table.upWirelessLinks
                 if !links.isEmpty, !delivery.cause.isWirelessOnly {
-                    wireless.read(links) { [weak self] in self.map { $0.systemCalls.signal($0.wake) } }
+                    wireless.read(links) { [weak self] in self?.poke() }
                 }
                 plans = []
-                action = machine.delivered(at: now)
+                action = reader.machine.delivered(at: now)
             }
         }
     }
@@ -647,4 +640,47 @@ extension NetlinkMonitor {
     /// The system calls of the monitor's environment: every call the monitor, its
     /// sockets and its watches make goes through them (DESIGN §4.1).
     var systemCalls: SystemCalls { environment.systemCalls }
+}
+
+extension NetlinkMonitor {
+    /// A monitor's part of the reader thread: its event socket, its watches, its
+    /// table and its machine, touched by the reader thread only, one step at a time
+    /// (``NetlinkMonitor/step(_:ready:)``). Its descriptors close when the thread drops it.
+    final class Reader: @unchecked Sendable {
+        // @unchecked: stepped on the reader thread only, after it was handed over.
+        let monitor: NetlinkMonitor
+        let token = ReaderThread.token()
+        let events: NetlinkSocket
+        let sysfs: SysfsReader
+        let watch: Watch
+        var table: InterfaceTable
+        var machine: ReaderMachine
+        /// The end of a storm pause in progress.
+        var pausedUntil: ContinuousClock.Instant?
+
+        init(monitor: NetlinkMonitor, events: NetlinkSocket, table: InterfaceTable, sysfs: SysfsReader, watch: Watch) {
+            self.monitor = monitor
+            self.events = events
+            self.table = table
+            self.sysfs = sysfs
+            self.watch = watch
+            machine = ReaderMachine(watchesLeases: sysfs.leases != nil)
+        }
+
+        deinit { watch.close() }
+
+        var systemCalls: SystemCalls { monitor.systemCalls }
+
+        /// The thread it is registered with.
+        var thread: ReaderThread? { monitor.registration.withLock { $0?.thread } }
+
+        /// What the reader thread waits on for it.
+        var descriptors: [(descriptor: ReaderThread.Descriptor, fd: Int32)] {
+            [(.events, events.fd)] + (watch.files.map { [(.files, $0.fd)] } ?? [])
+                + (watch.process.map { [(.process, $0)] } ?? [])
+        }
+
+        /// One step; when to be stepped again without news.
+        func step(ready: UInt64) -> ContinuousClock.Instant? { monitor.step(self, ready: ready) }
+    }
 }
