@@ -47,9 +47,14 @@ enum NamespaceLabel {
     /// The name of the command's own namespace.
     static let host = "@host"
 
-    /// Its name (`blue` for /run/netns/blue), `@host` for the command's own, else `net:[INODE]`.
+    /// `@host` for the command's own; NAME for `/run/netns/NAME` (what `ip netns`
+    /// calls it); the path for one named in another directory (`--namespace-dir`:
+    /// the same NAME may be in two); else `net:[INODE]`. Unique among the
+    /// namespaces seen at once, so an exporter's series never collide.
     static func name(_ namespace: NetworkNamespaceInfo) -> String {
-        namespace.name ?? (namespace.isCurrent ? host : namespace.id.description)
+        if namespace.isCurrent { return host }
+        if let name = namespace.names.lazy.compactMap(NetworkNamespace.name(of:)).first { return name }
+        return namespace.names.first ?? namespace.id.description
     }
 
     /// `PID/COMMAND` of its first holder, or `-`.
@@ -126,7 +131,8 @@ extension Status {
             switch outcome {
             case .state(let name, let state): rows.append((namespace, name, .success(state)))
             case .failed(let error):
-                CLIProcess.writeError("reachability: network namespace \(NamespaceLabel.described(namespace)): \(error)\n")
+                CLIProcess.writeError(
+                    "reachability: network namespace \(NamespaceLabel.described(namespace)): \(error)\n")
                 rows.append((namespace, target ?? TargetArgument.internet, .failure(error)))
             case .gone, nil: continue
             }
@@ -137,7 +143,8 @@ extension Status {
                 switch result {
                 case .success(let state):
                     return Output.json(
-                        target: name, state: state, extra: label + (state.isProvisional ? ", \"provisional\": true" : ""))
+                        target: name, state: state,
+                        extra: label + (state.isProvisional ? ", \"provisional\": true" : ""))
                 case .failure(let error):
                     return "{\"target\": \(Output.quote(name)), \"status\": \"error\", "
                         + "\"error\": \(Output.quote(error.description))\(label)}"
@@ -147,7 +154,8 @@ extension Status {
         } else {
             let cells = rows.map { namespace, name, result -> [String] in
                 let head = [
-                    Output.terminalSafe(NamespaceLabel.name(namespace)), Output.terminalSafe(NamespaceLabel.process(namespace)),
+                    Output.terminalSafe(NamespaceLabel.name(namespace)),
+                    Output.terminalSafe(NamespaceLabel.process(namespace)),
                     NamespaceLabel.container(namespace), Output.terminalSafe(name),
                 ]
                 switch result {
@@ -204,11 +212,12 @@ extension Interfaces {
         for namespace in NamespaceLabel.list(all) {
             do throws(ReachabilityError) {
                 listed.append((namespace, try NetworkInterfaces.list(environment: namespace.environment)))
-            } catch where error.code == .namespace && error.errno == ENOENT {
+            } catch  where error.code == .namespace && error.errno == ENOENT {
                 continue  // Gone since the listing.
             } catch {
                 failed = true
-                CLIProcess.writeError("reachability: network namespace \(NamespaceLabel.described(namespace)): \(error)\n")
+                CLIProcess.writeError(
+                    "reachability: network namespace \(NamespaceLabel.described(namespace)): \(error)\n")
             }
         }
         if json {
@@ -268,7 +277,8 @@ final class AllNamespacesWatch: @unchecked Sendable {
         let time = Output.timestamp()
         if json {
             Output.emit(
-                "{\"time\": \(Output.quote(time)), \"namespace\": \(NamespaceLabel.json(namespace)), \"event\": \"\(what)\"}")
+                "{\"time\": \(Output.quote(time)), \"namespace\": \(NamespaceLabel.json(namespace)), \"event\": \"\(what)\"}"
+            )
         } else {
             var line = "\(time)  \(Output.pad(NamespaceLabel.name(namespace), to: 16))  \(what)"
             if let holder = namespace.holders.first { line += "  pid \(holder.pid) \(holder.command)" }

@@ -63,16 +63,24 @@ struct Exporter: ParsableCommand {
 
     @OptionGroup var namespace: NamespaceOption
 
+    @OptionGroup var all: AllNamespacesOption
+
     func validate() throws {
         _ = try ListenAddress(parsing: listen)
         try probes.requireConnectivity(connectivity)
         guard Set(targets).count == targets.count else { throw ValidationError("a TARGET is given twice") }
+        try all.validate(with: namespace)
+        if all.allNamespaces, connectivity {
+            throw ValidationError(
+                "--connectivity and --all-namespaces exclude each other: check one namespace with --namespace")
+        }
     }
 
     /// What a running exporter keeps alive (see `Watch.running`).
     nonisolated(unsafe) private static var running: [AnyObject] = []
 
     func run() throws {
+        if all.allNamespaces { try runAllNamespaces() }
         CLIProcess.signalsExitZero()
         let environment = namespace.environment
         let address = try ListenAddress(parsing: listen)
@@ -122,10 +130,21 @@ struct Exporter: ParsableCommand {
         }
         Self.running = kept
 
+        try Self.serve(
+            at: address, registry: registry, beforeScrape: { metrics.recordMonitorCounters(environment: environment) },
+            status: board.json)
+    }
+
+    /// Serves /metrics, /status and /healthz at `address` until a signal ends the
+    /// process. `beforeScrape` copies what no event records (the monitors' counters).
+    static func serve(
+        at address: ListenAddress, registry: PrometheusCollectorRegistry,
+        beforeScrape: @escaping @Sendable () -> Void, status: @escaping @Sendable () -> String
+    ) throws -> Never {
         let server = try MetricsServer.start(at: address) { path in
             switch path {
             case "/metrics":
-                metrics.recordMonitorCounters(environment: environment)
+                beforeScrape()
                 // swift-metrics hands the registry no help texts: ReachabilityMetrics has them.
                 return .init(
                     contentType: "text/plain; version=0.0.4; charset=utf-8",
@@ -133,7 +152,7 @@ struct Exporter: ParsableCommand {
             case "/healthz":
                 return .init(contentType: "text/plain; charset=utf-8", body: Array("ok\n".utf8))
             case "/status":
-                return .init(contentType: "application/json", body: Array((board.json() + "\n").utf8))
+                return .init(contentType: "application/json", body: Array((status() + "\n").utf8))
             case "/":
                 return .init(
                     contentType: "text/html; charset=utf-8",
@@ -148,9 +167,135 @@ struct Exporter: ParsableCommand {
                 return nil
             }
         }
-        Self.running.append(server)
+        running.append(server)
         CLIProcess.writeError("reachability: listening on http://\(server.boundAddress)/metrics\n")
         CLIProcess.parkForever()
+    }
+
+    // MARK: --all-namespaces
+
+    /// Every namespace's targets and path, each namespace's series labelled with
+    /// it (`namespace`, and `container_id` where known) and removed when it goes.
+    private func runAllNamespaces() throws -> Never {
+        CLIProcess.signalsExitZero()
+        let address = try ListenAddress(parsing: listen)
+        let registry = PrometheusCollectorRegistry()
+        let factory = PrometheusMetricsFactory(registry: registry)
+        let exported = ExportedNamespaces(targets: targets, factory: factory)
+        let monitor = NetworkNamespaceMonitor(directories: all.directories)
+        monitor.eventHandler = { exported.handle($0) }
+        try monitor.start()
+        Self.running = [monitor, exported]
+        try Self.serve(
+            at: address, registry: registry, beforeScrape: { exported.recordMonitorCounters() },
+            status: exported.statusJSON)
+    }
+}
+
+/// What `exporter --all-namespaces` runs per namespace: its targets, its path and
+/// its series, from its appearance to its disappearance.
+final class ExportedNamespaces: Sendable {
+    private struct Exported: @unchecked Sendable {
+        // @unchecked: the instances are Sendable; `running` holds them only to keep them.
+        let namespace: NetworkNamespaceInfo
+        let path: String?
+        let metrics: ReachabilityMetrics
+        let board: StatusBoard
+        let running: [AnyObject]
+    }
+
+    private let targets: [String?]
+    private let factory: PrometheusMetricsFactory
+    private let exported = LockedValue<[NetworkNamespaceInfo.ID: Exported]>([:])
+
+    init(targets: [String], factory: PrometheusMetricsFactory) {
+        self.targets = targets.isEmpty ? [nil] : targets.map(Optional.some)
+        self.factory = factory
+    }
+
+    /// On the namespace monitor's thread, one event at a time.
+    func handle(_ event: NetworkNamespaceEvent) {
+        switch event {
+        case .appeared(let namespace):
+            start(namespace)
+        case .changed(let namespace):
+            // Held by another process now (the first one exited): export it through that one.
+            guard let known = exported.withLock({ $0[namespace.id] }), known.path != namespace.path else { return }
+            stop(namespace.id)
+            start(namespace)
+        case .disappeared(let namespace):
+            stop(namespace.id)
+        }
+    }
+
+    private func start(_ namespace: NetworkNamespaceInfo) {
+        let environment = namespace.environment
+        let label = NamespaceLabel.name(namespace)
+        let labels = [("namespace", label)] + (namespace.containerID.map { [("container_id", $0)] } ?? [])
+        let metrics = ReachabilityMetrics(factory: factory, labels: labels)
+        let board = StatusBoard(namespace: NamespaceLabel.json(namespace))
+        var running: [AnyObject] = []
+        do {
+            for target in targets {
+                let (name, reachability) = try TargetArgument.make(target, environment: environment)
+                reachability.whenError = { _, error in
+                    if error.code != .namespace {
+                        CLIProcess.writeError("reachability: network namespace \(label): \(error)\n")
+                    }
+                }
+                reachability.deliverSynchronously { state in
+                    metrics.record(state, target: name)
+                    board.set(target: name, Output.json(target: name, state: state))
+                }
+                running.append(reachability)
+                try reachability.start()
+            }
+            let pathMonitor = try PathMonitor(environment: environment)
+            pathMonitor.pathUpdateHandler = { path in
+                metrics.record(path)
+                board.setPath(Output.pathJSON(path))
+            }
+            running.append(pathMonitor)
+            try pathMonitor.start()
+        } catch {
+            stopAll(running)
+            metrics.forgetAll()
+            if (error as? ReachabilityError).map({ $0.code == .namespace && $0.errno == ENOENT }) != true {
+                CLIProcess.writeError(
+                    "reachability: network namespace \(NamespaceLabel.described(namespace)) is not exported: \(error)\n"
+                )
+            }
+            return
+        }
+        let entry = Exported(
+            namespace: namespace, path: namespace.path, metrics: metrics, board: board, running: running)
+        exported.withLock { $0[namespace.id] = entry }
+    }
+
+    private func stop(_ id: NetworkNamespaceInfo.ID) {
+        guard let entry = exported.withLock({ $0.removeValue(forKey: id) }) else { return }
+        stopAll(entry.running)
+        entry.metrics.forgetAll()
+    }
+
+    private func stopAll(_ running: [AnyObject]) {
+        for object in running {
+            (object as? Reachability)?.stop()
+            (object as? PathMonitor)?.stop()
+        }
+    }
+
+    /// Copies each namespace's monitor counters (at a scrape).
+    func recordMonitorCounters() {
+        for entry in exported.withLock({ Array($0.values) }) {
+            entry.metrics.recordMonitorCounters(environment: entry.namespace.environment)
+        }
+    }
+
+    /// `{"namespaces": [{"namespace": {...}, "targets": [...], "path": ...}]}`, by identity.
+    @Sendable func statusJSON() -> String {
+        let entries = exported.withLock { exported in exported.keys.sorted().map { exported[$0]! } }
+        return "{\"namespaces\": [" + entries.map { $0.board.json() }.joined(separator: ", ") + "]}"
     }
 }
 
@@ -203,6 +348,12 @@ final class StatusBoard: Sendable {
     }
 
     private let contents = LockedValue(Contents())
+    /// The namespace's JSON object, under `--all-namespaces`.
+    private let namespace: String?
+
+    init(namespace: String? = nil) {
+        self.namespace = namespace
+    }
 
     func set(target: String, _ json: String) {
         contents.withLock { contents in
@@ -219,7 +370,8 @@ final class StatusBoard: Sendable {
 
     func json() -> String {
         contents.withLock { contents in
-            "{\"targets\": [\(contents.targets.map { $0.1 }.joined(separator: ", "))], "
+            (namespace.map { "{\"namespace\": \($0), " } ?? "{")
+                + "\"targets\": [\(contents.targets.map { $0.1 }.joined(separator: ", "))], "
                 + "\"path\": \(contents.path), \"connectivity\": \(contents.connectivity)}"
         }
     }

@@ -77,7 +77,8 @@ struct Watch: ParsableCommand {
         try usage(options.validate())
         try all.validate(with: namespace)
         if all.allNamespaces, connectivity {
-            throw ValidationError("--connectivity and --all-namespaces exclude each other: check one namespace with --namespace")
+            throw ValidationError(
+                "--connectivity and --all-namespaces exclude each other: check one namespace with --namespace")
         }
     }
 

@@ -19,7 +19,7 @@
         /// Sets `reachability_connectivity_verdict` to `result`'s verdict.
         public func recordVerdict(_ result: ConnectivityResult) {
             state.withLock { state in
-                let series = state.connectivity ?? ConnectivitySeries(factory: factory)
+                let series = state.connectivity ?? ConnectivitySeries(labels: labels, factory: factory)
                 for (name, meter) in series.verdicts { meter.set(name == result.verdict.name ? 1 : 0) }
                 state.connectivity = series
             }
@@ -29,11 +29,12 @@
         /// verdict) and records its endpoints' probe durations.
         public func recordCheck(_ result: ConnectivityResult) {
             state.withLock { state in
-                var series = state.connectivity ?? ConnectivitySeries(factory: factory)
+                var series = state.connectivity ?? ConnectivitySeries(labels: labels, factory: factory)
                 let checks =
                     series.checks[result.verdict.name]
                     ?? Counter(
-                        label: "reachability_connectivity_checks_total", dimensions: [("verdict", result.verdict.name)],
+                        label: "reachability_connectivity_checks_total",
+                        dimensions: labels + [("verdict", result.verdict.name)],
                         factory: factory)
                 checks.increment()
                 series.checks[result.verdict.name] = checks
@@ -42,7 +43,8 @@
                     let timer =
                         series.durations[url]
                         ?? CoreMetrics.Timer(
-                            label: "reachability_connectivity_probe_duration_seconds", dimensions: [("endpoint", url)],
+                            label: "reachability_connectivity_probe_duration_seconds",
+                            dimensions: labels + [("endpoint", url)],
                             factory: factory)
                     series.durations[url] = timer
                     let (seconds, attoseconds) = endpoint.duration.components

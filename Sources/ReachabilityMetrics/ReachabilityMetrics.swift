@@ -27,11 +27,28 @@ public import Reachability
 /// | `reachability_monitor_events_total` … | counter | the monitor's `MonitorCounters`: `events`, `overruns`, `resyncs`, `failed_resyncs`, `malformed_messages`, `evaluation_passes`, `failed_passes` |
 public final class ReachabilityMetrics: Sendable {
     let factory: any MetricsFactory
+    /// The labels every series of this instance carries before its own.
+    let labels: [(String, String)]
     let state = LockedValue(Series())
 
-    /// Records into `factory` (the bootstrapped backend by default).
-    public init(factory: any MetricsFactory = MetricsSystem.factory) {
+    /// Records into `factory` (the bootstrapped backend by default). Every series
+    /// carries `labels` before its own (`reachability exporter --all-namespaces`
+    /// gives each namespace an instance with its `namespace` and `container_id`).
+    public init(factory: any MetricsFactory = MetricsSystem.factory, labels: [(String, String)] = []) {
         self.factory = factory
+        self.labels = labels
+    }
+
+    /// Removes every series this instance recorded, from the backend too (what a
+    /// namespace that went away had: no stale series).
+    public func forgetAll() {
+        state.withLock { state in
+            for series in state.targets.values { series.destroy() }
+            state.path?.destroy()
+            state.connectivity?.destroy()
+            state.monitor?.destroy()
+            state = Series()
+        }
     }
 
     // MARK: Recording
@@ -41,7 +58,7 @@ public final class ReachabilityMetrics: Sendable {
         let status = NetworkStatus(flags: reachability.flags)
         let interface = reachability.interface.map { [($0.name), $0.type.rawValue] }
         state.withLock { state in
-            var series = state.targets[target] ?? TargetSeries(target: target, factory: factory)
+            var series = state.targets[target] ?? TargetSeries(target: target, labels: labels, factory: factory)
             if series.recorded { series.changes.increment() }
             series.recorded = true
             series.reachable.set(status == .notReachable ? 0 : 1)
@@ -52,7 +69,8 @@ public final class ReachabilityMetrics: Sendable {
                 series.interfaceInfo = interface.map {
                     Meter(
                         label: "reachability_interface_info",
-                        dimensions: [("target", target), ("interface", $0[0]), ("type", $0[1])], factory: factory)
+                        dimensions: labels + [("target", target), ("interface", $0[0]), ("type", $0[1])],
+                        factory: factory)
                 }
                 series.interfaceInfo?.set(1)
                 series.interfaceLabels = interface
@@ -64,7 +82,7 @@ public final class ReachabilityMetrics: Sendable {
     /// Records a path (from a `PathMonitor` delivery).
     public func record(_ path: NetworkPath) {
         state.withLock { state in
-            var series = state.path ?? PathSeries(factory: factory)
+            var series = state.path ?? PathSeries(labels: labels, factory: factory)
             if series.recorded { series.changes.increment() }
             series.recorded = true
             series.satisfied.set(path.status == .satisfied ? 1 : 0)
@@ -79,7 +97,7 @@ public final class ReachabilityMetrics: Sendable {
     public func recordMonitorCounters(environment: NetworkEnvironment = .default) {
         guard let counters = environment.monitorCounters else { return }
         state.withLock { state in
-            var series = state.monitor ?? MonitorSeries(factory: factory)
+            var series = state.monitor ?? MonitorSeries(labels: labels, factory: factory)
             let now = MonitorSeries.values(counters)
             for (index, counter) in series.counters.enumerated() {
                 let previous = series.last[index]
@@ -218,18 +236,18 @@ struct TargetSeries: @unchecked Sendable {
     var interfaceLabels: [String]?
     var recorded = false
 
-    init(target: String, factory: any MetricsFactory) {
-        reachable = Meter(label: "reachability_reachable", dimensions: [("target", target)], factory: factory)
-        flags = Meter(label: "reachability_flags", dimensions: [("target", target)], factory: factory)
+    init(target: String, labels: [(String, String)], factory: any MetricsFactory) {
+        let dimensions = labels + [("target", target)]
+        reachable = Meter(label: "reachability_reachable", dimensions: dimensions, factory: factory)
+        flags = Meter(label: "reachability_flags", dimensions: dimensions, factory: factory)
         statuses = NetworkStatus.allCases.map {
             (
                 $0.rawValue,
                 Meter(
-                    label: "reachability_status", dimensions: [("target", target), ("status", $0.rawValue)],
-                    factory: factory)
+                    label: "reachability_status", dimensions: dimensions + [("status", $0.rawValue)], factory: factory)
             )
         }
-        changes = Counter(label: "reachability_changes_total", dimensions: [("target", target)], factory: factory)
+        changes = Counter(label: "reachability_changes_total", dimensions: dimensions, factory: factory)
     }
 
     func destroy() {
@@ -248,13 +266,20 @@ struct PathSeries: @unchecked Sendable {
     let changes: Counter
     var recorded = false
 
-    init(factory: any MetricsFactory) {
-        satisfied = Meter(label: "reachability_path_satisfied", factory: factory)
-        expensive = Meter(label: "reachability_path_expensive", factory: factory)
+    init(labels: [(String, String)], factory: any MetricsFactory) {
+        satisfied = Meter(label: "reachability_path_satisfied", dimensions: labels, factory: factory)
+        expensive = Meter(label: "reachability_path_expensive", dimensions: labels, factory: factory)
         statuses = ["satisfied", "unsatisfied", "requiresConnection"].map {
-            ($0, Meter(label: "reachability_path_status", dimensions: [("status", $0)], factory: factory))
+            ($0, Meter(label: "reachability_path_status", dimensions: labels + [("status", $0)], factory: factory))
         }
-        changes = Counter(label: "reachability_path_changes_total", factory: factory)
+        changes = Counter(label: "reachability_path_changes_total", dimensions: labels, factory: factory)
+    }
+
+    func destroy() {
+        satisfied.destroy()
+        expensive.destroy()
+        for (_, meter) in statuses { meter.destroy() }
+        changes.destroy()
     }
 }
 
@@ -264,10 +289,21 @@ struct ConnectivitySeries: @unchecked Sendable {
     var checks: [String: Counter] = [:]
     var durations: [String: CoreMetrics.Timer] = [:]
 
-    init(factory: any MetricsFactory) {
+    init(labels: [(String, String)], factory: any MetricsFactory) {
         verdicts = Self.verdictNames.map {
-            ($0, Meter(label: "reachability_connectivity_verdict", dimensions: [("verdict", $0)], factory: factory))
+            (
+                $0,
+                Meter(
+                    label: "reachability_connectivity_verdict", dimensions: labels + [("verdict", $0)], factory: factory
+                )
+            )
         }
+    }
+
+    func destroy() {
+        for (_, meter) in verdicts { meter.destroy() }
+        for counter in checks.values { counter.destroy() }
+        for timer in durations.values { timer.destroy() }
     }
 }
 
@@ -278,9 +314,15 @@ struct MonitorSeries: @unchecked Sendable {
     let counters: [Counter]
     var last: [Int]
 
-    init(factory: any MetricsFactory) {
-        counters = Self.names.map { Counter(label: "reachability_monitor_\($0)_total", factory: factory) }
+    init(labels: [(String, String)], factory: any MetricsFactory) {
+        counters = Self.names.map {
+            Counter(label: "reachability_monitor_\($0)_total", dimensions: labels, factory: factory)
+        }
         last = Array(repeating: 0, count: Self.names.count)
+    }
+
+    func destroy() {
+        for counter in counters { counter.destroy() }
     }
 
     static func values(_ counters: MonitorCounters) -> [Int] {

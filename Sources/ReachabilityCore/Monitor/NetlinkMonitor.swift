@@ -130,10 +130,12 @@ final class NetlinkMonitor: Sendable {
     }
 
     private func leaveReaderThread() {
-        guard let registration = registration.withLock({ current -> Registration? in
-            defer { current = nil }
-            return current
-        }) else { return }
+        guard
+            let registration = registration.withLock({ current -> Registration? in
+                defer { current = nil }
+                return current
+            })
+        else { return }
         registration.thread.unregister(registration.token, descriptors: registration.descriptors)
         requests.withLock { $0 = nil }
         files.withLock { $0 = nil }

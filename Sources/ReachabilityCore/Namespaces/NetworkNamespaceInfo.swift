@@ -56,7 +56,8 @@ public struct NetworkNamespaceInfo: Sendable, Hashable {
     /// The last part of its first named path (`blue` for `/run/netns/blue`), or nil
     /// when no watched directory names it.
     public var name: String? {
-        names.first.map { path in String(path[(path.lastIndex(of: "/").map(path.index(after:)) ?? path.startIndex)...]) }
+        names.first.map { path in String(path[(path.lastIndex(of: "/").map(path.index(after:)) ?? path.startIndex)...])
+        }
     }
 
     /// The container id of its first holder that has one in its cgroup path
