@@ -237,43 +237,124 @@ extension Interfaces {
     }
 }
 
-// MARK: watch --all-namespaces
+// MARK: Following namespaces
 
-/// What `watch --all-namespaces` runs: one set of watched targets per namespace,
-/// started when the namespace appears and stopped when it disappears. Touched only
-/// by the namespace monitor's handler, which runs one event at a time.
-final class AllNamespacesWatch: @unchecked Sendable {
-    // @unchecked: `watched` is used by the handler only, one event at a time.
-    private let targets: [String?]
-    private let json: Bool
-    private let path: Bool
-    private let width: Int
-    private var watched: [NetworkNamespaceInfo.ID: (path: String?, running: [AnyObject])] = [:]
+/// What `watch` and `exporter` keep per namespace under `--all-namespaces`: what
+/// `start` made for it, from its appearance to its disappearance (then `stop`).
+/// One that can't be entered is reported once and left out; one that failed for
+/// want of descriptors, memory or threads is tried again at the next namespace
+/// event (a disappearance frees what it held). Events come one at a time, on the
+/// namespace monitor's thread; the entries can be read from any thread.
+final class NamespaceFollower<Entry: Sendable>: @unchecked Sendable {
+    // @unchecked: `waiting` and `start`/`stop` are used on the monitor's thread only;
+    // the entries are behind a lock.
+    private let entries = LockedValue<[NetworkNamespaceInfo.ID: (path: String?, entry: Entry)]>([:])
+    private var waiting: [NetworkNamespaceInfo.ID: NetworkNamespaceInfo] = [:]
+    private let start: (NetworkNamespaceInfo) throws -> Entry
+    private let stop: (Entry) -> Void
+    private let announce: (NetworkNamespaceInfo, _ appeared: Bool) -> Void
 
-    init(targets: [String], json: Bool, path: Bool) {
-        self.targets = targets.isEmpty ? (path ? [] : [nil]) : targets.map(Optional.some)
-        self.json = json
-        self.path = path
-        width = max(self.targets.map { ($0 ?? TargetArgument.internet).count }.max() ?? 0, path ? 4 : 0)
+    init(
+        start: @escaping (NetworkNamespaceInfo) throws -> Entry, stop: @escaping (Entry) -> Void,
+        announce: @escaping (NetworkNamespaceInfo, _ appeared: Bool) -> Void = { _, _ in }
+    ) {
+        self.start = start
+        self.stop = stop
+        self.announce = announce
+    }
+
+    /// The entries now, by namespace identity.
+    var current: [(NetworkNamespaceInfo.ID, Entry)] {
+        entries.withLock { entries in entries.keys.sorted().map { ($0, entries[$0]!.entry) } }
     }
 
     func handle(_ event: NetworkNamespaceEvent) {
         switch event {
         case .appeared(let namespace):
-            announce(namespace, "appeared")
-            watched[namespace.id] = (namespace.path, start(namespace))
+            announce(namespace, true)
+            begin(namespace, retry: false)
         case .changed(let namespace):
-            // Held by another process now (the first one exited): watch it through that one.
-            guard let entry = watched[namespace.id], entry.path != namespace.path else { return }
-            stop(entry.running)
-            watched[namespace.id] = (namespace.path, start(namespace))
+            // Held by another process now (the first one exited): follow it through that one.
+            if waiting[namespace.id] != nil { waiting[namespace.id] = namespace }
+            guard let known = entries.withLock({ $0[namespace.id] }), known.path != namespace.path else { break }
+            end(namespace.id)
+            begin(namespace, retry: false)
         case .disappeared(let namespace):
-            if let entry = watched.removeValue(forKey: namespace.id) { stop(entry.running) }
-            announce(namespace, "disappeared")
+            waiting[namespace.id] = nil
+            end(namespace.id)
+            announce(namespace, false)
+        }
+        for namespace in waiting.values.sorted(by: { $0.id < $1.id }) {
+            waiting[namespace.id] = nil
+            begin(namespace, retry: true)
         }
     }
 
-    private func announce(_ namespace: NetworkNamespaceInfo, _ what: String) {
+    private func begin(_ namespace: NetworkNamespaceInfo, retry: Bool) {
+        do {
+            let entry = try start(namespace)
+            entries.withLock { $0[namespace.id] = (namespace.path, entry) }
+        } catch let error as ReachabilityError where error.code == .namespace && error.errno == ENOENT {
+            // Gone before it could be entered: its disappearance follows.
+        } catch {
+            let exhausted =
+                (error as? ReachabilityError).map {
+                    $0.code == .systemCall && [EMFILE, ENFILE, ENOMEM, ENOBUFS, EAGAIN].contains($0.errno)
+                } ?? false
+            if exhausted { waiting[namespace.id] = namespace }
+            if !retry {
+                let again = exhausted ? " (tried again when a namespace goes)" : ""
+                CLIProcess.writeError(
+                    "reachability: network namespace \(NamespaceLabel.described(namespace)) is not watched\(again): \(error)\n"
+                )
+            }
+        }
+    }
+
+    private func end(_ id: NetworkNamespaceInfo.ID) {
+        guard let entry = entries.withLock({ $0.removeValue(forKey: id) }) else { return }
+        stop(entry.entry)
+    }
+}
+
+/// What runs for one namespace: its targets' instances and path monitor.
+struct Running: @unchecked Sendable {
+    // @unchecked: the instances are Sendable; held only to keep them running.
+    var objects: [AnyObject] = []
+}
+
+/// Stops what a namespace's entry runs.
+func stopAll(_ running: Running) {
+    for object in running.objects {
+        (object as? Reachability)?.stop()
+        (object as? PathMonitor)?.stop()
+    }
+}
+
+// MARK: watch --all-namespaces
+
+/// What `watch --all-namespaces` runs: one set of watched targets (and path) per
+/// namespace, started when the namespace appears and stopped when it disappears.
+enum AllNamespacesWatch {
+    /// What keeps a running watch alive (held here: the call that parks never returns).
+    nonisolated(unsafe) private static var running: [AnyObject] = []
+
+    /// Follows the namespaces until a signal ends the process (exit 0).
+    static func run(targets: [String], json: Bool, path: Bool, option: AllNamespacesOption) throws -> Never {
+        CLIProcess.signalsExitZero()
+        let names: [String?] = targets.isEmpty ? (path ? [] : [nil]) : targets.map(Optional.some)
+        let width = max(names.map { ($0 ?? TargetArgument.internet).count }.max() ?? 0, path ? 4 : 0)
+        let follower = NamespaceFollower<Running>(
+            start: { try start($0, targets: names, json: json, path: path, width: width) }, stop: stopAll,
+            announce: { announce($0, $1 ? "appeared" : "disappeared", json: json) })
+        let monitor = NetworkNamespaceMonitor(directories: option.directories)
+        monitor.eventHandler = { follower.handle($0) }
+        try monitor.start()
+        running = [follower, monitor]
+        CLIProcess.parkForever()
+    }
+
+    private static func announce(_ namespace: NetworkNamespaceInfo, _ what: String, json: Bool) {
         let time = Output.timestamp()
         if json {
             Output.emit(
@@ -287,14 +368,15 @@ final class AllNamespacesWatch: @unchecked Sendable {
         }
     }
 
-    /// Starts the namespace's targets (and path); a namespace that can't be watched
-    /// is reported once and left out (the others go on).
-    private func start(_ namespace: NetworkNamespaceInfo) -> [AnyObject] {
+    /// Starts the namespace's targets (and path); throws, with what it started stopped.
+    private static func start(
+        _ namespace: NetworkNamespaceInfo, targets: [String?], json: Bool, path: Bool, width: Int
+    ) throws -> Running {
         let environment = namespace.environment
         let label = NamespaceLabel.name(namespace)
         let prefix = Output.pad(label, to: 16) + "  "
         let namespaceJSON = ", \"namespace\": \(NamespaceLabel.json(namespace))"
-        var running: [AnyObject] = []
+        var running = Running()
         do {
             for target in targets {
                 let (name, reachability) = try TargetArgument.make(target, environment: environment)
@@ -304,59 +386,32 @@ final class AllNamespacesWatch: @unchecked Sendable {
                         CLIProcess.writeError("reachability: network namespace \(label): \(error)\n")
                     }
                 }
-                reachability.deliverSynchronously { [json, width] state in
+                reachability.deliverSynchronously { state in
                     if json {
                         Output.emit(Output.json(target: name, state: state, extra: namespaceJSON))
                     } else {
                         Output.emit(Output.line(target: prefix + Output.pad(name, to: width), state: state, width: 0))
                     }
                 }
-                running.append(reachability)
+                running.objects.append(reachability)
                 try reachability.start()
             }
             if path {
                 let monitor = try PathMonitor(environment: environment)
-                monitor.pathUpdateHandler = { [json, width] path in
+                monitor.pathUpdateHandler = { path in
                     let time = Output.timestamp()
                     Output.emit(
                         json
                             ? "{\"time\": \(Output.quote(time)), \"path\": \(Output.pathJSON(path))\(namespaceJSON)}"
                             : "\(time)  \(prefix)\(Output.pad("path", to: width))  \(path)")
                 }
-                running.append(monitor)
+                running.objects.append(monitor)
                 try monitor.start()
             }
-        } catch let error as ReachabilityError where error.code == .namespace && error.errno == ENOENT {
-            // Gone before it could be entered: its disappearance follows.
-            stop(running)
-            return []
         } catch {
-            CLIProcess.writeError(
-                "reachability: network namespace \(NamespaceLabel.described(namespace)) is not watched: \(error)\n")
-            stop(running)
-            return []
+            stopAll(running)
+            throw error
         }
         return running
-    }
-
-    private func stop(_ running: [AnyObject]) {
-        for object in running {
-            (object as? Reachability)?.stop()
-            (object as? PathMonitor)?.stop()
-        }
-    }
-
-    /// What keeps a running watch alive (held here: the call that parks never returns).
-    nonisolated(unsafe) private static var running: [AnyObject] = []
-
-    /// Follows the namespaces until a signal ends the process (exit 0).
-    static func run(targets: [String], json: Bool, path: Bool, option: AllNamespacesOption) throws -> Never {
-        CLIProcess.signalsExitZero()
-        let watch = AllNamespacesWatch(targets: targets, json: json, path: path)
-        let monitor = NetworkNamespaceMonitor(directories: option.directories)
-        monitor.eventHandler = { watch.handle($0) }
-        try monitor.start()
-        running = [watch, monitor]
-        CLIProcess.parkForever()
     }
 }

@@ -195,46 +195,37 @@ struct Exporter: ParsableCommand {
 /// What `exporter --all-namespaces` runs per namespace: its targets, its path and
 /// its series, from its appearance to its disappearance.
 final class ExportedNamespaces: Sendable {
-    private struct Exported: @unchecked Sendable {
-        // @unchecked: the instances are Sendable; `running` holds them only to keep them.
-        let namespace: NetworkNamespaceInfo
-        let path: String?
+    struct Exported: Sendable {
+        let environment: NetworkEnvironment
         let metrics: ReachabilityMetrics
         let board: StatusBoard
-        let running: [AnyObject]
+        let running: Running
     }
 
-    private let targets: [String?]
-    private let factory: PrometheusMetricsFactory
-    private let exported = LockedValue<[NetworkNamespaceInfo.ID: Exported]>([:])
+    private let follower: NamespaceFollower<Exported>
 
     init(targets: [String], factory: PrometheusMetricsFactory) {
-        self.targets = targets.isEmpty ? [nil] : targets.map(Optional.some)
-        self.factory = factory
+        let names: [String?] = targets.isEmpty ? [nil] : targets.map(Optional.some)
+        follower = NamespaceFollower(
+            start: { try Self.start($0, targets: names, factory: factory) },
+            stop: { entry in
+                stopAll(entry.running)
+                entry.metrics.forgetAll()
+            })
     }
 
     /// On the namespace monitor's thread, one event at a time.
-    func handle(_ event: NetworkNamespaceEvent) {
-        switch event {
-        case .appeared(let namespace):
-            start(namespace)
-        case .changed(let namespace):
-            // Held by another process now (the first one exited): export it through that one.
-            guard let known = exported.withLock({ $0[namespace.id] }), known.path != namespace.path else { return }
-            stop(namespace.id)
-            start(namespace)
-        case .disappeared(let namespace):
-            stop(namespace.id)
-        }
-    }
+    func handle(_ event: NetworkNamespaceEvent) { follower.handle(event) }
 
-    private func start(_ namespace: NetworkNamespaceInfo) {
+    private static func start(
+        _ namespace: NetworkNamespaceInfo, targets: [String?], factory: PrometheusMetricsFactory
+    ) throws -> Exported {
         let environment = namespace.environment
         let label = NamespaceLabel.name(namespace)
         let labels = [("namespace", label)] + (namespace.containerID.map { [("container_id", $0)] } ?? [])
         let metrics = ReachabilityMetrics(factory: factory, labels: labels)
         let board = StatusBoard(namespace: NamespaceLabel.json(namespace))
-        var running: [AnyObject] = []
+        var running = Running()
         do {
             for target in targets {
                 let (name, reachability) = try TargetArgument.make(target, environment: environment)
@@ -247,7 +238,7 @@ final class ExportedNamespaces: Sendable {
                     metrics.record(state, target: name)
                     board.set(target: name, Output.json(target: name, state: state))
                 }
-                running.append(reachability)
+                running.objects.append(reachability)
                 try reachability.start()
             }
             let pathMonitor = try PathMonitor(environment: environment)
@@ -255,47 +246,24 @@ final class ExportedNamespaces: Sendable {
                 metrics.record(path)
                 board.setPath(Output.pathJSON(path))
             }
-            running.append(pathMonitor)
+            running.objects.append(pathMonitor)
             try pathMonitor.start()
         } catch {
             stopAll(running)
             metrics.forgetAll()
-            if (error as? ReachabilityError).map({ $0.code == .namespace && $0.errno == ENOENT }) != true {
-                CLIProcess.writeError(
-                    "reachability: network namespace \(NamespaceLabel.described(namespace)) is not exported: \(error)\n"
-                )
-            }
-            return
+            throw error
         }
-        let entry = Exported(
-            namespace: namespace, path: namespace.path, metrics: metrics, board: board, running: running)
-        exported.withLock { $0[namespace.id] = entry }
-    }
-
-    private func stop(_ id: NetworkNamespaceInfo.ID) {
-        guard let entry = exported.withLock({ $0.removeValue(forKey: id) }) else { return }
-        stopAll(entry.running)
-        entry.metrics.forgetAll()
-    }
-
-    private func stopAll(_ running: [AnyObject]) {
-        for object in running {
-            (object as? Reachability)?.stop()
-            (object as? PathMonitor)?.stop()
-        }
+        return Exported(environment: environment, metrics: metrics, board: board, running: running)
     }
 
     /// Copies each namespace's monitor counters (at a scrape).
     func recordMonitorCounters() {
-        for entry in exported.withLock({ Array($0.values) }) {
-            entry.metrics.recordMonitorCounters(environment: entry.namespace.environment)
-        }
+        for (_, entry) in follower.current { entry.metrics.recordMonitorCounters(environment: entry.environment) }
     }
 
     /// `{"namespaces": [{"namespace": {...}, "targets": [...], "path": ...}]}`, by identity.
     @Sendable func statusJSON() -> String {
-        let entries = exported.withLock { exported in exported.keys.sorted().map { exported[$0]! } }
-        return "{\"namespaces\": [" + entries.map { $0.board.json() }.joined(separator: ", ") + "]}"
+        "{\"namespaces\": [" + follower.current.map { $0.1.board.json() }.joined(separator: ", ") + "]}"
     }
 }
 
