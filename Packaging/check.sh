@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What `make install` and `make deb` ship (docs/OPERATIONS.md), from the release build in
-# SCRATCH (`make build SCRATCH=…`, not rebuilt), and the alerting rules' tests. Needs root
-# (dpkg -i, unshare -m), man-db, file, systemd (systemctl, systemd-analyze), promtool and
-# lintian; .ci/run runs it.
+# SCRATCH (`make build SCRATCH=…`, not rebuilt), the alerting rules' tests and the
+# Kubernetes manifest. Needs root (dpkg -i, unshare -m), man-db, file, systemd (systemctl,
+# systemd-analyze), promtool, lintian, and kubernetes-validate and yamllint (PyPI); .ci/run
+# installs them and runs it.
 # Usage: bash Packaging/check.sh SCRATCH
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,6 +60,14 @@ grep -q '^ExecStart=/usr/bin/reachability exporter --all-namespaces' "$stage$exp
 systemd-analyze verify --root="$stage" "$unit"
 test -f "$stage/usr/share/reachability/prometheus/reachability.rules.yml"
 (cd Packaging/prometheus && promtool check rules reachability.rules.yml && promtool test rules reachability.rules.test.yml)
+
+# The Kubernetes manifest: yamllint's defaults but for long lines and a leading `---` (as
+# in the rules files, linted too), and the API's schemas, strictly (an unknown field
+# fails), of Kubernetes 1.30 (the first with securityContext.appArmorProfile) and 1.37.
+manifest=Packaging/kubernetes/reachability-daemonset.yaml
+yamllint --strict -d '{extends: default, rules: {line-length: disable, document-start: disable}}' \
+    "$manifest" Packaging/prometheus/*.yml
+for version in 1.30.0 1.37.0; do kubernetes-validate --strict --quiet -k "$version" "$manifest"; done
 
 # The Debian package: lintian finds no error and no warning; its maintainer scripts
 # (Packaging/debian) are in it, root's, mode 0755, POSIX sh with `set -e`. It installs with
