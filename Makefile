@@ -1,5 +1,5 @@
 # Builds and installs the `reachability` command, its man pages, shell completions
-# and the wait-online systemd unit.
+# and two systemd units (the wait-online one; the exporter of every network namespace).
 #
 #   make                       # release build (Swift runtime linked in statically), man pages
 #   sudo make install          # into /usr/local (PREFIX=/usr, DESTDIR=… for packaging)
@@ -31,6 +31,7 @@ ZSHDIR = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 FISHDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 UNITDIR = $(DESTDIR)$(PREFIX)/lib/systemd/system
 RULESDIR = $(DESTDIR)$(PREFIX)/share/reachability/prometheus
+UNITS = reachability-wait-online.service reachability-exporter.service
 SCRATCH ?= .build
 RELEASE = $(SCRATCH)/release
 MANPAGES = $(SCRATCH)/man
@@ -86,22 +87,23 @@ install: | $(RELEASE)/reachability $(RELEASE)/reachability-full $(MANPAGES)/reac
 	$(RELEASE)/reachability --generate-completion-script bash | sed '1{/^#!/d}' > $(BASHDIR)/reachability
 	$(RELEASE)/reachability --generate-completion-script zsh > $(ZSHDIR)/_reachability
 	$(RELEASE)/reachability --generate-completion-script fish > $(FISHDIR)/reachability.fish
-	sed 's|/usr/local/bin/reachability|$(PREFIX)/bin/reachability|' \
-		Packaging/systemd/reachability-wait-online.service > $(UNITDIR)/reachability-wait-online.service
-	chmod 644 $(UNITDIR)/reachability-wait-online.service
+	for unit in $(UNITS); do \
+		sed 's|/usr/local/bin/reachability|$(PREFIX)/bin/reachability|' Packaging/systemd/$$unit >$(UNITDIR)/$$unit && \
+		chmod 644 $(UNITDIR)/$$unit || exit 1; \
+	done
 	install -m 644 Packaging/prometheus/reachability.rules.yml $(RULESDIR)/
 
 uninstall:
 	rm -f $(BINDIR)/reachability $(LIBEXECDIR)/reachability-full \
 		$(MANDIR)/reachability.1 $(MANDIR)/reachability.*.1 \
 		$(BASHDIR)/reachability $(ZSHDIR)/_reachability $(FISHDIR)/reachability.fish \
-		$(UNITDIR)/reachability-wait-online.service $(RULESDIR)/reachability.rules.yml
+		$(addprefix $(UNITDIR)/,$(UNITS)) $(RULESDIR)/reachability.rules.yml
 	-rmdir $(LIBEXECDIR) $(RULESDIR) $(DESTDIR)$(PREFIX)/share/reachability 2>/dev/null
 
 # A Debian package of what `make install PREFIX=/usr` installs, with the copyright and
 # changelog Debian asks for and the shared libraries the executables load as
 # dependencies (libmnl0 among them), and the maintainer scripts of Packaging/debian. The
-# unit is installed, not enabled (docs/OPERATIONS.md, "The Debian package"). Needs dpkg-deb
+# units are installed, not enabled (docs/OPERATIONS.md, "The Debian package"). Needs dpkg-deb
 # (dpkg); check it with lintian.
 deb:
 	rm -rf $(SCRATCH)/deb && mkdir -p $(DEB_ROOT)/DEBIAN

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What `make install` and `make deb` ship (docs/OPERATIONS.md), from the release build in
-# SCRATCH (`make build SCRATCH=…`, not rebuilt), and the alerting rules' tests. Needs root
-# (dpkg -i, unshare -m), man-db, file, systemd (systemctl, systemd-analyze), promtool and
-# lintian; .ci/run runs it.
+# SCRATCH (`make build SCRATCH=…`, not rebuilt), the alerting rules' tests and the
+# Kubernetes manifest. Needs root (dpkg -i, unshare -m), man-db, file, systemd (systemctl,
+# systemd-analyze), promtool, lintian, and kubernetes-validate and yamllint (PyPI); .ci/run
+# installs them and runs it.
 # Usage: bash Packaging/check.sh SCRATCH
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,14 +49,25 @@ for command in status watch wait check interfaces exporter; do
     grep -q "^ *$command " <<<"$commands" || fail "reachability(1) lists no $command under COMMANDS"
 done
 
-# Completions, the unit with ExecStart rewritten for PREFIX (verified against the staged
-# files), the alerting rules.
+# Completions, the units with ExecStart rewritten for PREFIX (the wait-online one verified
+# against the staged files; the exporter's, which needs sysinit.target, once the package is
+# installed below), the alerting rules.
 bash -n "$stage/usr/share/bash-completion/completions/reachability"
 unit=/usr/lib/systemd/system/reachability-wait-online.service
+exporter_unit=/usr/lib/systemd/system/reachability-exporter.service
 grep -q '^ExecStart=/usr/bin/reachability wait' "$stage$unit"
+grep -q '^ExecStart=/usr/bin/reachability exporter --all-namespaces' "$stage$exporter_unit"
 systemd-analyze verify --root="$stage" "$unit"
 test -f "$stage/usr/share/reachability/prometheus/reachability.rules.yml"
 (cd Packaging/prometheus && promtool check rules reachability.rules.yml && promtool test rules reachability.rules.test.yml)
+
+# The Kubernetes manifest: yamllint's defaults but for long lines and a leading `---` (as
+# in the rules files, linted too), and the API's schemas, strictly (an unknown field
+# fails), of Kubernetes 1.30 (the first with securityContext.appArmorProfile) and 1.37.
+manifest=Packaging/kubernetes/reachability-daemonset.yaml
+yamllint --strict -d '{extends: default, rules: {line-length: disable, document-start: disable}}' \
+    "$manifest" Packaging/prometheus/*.yml
+for version in 1.30.0 1.37.0; do kubernetes-validate --strict --quiet -k "$version" "$manifest"; done
 
 # The Debian package: lintian finds no error and no warning; its maintainer scripts
 # (Packaging/debian) are in it, root's, mode 0755, POSIX sh with `set -e`. It installs with
@@ -63,9 +75,9 @@ test -f "$stage/usr/share/reachability/prometheus/reachability.rules.yml"
 # systemd at install and remove and stop the unit at remove: dpkg runs as if systemd ran
 # (in a mount namespace of its own: /run/systemd/system there, policy-rc.d, a container's,
 # allowing, and a systemctl that writes down what it is asked). Enabled as OPERATIONS.md
-# says (`systemctl enable` edits the links without a running systemd), the unit stays
+# says (`systemctl enable` edits the links without a running systemd), the units stay
 # enabled through a remove, and a purge, after a remove or straight from installed,
-# removes the link, so that an install after it is not enabled.
+# removes the links, so that an install after it is not enabled.
 make deb SCRATCH="$scratch"
 deb="$(ls "$scratch"/deb/reachability_*.deb)"
 lintian_out="$(lintian "$deb" 2>&1 | grep -v '^running with root privileges' || true)"
@@ -81,8 +93,11 @@ for script in postinst prerm postrm; do
 done
 if dpkg -s reachability >/dev/null 2>&1; then fail "a reachability package is installed already"; fi
 link=/etc/systemd/system/network-online.target.wants/reachability-wait-online.service
-if [[ -L "$link" || -e "$link" ]]; then fail "$link exists already"; fi
-trap 'dpkg -P reachability >/dev/null 2>&1 || true; rm -f "$link"; rmdir "${link%/*}" 2>/dev/null || true; rm -rf "$stage"' EXIT
+exporter_link=/etc/systemd/system/multi-user.target.wants/reachability-exporter.service
+for l in "$link" "$exporter_link"; do
+    if [[ -L "$l" || -e "$l" ]]; then fail "$l exists already"; fi
+done
+trap 'dpkg -P reachability >/dev/null 2>&1 || true; rm -f "$link" "$exporter_link"; rmdir "${link%/*}" 2>/dev/null || true; rm -rf "$stage"' EXIT
 as_if="$stage/as-if-systemd" asked="$stage/systemctl-asked"
 mkdir "$as_if"
 printf '#!/bin/sh\nif [ "${DPKG_MAINTSCRIPT_PACKAGE:-}" = reachability ]; then echo "$*" >>"$ASKED"; fi\n' \
@@ -101,27 +116,38 @@ asked() { # DPKG-COMMAND SYSTEMCTL-ARGUMENTS: what dpkg's run of the scripts mus
 }
 dpkg_as_if_systemd -i "$deb"
 asked 'dpkg -i' '--system daemon-reload'
+# Not a word from systemd-analyze (an unknown or misspelt setting is only a warning).
+verified="$(systemd-analyze verify "$exporter_unit" 2>&1)" && [[ -z "$verified" ]] ||
+    fail "systemd-analyze verify $exporter_unit: $verified"
 files="$(dpkg -L reachability | while read -r f; do if [[ -f "$f" ]]; then echo "$f"; fi; done)"
 /usr/bin/reachability --version | grep -qx "$(sed -n 's/^VERSION = //p' Makefile)"
 /usr/bin/reachability status >/dev/null || [[ $? == 1 ]] # 0 reachable, 1 not: both answers
 /usr/bin/reachability check --help | grep -q 'OVERVIEW: Check whether the Internet'
-systemctl enable reachability-wait-online.service
-[[ -L "$link" ]] || fail "systemctl enable made no $link"
+systemctl enable reachability-wait-online.service reachability-exporter.service
+for l in "$link" "$exporter_link"; do [[ -L "$l" ]] || fail "systemctl enable made no $l"; done
 dpkg_as_if_systemd -r reachability
-asked 'dpkg -r' 'stop reachability-wait-online.service'
+asked 'dpkg -r' 'stop reachability-wait-online.service reachability-exporter.service'
 asked 'dpkg -r' '--system daemon-reload'
 for f in $files; do
     if [[ -e "$f" ]]; then fail "dpkg -r left $f behind"; fi
 done
-[[ -L "$link" ]] || fail "dpkg -r removed $link (a remove keeps configuration)"
+for l in "$link" "$exporter_link"; do
+    [[ -L "$l" ]] || fail "dpkg -r removed $l (a remove keeps configuration)"
+done
 dpkg_as_if_systemd -P reachability
-if [[ -L "$link" ]]; then fail "dpkg -P after dpkg -r left $link behind"; fi
+for l in "$link" "$exporter_link"; do
+    if [[ -L "$l" ]]; then fail "dpkg -P after dpkg -r left $l behind"; fi
+done
 asked 'dpkg -P' 'daemon-reload'
 dpkg_as_if_systemd -i "$deb"
-if [[ -L "$link" ]]; then fail "installed after a purge, the unit is enabled: $link"; fi
-systemctl enable reachability-wait-online.service
+for l in "$link" "$exporter_link"; do
+    if [[ -L "$l" ]]; then fail "installed after a purge, the unit is enabled: $l"; fi
+done
+systemctl enable reachability-wait-online.service reachability-exporter.service
 dpkg_as_if_systemd -P reachability
-if [[ -L "$link" ]]; then fail "dpkg -P left $link behind"; fi
+for l in "$link" "$exporter_link"; do
+    if [[ -L "$l" ]]; then fail "dpkg -P left $l behind"; fi
+done
 if dpkg -s reachability >/dev/null 2>&1; then fail "dpkg -P left reachability known to dpkg"; fi
 trap 'rm -rf "$stage"' EXIT
 echo "packaging: passed"

@@ -5,8 +5,8 @@
 # copyright file, md5sums, a control file whose Depends are the packages that own
 # the shared libraries the executables load (found with ldd and dpkg -S: libmnl0,
 # libc6, libstdc++6, libgcc-s1 on Debian 12), and the maintainer scripts beside this
-# file (postinst, prerm, postrm: what dh_installsystemd writes for the wait-online unit,
-# which is installed, not enabled).
+# file (postinst, prerm, postrm: what dh_installsystemd writes for the two units, the
+# wait-online one and the exporter's, installed, not enabled).
 set -euo pipefail
 root="$1" version="$2" arch="$3" output="$4"
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -52,7 +52,9 @@ Description: network reachability from the kernel's routing events
  is reachable now and over what kind of link, prints each change as the
  kernel's rtnetlink events report it, waits for the network at boot (a
  systemd unit for network-online.target, installed but not enabled), tells the
- real Internet from a captive portal, and serves all of it to Prometheus.
+ real Internet from a captive portal, and serves all of it to Prometheus,
+ for every network namespace of the host if asked (a systemd unit, installed
+ but not enabled).
 EOF
 chmod 644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums"
 for script in postinst prerm postrm; do
