@@ -45,6 +45,13 @@ struct Exporter: ParsableCommand {
             Scrape it as job "reachability" for the alerting rules installed in \
             share/reachability/prometheus/ (docs/OPERATIONS.md in the repository).
 
+            With --all-namespaces, every network namespace on the host is watched as it comes \
+            and goes (see `watch --all-namespaces`), and each series carries namespace (@host \
+            for this one, NAME for /run/netns/NAME, the path for a --namespace-dir entry, else \
+            net:[INODE]) and, where known, container_id; a namespace's series are removed when \
+            it goes. /status is then {"namespaces": [{"namespace", "targets", "path", \
+            "connectivity"}]}. --connectivity takes one namespace (--namespace).
+
             Exit status: 0 on SIGINT or SIGTERM, 1 when the watched namespace goes away, 2 for a \
             usage error or an address it cannot listen on.
             """)
