@@ -93,6 +93,12 @@ extension SystemCalls {
         }
         return wd >= 0 ? .success(wd) : .failure(SystemError(call: "inotify_add_watch(\(path))", errno: error))
     }
+
+    /// Stops watching `wd` (inotify_rm_watch(2)). Not in the plan: it can't fail for
+    /// a watch that was added, and a directory gone has removed it already.
+    package func unwatch(_ inotify: Int32, _ wd: Int32) {
+        _ = inotify_rm_watch(inotify, wd)
+    }
 }
 
 // MARK: Threads

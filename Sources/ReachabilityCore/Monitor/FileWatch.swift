@@ -3,13 +3,17 @@ import Glibc
 @_spi(Testing) import ReachabilityBase
 @_spi(Testing) import ReachabilitySystem
 
-/// Watches a few directories with inotify for changes to the files of interest in
-/// them: the resolver's configuration, and the file a watched namespace is bound
-/// to. Read by the monitor's reader thread (its descriptor is in the poll set);
-/// a watch may be added from any thread (a `PathMonitor`'s own resolv.conf).
+/// Watches directories with inotify for changes to the files of interest in them,
+/// for every monitor of the reader thread (one instance for them all, whatever the
+/// number of namespaces: `fs.inotify.max_user_instances` is 128 by default): the
+/// resolver's configuration, the file a watched namespace is bound to, lease
+/// directories. Each watch belongs to an owner (a monitor's token), and a drain
+/// says which owners' subjects changed. Read by the reader thread (its descriptor
+/// is in the epoll set); a watch may be added from any thread (a `PathMonitor`'s
+/// own resolv.conf).
 ///
 /// `@unchecked Sendable`: the descriptor is read on the reader thread only, the
-/// watches are behind a lock, and it is closed when the monitor drops it.
+/// watches are behind a lock, and it is closed with the reader thread.
 final class FileWatch: @unchecked Sendable {
     enum Subject: Hashable, Sendable {
         /// resolv.conf, hosts, nsswitch.conf (for the process, or `/etc/netns/NAME`).
@@ -22,7 +26,14 @@ final class FileWatch: @unchecked Sendable {
 
     let fd: Int32
     private let system: SystemCalls
-    private let watches = LockedValue<[Int32: [(name: String, subject: Subject)]]>([:])
+    private let watches = LockedValue<[Int32: [Entry]]>([:])
+
+    /// One owner's interest in a name (every name when empty) of a watched directory.
+    private struct Entry: Equatable {
+        var owner: UInt64
+        var name: String
+        var subject: Subject
+    }
 
     /// A new inotify instance, made (and later read and closed) through `systemCalls`.
     init(systemCalls: SystemCalls) throws(ReachabilityError) {
@@ -37,32 +48,45 @@ final class FileWatch: @unchecked Sendable {
         system.close(fd)
     }
 
-    /// Watches `names` in `directory` (every name when empty) for `subject`, once;
-    /// returns false, watching nothing, when the directory can't be watched (it does
-    /// not exist, or inotify's limits are reached).
+    /// Watches `names` in `directory` (every name when empty) for `subject` of
+    /// `owner`, once; returns false, watching nothing, when the directory can't be
+    /// watched (it does not exist, or inotify's limits are reached).
     @discardableResult
-    func add(directory: String, names: [String], subject: Subject) -> Bool {
+    func add(directory: String, names: [String], subject: Subject, owner: UInt64) -> Bool {
         guard case .success(let wd) = system.watchDirectory(fd, directory, writes: subject == .leases) else {
             return false
         }
         watches.withLock { watches in
-            for name in names.isEmpty ? [""] : names
-            where !(watches[wd] ?? []).contains(where: {
-                $0.name == name && $0.subject == subject
-            }) {
-                watches[wd, default: []].append((name, subject))
+            for name in names.isEmpty ? [""] : names {
+                let entry = Entry(owner: owner, name: name, subject: subject)
+                if !(watches[wd] ?? []).contains(entry) { watches[wd, default: []].append(entry) }
             }
         }
         return true
     }
 
+    /// Drops `owner`'s watches; a directory no one watches any more is left.
+    func remove(owner: UInt64) {
+        let unwatched = watches.withLock { watches -> [Int32] in
+            var unwatched: [Int32] = []
+            for (wd, entries) in watches {
+                let kept = entries.filter { $0.owner != owner }
+                watches[wd] = kept.isEmpty ? nil : kept
+                if kept.isEmpty { unwatched.append(wd) }
+            }
+            return unwatched
+        }
+        for wd in unwatched { system.unwatch(fd, wd) }
+    }
+
     /// Whether anything is watched at all.
     var isEmpty: Bool { watches.withLock { $0.isEmpty } }
 
-    /// Reads every pending event; returns the subjects whose files changed (all
-    /// of them when the kernel dropped events, or a watched directory went away).
-    func drain() -> Set<Subject> {
-        var touched = Set<Subject>()
+    /// Reads every pending event; returns, by owner, the subjects whose files
+    /// changed (every owner's, all of them, when the kernel dropped events or a
+    /// watched directory went away).
+    func drain() -> [UInt64: Set<Subject>] {
+        var touched: [UInt64: Set<Subject>] = [:]
         var buffer = [UInt8](repeating: 0, count: 8192)
         let header = 16  // wd, mask, cookie, len: four 32-bit fields
         while true {
@@ -83,16 +107,24 @@ final class FileWatch: @unchecked Sendable {
                 let end = min(count, offset + header + length)
                 let name = String(decoding: buffer[(offset + header)..<end].prefix { $0 != 0 }, as: UTF8.self)
                 offset = end
-                if mask & cnl_inotify_overflow() != 0 || (name.isEmpty && watches[wd] != nil) {
-                    // Lost events, or the directory itself moved or went away.
-                    for entries in watches.values { touched.formUnion(entries.map(\.subject)) }
+                if mask & cnl_inotify_overflow() != 0 {
+                    // Lost events: everything may have changed.
+                    for entry in watches.values.joined() { touched[entry.owner, default: []].insert(entry.subject) }
+                    continue
+                }
+                if name.isEmpty, let entries = watches[wd] {
+                    // The directory itself moved or went away: its owners look at everything.
+                    let owners = Set(entries.map(\.owner))
+                    for entry in watches.values.joined() where owners.contains(entry.owner) {
+                        touched[entry.owner, default: []].insert(entry.subject)
+                    }
                     continue
                 }
                 for entry in watches[wd] ?? []
                 where entry.name == name
                     || (entry.name.isEmpty && (entry.subject != .leases || LeaseFiles.isLeaseFileName(name)))
                 {
-                    touched.insert(entry.subject)
+                    touched[entry.owner, default: []].insert(entry.subject)
                 }
             }
         }

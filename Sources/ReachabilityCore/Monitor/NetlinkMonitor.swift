@@ -52,8 +52,6 @@ final class NetlinkMonitor: Sendable {
     private let startOutcome = LockedValue<Result<Void, ReachabilityError>?>(nil)
     /// Reads the Wi-Fi links' SSID and signal off the reader thread.
     let wireless: WirelessReader
-    /// The reader's file watch, once it runs: clients add files of their own to it.
-    private let files = LockedValue<FileWatchBox?>(nil)
 
     init(environment: NetworkEnvironment, namespace: NetworkNamespace?) throws(ReachabilityError) {
         self.environment = environment
@@ -138,7 +136,6 @@ final class NetlinkMonitor: Sendable {
         else { return }
         registration.thread.unregister(registration.token, descriptors: registration.descriptors)
         requests.withLock { $0 = nil }
-        files.withLock { $0 = nil }
     }
 
     /// Asks the reader thread to step this monitor now (a Wi-Fi read done, an
@@ -246,51 +243,70 @@ final class NetlinkMonitor: Sendable {
         // The watch is in place before start() returns, and the namespace is checked
         // once it is: a namespace deleted (or a process gone) between opening it and
         // watching it makes start() throw, rather than going unnoticed for good.
-        let watch = Watch(namespace: namespace, leases: sysfs.leases, systemCalls: systemCalls)
-        files.withLock { $0 = watch.files.map(FileWatchBox.init) }
-        let reader = Reader(monitor: self, events: opened.events, table: table, sysfs: sysfs, watch: watch)
+        let reader = Reader(
+            monitor: self, events: opened.events, table: table, sysfs: sysfs,
+            watch: Watch(namespace: namespace, systemCalls: systemCalls))
+        let thread: ReaderThread
         do throws(ReachabilityError) {
-            if let loss = namespaceLoss(processExited: false) { throw loss }
-            let thread = try ReaderThread.register(reader)
-            registration.withLock {
-                $0 = Registration(thread: thread, token: reader.token, descriptors: reader.descriptors.map(\.fd))
-            }
+            thread = try ReaderThread.reserve(systemCalls)
         } catch {
             requests.withLock { $0 = nil }
-            files.withLock { $0 = nil }
+            throw error
+        }
+        registration.withLock {
+            $0 = Registration(thread: thread, token: reader.token, descriptors: reader.descriptors.map(\.fd))
+        }
+        if let files = thread.files {
+            Watch.add(to: files, owner: reader.token, namespace: namespace, leases: sysfs.leases, systemCalls: systemCalls)
+        }
+        do throws(ReachabilityError) {
+            if let loss = namespaceLoss(processExited: false) { throw loss }
+            try thread.add(reader)
+        } catch {
+            thread.files?.remove(owner: reader.token)
+            registration.withLock { $0 = nil }
+            thread.release()
+            requests.withLock { $0 = nil }
             throw error
         }
     }
 
     /// What the reader watches besides netlink: the resolver's configuration
-    /// files, and whether the watched namespace still exists (its file, or the
-    /// process behind `/proc/PID/ns/net`).
+    /// files, the lease directories and whether the watched namespace still exists
+    /// (its file, in the reader thread's file watch; or the process behind
+    /// `/proc/PID/ns/net`, by a pidfd of its own).
     struct Watch {
-        let files: FileWatch?
         /// A pidfd of the process whose namespace this is; readable once it exits.
         let process: Int32?
         let systemCalls: SystemCalls
 
-        init(namespace: NetworkNamespace?, leases: LeaseFiles?, systemCalls: SystemCalls) {
+        init(namespace: NetworkNamespace?, systemCalls: SystemCalls) {
             self.systemCalls = systemCalls
-            let files = try? FileWatch(systemCalls: systemCalls)
-            for (directory, names) in FileWatch.resolverFiles(for: namespace, systemCalls: systemCalls) {
-                files?.add(directory: directory, names: names, subject: .resolverConfiguration)
-            }
-            // Any file in the lease directories (that exist now).
-            for directory in leases?.directories ?? [] {
-                files?.add(directory: directory, names: [], subject: .leases)
-            }
             var process: Int32?
-            if let namespace, let pid = namespace.owningProcess {
-                if case .success(let fd) = systemCalls.pidfdOpen(pid) { process = fd }
-            } else if let namespace, let slash = namespace.path.lastIndex(of: "/") {
+            if let pid = namespace?.owningProcess, case .success(let fd) = systemCalls.pidfdOpen(pid) {
+                process = fd
+            }
+            self.process = process
+        }
+
+        /// Adds `owner`'s files to the reader thread's watch: the resolver's, the lease
+        /// directories (that exist now), and a named namespace's file.
+        static func add(
+            to files: FileWatch, owner: UInt64, namespace: NetworkNamespace?, leases: LeaseFiles?,
+            systemCalls: SystemCalls
+        ) {
+            for (directory, names) in FileWatch.resolverFiles(for: namespace, systemCalls: systemCalls) {
+                files.add(directory: directory, names: names, subject: .resolverConfiguration, owner: owner)
+            }
+            for directory in leases?.directories ?? [] {
+                files.add(directory: directory, names: [], subject: .leases, owner: owner)
+            }
+            if let namespace, namespace.owningProcess == nil, let slash = namespace.path.lastIndex(of: "/") {
                 let directory = String(namespace.path[..<slash])
                 let name = String(namespace.path[namespace.path.index(after: slash)...])
-                files?.add(directory: directory.isEmpty ? "/" : directory, names: [name], subject: .namespaceFile)
+                files.add(
+                    directory: directory.isEmpty ? "/" : directory, names: [name], subject: .namespaceFile, owner: owner)
             }
-            self.files = files
-            self.process = process
         }
 
         func close() {
@@ -363,7 +379,9 @@ final class NetlinkMonitor: Sendable {
     /// ``ReaderThread/pokeBit``, ``ReaderThread/lostBit``), or none when its time
     /// came. Returns when it wants to be stepped again without news (nil: only for
     /// news). The decisions are ``ReaderMachine``'s; this is the I/O around them.
-    fileprivate func step(_ reader: Reader, ready: UInt64) -> ContinuousClock.Instant? {
+    fileprivate func step(_ reader: Reader, ready: UInt64, files touched: Set<FileWatch.Subject>)
+        -> ContinuousClock.Instant?
+    {
         if shared.withLock({ $0.stopRequested }) { return nil }
         func readable(_ descriptor: ReaderThread.Descriptor) -> Bool { ready & 1 << descriptor.rawValue != 0 }
         if readable(.process), let loss = namespaceLoss(processExited: true) {
@@ -385,7 +403,6 @@ final class NetlinkMonitor: Sendable {
         // answer's link went down: epoll doesn't see those, so the thread doesn't wait.
         let held = reader.events.holdsReadDatagrams
         if readable(.files) {
-            let touched = reader.watch.files?.drain() ?? []
             if touched.contains(.namespaceFile), let loss = namespaceLoss(processExited: false) {
                 fail(loss)
                 return nil
@@ -544,15 +561,17 @@ final class NetlinkMonitor: Sendable {
     /// (``MonitorClient/resolverConfigurationChanged()``). Returns whether it is
     /// watched: not without the reader's file watch, or when inotify refuses.
     func watchResolverFile(_ path: String) -> Bool {
-        guard let files = files.withLock({ $0 }) else { return false }
+        guard let registration = registration.withLock({ $0 }), let files = registration.thread.files else {
+            return false
+        }
         var paths = [path]
         if case .success(let resolved) = systemCalls.realpath(path), resolved != path { paths.append(resolved) }
         return paths.allSatisfy { path in
             guard path.hasPrefix("/"), let slash = path.lastIndex(of: "/") else { return false }
             let directory = String(path[..<slash])
-            return files.watch.add(
+            return files.add(
                 directory: directory.isEmpty ? "/" : directory, names: [String(path[path.index(after: slash)...])],
-                subject: .resolverConfiguration)
+                subject: .resolverConfiguration, owner: registration.token)
         }
     }
 
@@ -598,11 +617,6 @@ final class NetlinkMonitor: Sendable {
 enum Generation {
     private static let counter = Atomic<UInt64>(0)
     static func next() -> UInt64 { counter.add(1, ordering: .relaxed).newValue }
-}
-
-/// The reader's file watch, boxed so the lock can own it.
-struct FileWatchBox: Sendable {
-    let watch: FileWatch
 }
 
 /// The request socket, boxed so the lock can own it.
@@ -678,11 +692,12 @@ extension NetlinkMonitor {
 
         /// What the reader thread waits on for it.
         var descriptors: [(descriptor: ReaderThread.Descriptor, fd: Int32)] {
-            [(.events, events.fd)] + (watch.files.map { [(.files, $0.fd)] } ?? [])
-                + (watch.process.map { [(.process, $0)] } ?? [])
+            [(.events, events.fd)] + (watch.process.map { [(.process, $0)] } ?? [])
         }
 
         /// One step; when to be stepped again without news.
-        func step(ready: UInt64) -> ContinuousClock.Instant? { monitor.step(self, ready: ready) }
+        func step(ready: UInt64, files: Set<FileWatch.Subject>) -> ContinuousClock.Instant? {
+            monitor.step(self, ready: ready, files: files)
+        }
     }
 }

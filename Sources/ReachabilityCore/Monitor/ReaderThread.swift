@@ -19,8 +19,13 @@ final class ReaderThread: @unchecked Sendable {
     private static let threads = LockedValue<[SystemCalls: ReaderThread]>([:])
 
     let systemCalls: SystemCalls
+    /// The file watch of every monitor of this thread (nil when inotify refused one:
+    /// the monitors run without their watches, §10).
+    let files: FileWatch?
     private let epoll: Int32
     private let wake: Int32
+    /// What the file watch said, by monitor, until its step (on the thread only).
+    private var touchedFiles: [UInt64: Set<FileWatch.Subject>] = [:]
     private var thread: JoinableThread?
     /// What other threads ask of the reader thread, taken at its next wake-up.
     private let inbox = LockedValue(Inbox())
@@ -37,7 +42,8 @@ final class ReaderThread: @unchecked Sendable {
         var exit = false
     }
 
-    /// The epoll token of a reader's descriptor: the reader's token and which one.
+    /// The epoll token of a reader's descriptor: the reader's token and which one
+    /// (`files`: the thread's file watch had news for it).
     enum Descriptor: UInt64 {
         case events = 0
         case files = 1
@@ -46,6 +52,7 @@ final class ReaderThread: @unchecked Sendable {
     /// A poke: the reader is asked to look (a stop, a Wi-Fi read done, an earlier expiry).
     static let pokeBit: UInt64 = 1 << 3
     private static let wakeToken = UInt64.max
+    private static let filesToken = UInt64.max - 1
 
     private init(systemCalls: SystemCalls) throws(ReachabilityError) {
         self.systemCalls = systemCalls
@@ -64,6 +71,11 @@ final class ReaderThread: @unchecked Sendable {
             systemCalls.close(epoll)
             throw failure.reachabilityError
         }
+        var files = try? FileWatch(systemCalls: systemCalls)
+        if let watch = files, case .failure = systemCalls.epollAdd(epoll, watch.fd, token: Self.filesToken) {
+            files = nil
+        }
+        self.files = files
     }
 
     deinit {
@@ -79,52 +91,60 @@ final class ReaderThread: @unchecked Sendable {
         }
     }
 
-    /// Registers `reader` with the thread of its system calls (started if none runs):
-    /// its descriptors join the thread's set, and it is stepped from the thread's
-    /// next wake-up on. Throws when the thread or its descriptors can't be made.
-    static func register(_ reader: NetlinkMonitor.Reader) throws(ReachabilityError) -> ReaderThread {
-        let system = reader.systemCalls
-        var idle: JoinableThread?
+    /// The thread of `systemCalls` (started if none runs), reserved for a monitor
+    /// that will ``add(_:)`` its reader, or ``release()`` it. Throws when the thread or
+    /// its descriptors can't be made.
+    static func reserve(_ systemCalls: SystemCalls) throws(ReachabilityError) -> ReaderThread {
         let outcome: Result<ReaderThread, ReachabilityError> = threads.withLock { threads in
             let thread: ReaderThread
-            if let running = threads[system] {
+            if let running = threads[systemCalls] {
                 thread = running
             } else {
                 do throws(ReachabilityError) {
-                    thread = try ReaderThread(systemCalls: system)
+                    thread = try ReaderThread(systemCalls: systemCalls)
                     try thread.startThread()
                 } catch {
                     return .failure(error)
                 }
-                threads[system] = thread
+                threads[systemCalls] = thread
             }
-            var added: [Int32] = []
-            for (descriptor, fd) in reader.descriptors {
-                if case .failure(let failure) = system.epollAdd(
-                    thread.epoll, fd, token: reader.token << 2 | descriptor.rawValue)
-                {
-                    for fd in added { system.epollRemove(thread.epoll, fd) }
-                    idle = thread.stopIfIdle(&threads)
-                    return .failure(failure.reachabilityError)
-                }
-                added.append(fd)
-            }
-            thread.inbox.withLock {
-                $0.added.append(reader)
-                $0.count += 1
-            }
+            thread.inbox.withLock { $0.count += 1 }
             return .success(thread)
         }
+        return try outcome.get()
+    }
+
+    /// Gives up a reservation that added no reader (its start failed).
+    func release() {
+        let idle = Self.threads.withLock { threads in
+            inbox.withLock { $0.count -= 1 }
+            return stopIfIdle(&threads)
+        }
         idle?.join()
-        let thread = try outcome.get()
-        system.signal(thread.wake)
-        return thread
+    }
+
+    /// Adds `reader` (its thread reserved): its descriptors join the thread's set,
+    /// and it is stepped from the thread's next wake-up on.
+    func add(_ reader: NetlinkMonitor.Reader) throws(ReachabilityError) {
+        var added: [Int32] = []
+        for (descriptor, fd) in reader.descriptors {
+            if case .failure(let failure) = systemCalls.epollAdd(
+                epoll, fd, token: reader.token << 2 | descriptor.rawValue)
+            {
+                for fd in added { systemCalls.epollRemove(epoll, fd) }
+                throw failure.reachabilityError
+            }
+            added.append(fd)
+        }
+        inbox.withLock { $0.added.append(reader) }
+        systemCalls.signal(wake)
     }
 
     /// Removes the reader with `token`: once this returns (off the reader thread),
     /// the thread never steps it again. The last reader's removal ends the thread.
     func unregister(_ token: UInt64, descriptors: [Int32]) {
         for fd in descriptors { systemCalls.epollRemove(epoll, fd) }
+        files?.remove(owner: token)
         let onThread = thread?.isCurrent == true
         let done = onThread ? nil : DispatchSemaphore(value: 0)
         inbox.withLock { $0.removed.append((token, done)) }
@@ -199,6 +219,11 @@ final class ReaderThread: @unchecked Sendable {
                 for token in tokens[..<count] {
                     if token == Self.wakeToken {
                         woken = true
+                    } else if token == Self.filesToken {
+                        for (owner, subjects) in files?.drain() ?? [:] {
+                            touchedFiles[owner, default: []].formUnion(subjects)
+                            ready[owner, default: 0] |= 1 << Descriptor.files.rawValue
+                        }
                     } else {
                         ready[token >> 2, default: 0] |= 1 << (token & 3)
                     }
@@ -216,8 +241,9 @@ final class ReaderThread: @unchecked Sendable {
             let now = ContinuousClock.now
             for (token, time) in timed where time <= now { ready[token, default: 0] |= 0 }
             for (token, bits) in ready {
+                let files = touchedFiles.removeValue(forKey: token) ?? []
                 guard let reader = readers[token] else { continue }
-                timed[token] = reader.step(ready: bits)
+                timed[token] = reader.step(ready: bits, files: files)
             }
             ready.removeAll(keepingCapacity: true)
         }
@@ -239,6 +265,7 @@ final class ReaderThread: @unchecked Sendable {
         for reader in added { readers[reader.token] = reader }
         for (token, done) in removed {
             readers[token] = nil
+            touchedFiles[token] = nil
             timed[token] = nil
             ready[token] = nil
             done?.signal()
