@@ -87,6 +87,24 @@ final class IsolatedWorld: @unchecked Sendable {
         return try #require(Int32(out.trimmingCharacters(in: .whitespacesAndNewlines)), "a pid: \(out)")
     }
 
+    /// Starts `nsenter -t HOLDER -n sleep SECONDS` in the background inside: a second
+    /// process in `holder`'s namespace; returns its pid there once it is in.
+    func startSecondHolder(of holder: Int32, seconds: Int = 120) throws -> Int32 {
+        let script = """
+            nsenter -t \(holder) -n sleep \(seconds) >/dev/null 2>&1 &
+            P=$!
+            want=$(stat -L -c %i /proc/\(holder)/ns/net)
+            while [ "$(cat /proc/$P/comm 2>/dev/null)" != sleep ] \\
+                || [ "$(stat -L -c %i /proc/$P/ns/net 2>/dev/null)" != "$want" ]; do
+                kill -0 $P 2>/dev/null || exit 1
+                sleep 0.01
+            done
+            echo $P
+            """
+        let out = try check(script)
+        return try #require(Int32(out.trimmingCharacters(in: .whitespacesAndNewlines)), "a pid: \(out)")
+    }
+
     /// The inode of the network namespace of `path` inside (`net:[INODE]`).
     func namespaceLabel(_ path: String) throws -> String {
         "net:[" + (try check("stat -L -c %i \(path)")).trimmingCharacters(in: .whitespacesAndNewlines) + "]"
@@ -413,8 +431,13 @@ struct CLIAllNamespacesTests {
         #expect(interfaces.status == 0, "\(interfaces)")
 
         let watch = WatchLines(try world.spawnCLI(["watch", "--all-namespaces", "--json"]))
-        _ = try watch.nextObject("a's target line") { isTargetLine($0, "a") }
-        _ = try watch.nextObject("@host's target line") { isTargetLine($0, "@host") }
+        var targets: Set<String> = []
+        while targets != ["@host", "a"] {
+            let object = try watch.nextObject("the target lines of @host and a (\(targets.sorted()))") {
+                $0["target"] != nil
+            }
+            targets.insert(namespaceName(object) ?? "?")
+        }
         try world.check("ip netns add d")
         _ = try watch.nextObject("d appeared", timeout: 10) { isEvent($0, "appeared", "d") }
         let appeared = Set(watch.objects.filter { $0["event"] as? String == "appeared" }.compactMap(namespaceName))
@@ -469,6 +492,172 @@ struct CLIAllNamespacesTests {
                 watch.errors.filter { $0.hasPrefix("reachability: network namespace \(name) ") }.count == 1,
                 "reported once: \(watch.errors)")
         }
+    }
+
+    @Test("--namespace-dir: its entries are named namespaces too; a namespace with names and holders is one row")
+    func namespaceDirectories() throws {
+        let world = try IsolatedWorld()
+        // x: named only in /run/dnetns; a: named in both, and held by a process.
+        let holder = try #require(
+            Int32(
+                try world.check(
+                    """
+                    mkdir -p /run/dnetns
+                    touch /run/dnetns/x
+                    unshare -n mount --bind /proc/self/ns/net /run/dnetns/x
+                    ip netns add a
+                    touch /run/dnetns/a2 /run/dnetns/0first
+                    mount --bind /run/netns/a /run/dnetns/a2
+                    mount --bind /run/netns/a /run/dnetns/0first
+                    ip netns exec a sleep 120 >/dev/null 2>&1 &
+                    P=$!
+                    while [ "$(cat /proc/$P/comm 2>/dev/null)" != sleep ]; do sleep 0.01; done
+                    echo $P
+                    """
+                ).trimmingCharacters(in: .whitespacesAndNewlines)))
+
+        let plain = try world.cli(["status", "--all-namespaces"])
+        let plainRows = try Self.rows(plain.stdout)
+        #expect(Set(plainRows.keys) == ["@host", "a"], "x is named in no watched directory: \(plain.stdout)")
+        #expect(plainRows["a"]?[1] == "\(holder)/sleep", "named and held: one row, its holder shown: \(plain.stdout)")
+
+        let both = try world.cli(["status", "--all-namespaces", "--namespace-dir", "/run/dnetns/"])
+        let rows = try Self.rows(both.stdout)
+        #expect(Set(rows.keys) == ["@host", "a", "x"], "\(both.stdout)")
+        #expect(rows["x"]?[1] == "-" && rows["x"]?[4] == "notReachable", "\(both.stdout)")
+
+        let json = try world.cli([
+            "status", "--all-namespaces", "--namespace-dir", "/run/dnetns", "--namespace-dir", "/run/none", "--json",
+        ])
+        let array = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(array.count == 3, "\(json.stdout)")
+        let a = try #require(array.compactMap(namespaceObject).first { $0["name"] as? String == "a" }, "\(json.stdout)")
+        #expect(
+            a["paths"] as? [String] == ["/run/netns/a", "/run/dnetns/0first", "/run/dnetns/a2"],
+            "/run/netns first (it names the row), then each --namespace-dir's: \(a)")
+        #expect((a["holders"] as? [[String: Any]])?.first?["pid"] as? Int == Int(holder))
+        let x = try #require(array.compactMap(namespaceObject).first { $0["name"] as? String == "x" })
+        #expect(x["paths"] as? [String] == ["/run/dnetns/x"])
+
+        let interfaces = try world.cli(["interfaces", "--all-namespaces", "--namespace-dir", "/run/dnetns", "--json"])
+        let listed = try #require(
+            try JSONSerialization.jsonObject(with: Data(interfaces.stdout.utf8)) as? [[String: Any]])
+        #expect(Set(listed.compactMap(namespaceName)) == ["@host", "a", "x"], "\(interfaces.stdout)")
+
+        // watch: a namespace named in the extra directory later appears at once.
+        let watch = WatchLines(try world.spawnCLI(["watch", "--all-namespaces", "--namespace-dir", "/run/dnetns", "--json"]))
+        _ = try watch.nextObject("x's target line") { isTargetLine($0, "x") }
+        try world.check("touch /run/dnetns/y && unshare -n mount --bind /proc/self/ns/net /run/dnetns/y")
+        let y = try watch.nextObject("y appeared", timeout: 10) { isEvent($0, "appeared", "y") }
+        #expect(namespaceObject(y)?["paths"] as? [String] == ["/run/dnetns/y"])
+    }
+
+    @Test("watch: the first holder of a namespace exits while another holds it: watched on through the other")
+    func holderChanges() throws {
+        let world = try IsolatedWorld()
+        let first = try world.startHolder()
+        let second = try world.startSecondHolder(of: first)
+        let label = try world.namespaceLabel("/proc/\(first)/ns/net")
+        let watch = WatchLines(try world.spawnCLI(["watch", "--all-namespaces", "--json"]))
+        let appeared = try watch.nextObject("\(label) appeared") { isEvent($0, "appeared", label) }
+        #expect(namespaceObject(appeared)?["holderCount"] as? Int == 2, "\(appeared)")
+        let before = try watch.nextObject("\(label)'s target line") { isTargetLine($0, label) }
+        #expect(before["reachable"] as? Bool == false)
+
+        // The first holder goes (a zombie: the world's pid 1 reaps nothing): the same
+        // namespace, held by the second, watched again through it (its state again).
+        try world.check("kill \(first)")
+        let again = try watch.nextObject("\(label) watched through \(second)", timeout: 10) { isTargetLine($0, label) }
+        #expect(again["reachable"] as? Bool == false)
+        #expect(
+            (namespaceObject(again)?["holders"] as? [[String: Any]])?.map { $0["pid"] as? Int } == [Int(second)],
+            "\(again)")
+        // A change there is still seen.
+        try world.check("nsenter -t \(second) -n sh -c '\(IsolatedWorld.routed())'")
+        let up = try watch.nextObject("\(label) reachable", timeout: 10) { isTargetLine($0, label) }
+        #expect(up["reachable"] as? Bool == true, "\(up)")
+        #expect(!watch.objects.contains { isEvent($0, "disappeared", label) }, "\(watch.seen)")
+        #expect(watch.errors.isEmpty, "\(watch.errors)")
+    }
+
+    @Test("watch --all-namespaces with targets and --path: text lines led by the namespace, JSON path objects with it")
+    func watchTargetsAndPath() throws {
+        let world = try IsolatedWorld()
+        try world.check("ip netns add a\nip netns add b\n" + IsolatedWorld.routed("a"))
+        let text = WatchLines(try world.spawnCLI(["watch", "--all-namespaces", "--path", "192.0.2.9", "@internet"]))
+        var pending: Set<String> = []
+        for name in ["@host", "a", "b"] {
+            pending.formUnion(["\(name) appeared", "\(name) 192.0.2.9", "\(name) @internet", "\(name) path"])
+        }
+        while !pending.isEmpty {
+            let line = try text.next("text lines \(pending.sorted())") { _ in true }
+            let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+            #expect(words.count >= 3 && words[0].hasSuffix("Z"), "TIME  NAMESPACE  …: \(line)")
+            guard words.count >= 3 else { continue }
+            pending.remove("\(words[1]) \(words[2])")
+            if words[2] == "path" {
+                #expect(line.contains(words[1] == "b" ? "unsatisfied" : "satisfied via veth0"), "\(line)")
+            } else if words[2] == "192.0.2.9" {
+                #expect(words[3] == (words[1] == "b" ? "notReachable" : "reachableViaWiFi"), "\(line)")
+            }
+        }
+
+        let json = WatchLines(try world.spawnCLI(["watch", "--all-namespaces", "--path", "--json"]))
+        var paths: [String: [String: Any]] = [:]
+        while paths.count < 3 {
+            let object = try json.nextObject("path lines (\(paths.keys.sorted()))") { $0["path"] != nil }
+            #expect(object["target"] == nil, "--path alone: no target lines")
+            let name = try #require(namespaceName(object), "\(object)")
+            paths[name] = try #require(object["path"] as? [String: Any])
+        }
+        #expect(Set(paths.keys) == ["@host", "a", "b"])
+        #expect(paths["a"]?["status"] as? String == "satisfied" && paths["b"]?["status"] as? String == "unsatisfied")
+        #expect(!json.objects.contains { $0["target"] != nil }, "\(json.seen)")
+    }
+
+    @Test("Names and commands with terminal controls: escaped on stdout and on stderr")
+    func terminalControls() throws {
+        let world = try IsolatedWorld()
+        // A namespace named `ESC[31mred BEL`, and a process of that name holding another.
+        let evil = "\u{1B}[31mred\u{07}"
+        let folder = try NamespaceDirectory("rtest-evil")
+        try world.check(
+            """
+            E=$(printf '\\033[31mred\\007')
+            touch "/run/netns/$E" && unshare -n mount --bind /proc/self/ns/net "/run/netns/$E"
+            cp /bin/sleep "\(folder.path)/$E"
+            unshare -n "\(folder.path)/$E" 120 >/dev/null 2>&1 &
+            P=$!
+            while [ "$(cat /proc/$P/comm 2>/dev/null)" != "$E" ]; do sleep 0.01; done
+            """)
+        func controls(_ text: String) -> Bool { text.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" } }
+
+        let status = try world.cli(["status", "--all-namespaces"])
+        #expect(status.stdout.contains("\\x1b[31mred\\x07"), "\(status.stdout)")
+        #expect(!controls(status.stdout) && !controls(status.stderr), "\(status.stdout.debugDescription)")
+        let json = try world.cli(["status", "--all-namespaces", "--json"])
+        let array = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(array.compactMap(namespaceName).contains(evil), "the name itself in JSON")
+        #expect(
+            array.compactMap(namespaceObject).contains {
+                ($0["holders"] as? [[String: Any]])?.first?["command"] as? String == evil
+            }, "the command itself in JSON")
+
+        let watch = WatchLines(try world.spawnCLI(["watch", "--all-namespaces"]))
+        _ = try watch.next("the command's appeared line") { $0.contains("appeared  pid") && $0.contains("red") }
+        _ = try watch.next("the name's target line") { $0.contains("red") && $0.contains("@internet") }
+        #expect(!watch.seen.contains(where: controls), "\(watch.seen.map(\.debugDescription))")
+
+        // As nobody the named one can't be entered: its name in a message on stderr.
+        let refused = try world.cli(["status", "--all-namespaces"], as: IsolatedWorld.nobody)
+        #expect(refused.stderr.contains("red"), "\(refused.stderr.debugDescription)")
+        #expect(!controls(refused.stderr), "no terminal control on stderr: \(refused.stderr.debugDescription)")
+        let listed = try world.cli(["interfaces", "--all-namespaces"], as: IsolatedWorld.nobody)
+        #expect(listed.status == 1 && listed.stderr.contains("red"), "\(listed)")
+        #expect(!controls(listed.stderr), "no terminal control on stderr: \(listed.stderr.debugDescription)")
+        let watchRefused = WatchLines(try world.spawnCLI(["watch", "--all-namespaces"], as: IsolatedWorld.nobody))
+        let said = try watchRefused.next("not watched") { $0.hasPrefix("reachability:") && $0.contains("red") }
+        #expect(!controls(said), "no terminal control on stderr: \(said.debugDescription)")
     }
 
     @Test("Out of descriptors (60 namespaces, 100 descriptors): some can't be watched, said so; the others are")
