@@ -395,13 +395,110 @@ struct NamespaceDiscoveryTests {
         #expect(monitor.scanCount < 1000, "scans: \(monitor.scanCount)")
 
         monitor.stop()
-        #expect(Self.monitorThreads == 0, "its thread joined")
         #expect(Self.mountTableDescriptors == 0, "its mount table closed")
+        // Joined; its /proc/self/task entry goes a moment after.
+        try await eventually("its thread gone", timeout: .seconds(10)) { Self.monitorThreads == 0 }
         // Every descriptor it made (eventfd, inotify, the mount table, each new entry
         // opened to check it) closed: each made one is one close.
         let made = faults.attempts(.eventfd) + faults.attempts(.inotifyInit1) + faults.attempts(.open)
         #expect(faults.attempts(.open) >= 200, "each new entry opened once to check it: \(faults.attempts(.open))")
         #expect(faults.attempts(.close) == made, "opened \(made), closed \(faults.attempts(.close))")
+    }
+
+    @Test("start twice, stop, start again, release: one thread at a time, every namespace appears at each start")
+    func lifecycle() async throws {
+        let directory = try NamespaceDirectory()
+        let x = try directory.add("x")[0]
+        do {
+            let monitor = Self.namedOnly(directory)
+            let log = NamespaceEventLog(monitor)
+            let first = monitor.events
+            try monitor.start()
+            try monitor.start()  // Running: nothing.
+            #expect(log.all.map(\.namespace.names) == [[x]], "\(log.all)")
+            try await eventually("one thread", timeout: .seconds(10)) { Self.monitorThreads == 1 }
+            #expect(Self.mountTableDescriptors == 1)
+
+            monitor.stop()
+            monitor.stop()
+            #expect(monitor.namespaces.isEmpty)
+            var streamed: [NetworkNamespaceEvent] = []
+            for await event in first { streamed.append(event) }
+            #expect(streamed.count == 1, "finished on stop: \(streamed)")
+            try await eventually("no thread", timeout: .seconds(10)) { Self.monitorThreads == 0 }
+
+            let second = monitor.events
+            try monitor.start()
+            #expect(log.appeared.count == 2, "x appears again at the second start: \(log.all)")
+            try directory.remove("x")
+            try await log.wait("x disappears", timeout: .seconds(5)) { $0.count == 3 }
+            monitor.stop()
+            var again: [NetworkNamespaceEvent] = []
+            for await event in second { again.append(event) }
+            #expect(again == Array(log.all.suffix(2)), "\(again)")
+        }
+        // Released while running, never stopped: its thread ends.
+        do {
+            let monitor = Self.namedOnly(directory)
+            try monitor.start()
+            try await eventually("one thread", timeout: .seconds(10)) { Self.monitorThreads == 1 }
+        }
+        try await eventually("the released monitor's thread gone", timeout: .seconds(10)) { Self.monitorThreads == 0 }
+        #expect(Self.mountTableDescriptors == 0)
+    }
+
+    @Test("start fails (no thread): it throws, holds nothing, and a later start reports every namespace there")
+    func startFails() async throws {
+        let directory = try NamespaceDirectory()
+        let x = try directory.add("x")[0]
+        let faults = SystemCallFaults()
+        let monitor = Self.namedOnly(directory, systemCalls: SystemCalls(faults: faults))
+        let noThread = faults.inject(.pthreadCreate, errno: EAGAIN, count: .once)
+        #expect {
+            try monitor.start()
+        } throws: { error in
+            (error as? ReachabilityError)?.code == .systemCall
+        }
+        #expect(faults.fired(noThread) == 1)
+        #expect(Self.monitorThreads == 0 && Self.mountTableDescriptors == 0)
+        #expect(monitor.namespaces.isEmpty, "not started: nothing kept (\"empty before start()\")")
+        let made = faults.attempts(.eventfd) + faults.attempts(.inotifyInit1) + faults.attempts(.open)
+        #expect(faults.attempts(.close) == made, "each descriptor made closed: \(made) made")
+
+        // A sequence made now, then a start that works: "when started, an .appeared for
+        // every namespace there".
+        let log = NamespaceEventLog(monitor)
+        let stream = monitor.events
+        try monitor.start()
+        defer { monitor.stop() }
+        #expect(log.all.map(\.namespace.names) == [[x]], "the handler: \(log.all)")
+        monitor.stop()
+        var streamed: [NetworkNamespaceEvent] = []
+        for await event in stream { streamed.append(event) }
+        #expect(streamed.map(\.namespace.names) == [[x]], "the sequence: \(streamed)")
+    }
+
+    @Test("No inotify or no mount table at start: start throws, or the monitor says what it can't watch")
+    func watchesUnavailable() async throws {
+        let directory = try NamespaceDirectory()
+        try directory.add("x")
+        for (call, subject) in [(SystemCall.inotifyInit1, nil), (.open, SystemCallSubject.path("/proc/self/mountinfo"))] {
+            let faults = SystemCallFaults()
+            faults.inject(call, errno: EMFILE, count: .once, matching: subject)
+            let monitor = Self.namedOnly(directory, systemCalls: SystemCalls(faults: faults))
+            defer { monitor.stop() }
+            do {
+                try monitor.start()
+                // Running without it: new names would be seen only at the next rescan (a
+                // minute here). That must not be silent.
+                let problem = monitor.lastProblem ?? ""
+                #expect(
+                    problem.contains("inotify") || problem.contains("mountinfo"),
+                    "\(call) failed with EMFILE, start() went on; lastProblem: \(monitor.lastProblem ?? "nil")")
+            } catch {
+                #expect(error.code == .systemCall && error.errno == EMFILE, "\(error)")
+            }
+        }
     }
 
     @Test("A fake /proc: holders' commands and container ids, the process's own namespace, a second namespace")
