@@ -363,17 +363,18 @@ struct CLIAllNamespacesTests {
 
         // One held by a process only: within the rescan (2 s).
         let holder = try world.startHolder(seconds: 30)
-        let label = try world.namespaceLabel("/proc/\(holder)/ns/net")
         let appearing = Date()
+        let label = try world.namespaceLabel("/proc/\(holder)/ns/net")
         let held = try watch.nextObject("\(label) appeared", timeout: 10) { isEvent($0, "appeared", label) }
-        #expect(Date().timeIntervalSince(appearing) < 3.5, "within the 2 s rescan")
+        // The rescan is every 2 s; the rest is margin for a loaded machine.
+        #expect(Date().timeIntervalSince(appearing) < 4, "within the 2 s rescan")
         let holders = namespaceObject(held)?["holders"] as? [[String: Any]]
         #expect(holders?.first?["pid"] as? Int == Int(holder) && holders?.first?["command"] as? String == "sleep")
         _ = try watch.nextObject("\(label)'s target line", timeout: 10) { isTargetLine($0, label) }
         try world.check("kill \(holder)")
         let dying = Date()
         _ = try watch.nextObject("\(label) disappeared", timeout: 10) { isEvent($0, "disappeared", label) }
-        #expect(Date().timeIntervalSince(dying) < 3.5, "within the 2 s rescan")
+        #expect(Date().timeIntervalSince(dying) < 4, "within the 2 s rescan")
 
         // @host still watched: a change there is a line.
         try world.check("ip route del default")
@@ -658,6 +659,22 @@ struct CLIAllNamespacesTests {
         let watchRefused = WatchLines(try world.spawnCLI(["watch", "--all-namespaces"], as: IsolatedWorld.nobody))
         let said = try watchRefused.next("not watched") { $0.hasPrefix("reachability:") && $0.contains("red") }
         #expect(!controls(said), "no terminal control on stderr: \(said.debugDescription)")
+    }
+
+    @Test("status --all-namespaces within a descriptor limit the CLI accepts: a real row for every namespace")
+    func statusDescriptorLimit() throws {
+        let world = try IsolatedWorld()
+        try world.check("for i in $(seq 1 40); do ip netns add n$i || exit 1; done")
+        // 80 passes the CLI's own start-up check (64 free descriptors), so every
+        // namespace should get its state, not an error of the CLI's own making (it
+        // looks at 16 at once).
+        let output = try world.cli(["status", "--all-namespaces"], as: ["prlimit", "--nofile=80", "--"])
+        let rows = try Self.rows(output.stdout)
+        #expect(rows.count == 41, "\(output.stdout)")
+        let errors = rows.values.filter { $0[4] == "error" }.map { $0[0] }.sorted()
+        #expect(errors.isEmpty, "error rows for \(errors); stderr: \(output.stderr.prefix(600))")
+        #expect(rows.filter { $0.key != "@host" }.allSatisfy { $0.value[4] == "notReachable" }, "\(output.stdout)")
+        #expect(output.status == 1, "no route in n1…n40")
     }
 
     @Test("Out of descriptors (60 namespaces, 100 descriptors): some can't be watched, said so; the others are")
