@@ -356,6 +356,23 @@ struct NamespaceDiscoveryTests {
         }.count
     }
 
+    /// This process's inotify descriptors watching the directory at `path` (their
+    /// fdinfo names its inode): the monitor of a test's own directory has one, unless
+    /// inotify_init1 failed (the user's inotify instances, 128 by default, are shared
+    /// by every process of root on the machine).
+    static func inotifyWatches(_ path: String) -> Int {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return 0 }
+        let wanted = "ino:" + String(UInt64(status.st_ino), radix: 16) + " "
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return fds.filter { fd in
+            guard (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")) == "anon_inode:inotify"
+            else { return false }
+            let info = (try? String(contentsOfFile: "/proc/self/fdinfo/\(fd)", encoding: .utf8)) ?? ""
+            return info.split(separator: "\n").contains { $0.hasPrefix("inotify ") && $0.contains(wanted) }
+        }.count
+    }
+
     @Test(
         "Churn: 100 named namespaces made then removed, twice: each appears and disappears; nothing leaks",
         .timeLimit(.minutes(3)))
@@ -370,6 +387,10 @@ struct NamespaceDiscoveryTests {
         // The thread names itself once it runs.
         try await eventually("its thread, named", timeout: .seconds(10)) { Self.monitorThreads == 1 }
         #expect(Self.mountTableDescriptors == 1, "its mount table")
+        // Its inotify instance: there unless the machine's root had none left (then it
+        // runs on the mount table alone; `watchesUnavailable` is about saying so).
+        let inotify = Self.inotifyWatches(directory.path)
+        #expect(inotify <= 1)
 
         let names = (0..<100).map { String(format: "churn%03d", $0) }
         let paths = Set(names.map(directory.entry))
@@ -396,11 +417,12 @@ struct NamespaceDiscoveryTests {
 
         monitor.stop()
         #expect(Self.mountTableDescriptors == 0, "its mount table closed")
+        #expect(Self.inotifyWatches(directory.path) == 0, "its inotify instance closed")
         // Joined; its /proc/self/task entry goes a moment after.
         try await eventually("its thread gone", timeout: .seconds(10)) { Self.monitorThreads == 0 }
         // Every descriptor it made (eventfd, inotify, the mount table, each new entry
         // opened to check it) closed: each made one is one close.
-        let made = faults.attempts(.eventfd) + faults.attempts(.inotifyInit1) + faults.attempts(.open)
+        let made = faults.attempts(.eventfd) + inotify + faults.attempts(.open)
         #expect(faults.attempts(.open) >= 200, "each new entry opened once to check it: \(faults.attempts(.open))")
         #expect(faults.attempts(.close) == made, "opened \(made), closed \(faults.attempts(.close))")
     }
@@ -454,15 +476,23 @@ struct NamespaceDiscoveryTests {
         let faults = SystemCallFaults()
         let monitor = Self.namedOnly(directory, systemCalls: SystemCalls(faults: faults))
         let noThread = faults.inject(.pthreadCreate, errno: EAGAIN, count: .once)
+        // The first scan runs before the thread is made: what it holds then, seen from its handler.
+        let held = LockedValue<(inotify: Int, mountTable: Int)?>(nil)
+        let path = directory.path
+        monitor.eventHandler = { _ in
+            held.withLock { $0 = (Self.inotifyWatches(path), Self.mountTableDescriptors) }
+        }
         #expect {
             try monitor.start()
         } throws: { error in
             (error as? ReachabilityError)?.code == .systemCall
         }
         #expect(faults.fired(noThread) == 1)
-        #expect(Self.monitorThreads == 0 && Self.mountTableDescriptors == 0)
+        let during = try #require(held.withLock { $0 }, "the first scan's .appeared(x)")
+        #expect(during.mountTable == 1 && during.inotify <= 1)
+        #expect(Self.monitorThreads == 0 && Self.mountTableDescriptors == 0 && Self.inotifyWatches(path) == 0)
         #expect(monitor.namespaces.isEmpty, "not started: nothing kept (\"empty before start()\")")
-        let made = faults.attempts(.eventfd) + faults.attempts(.inotifyInit1) + faults.attempts(.open)
+        let made = faults.attempts(.eventfd) + during.inotify + faults.attempts(.open)
         #expect(faults.attempts(.close) == made, "each descriptor made closed: \(made) made")
 
         // A sequence made now, then a start that works: "when started, an .appeared for
@@ -603,9 +633,13 @@ struct NamespaceDiscoveryTests {
         // Changes made after the removal wake it (inotify), twice: the first wake's scan
         // began after the removal, and the second's listing comes after the first's
         // outcome was taken (one thread scans).
+        // (A file made in the directory wakes it through inotify, a namespace named
+        // elsewhere through the mount table: either will do.)
+        let elsewhere = try NamespaceDirectory()
         let fired = faults.fired(exhausted)
         for nudge in 1...2 {
             #expect(FileManager.default.createFile(atPath: directory.entry("nudge\(nudge)"), contents: nil))
+            try elsewhere.add("nudge\(nudge)")
             try await eventually("blind scan \(nudge) after the removal", timeout: .seconds(10)) {
                 faults.fired(exhausted) >= fired + nudge
             }
@@ -618,6 +652,7 @@ struct NamespaceDiscoveryTests {
 
         faults.remove(exhausted)
         #expect(FileManager.default.createFile(atPath: directory.entry("nudge3"), contents: nil))
+        try elsewhere.add("nudge3")
         try await log.wait("x disappears once the directory can be listed", timeout: .seconds(10)) {
             $0.contains(.disappeared(found))
         }
