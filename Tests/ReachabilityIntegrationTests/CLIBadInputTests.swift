@@ -514,7 +514,47 @@ struct CLIBadInputTests {
         ]
     }
 
-    static let all = status + watch + wait + check + interfaces + exporter + namespaces
+    /// `--all-namespaces` and `--namespace-dir` on the subcommands that have them:
+    /// a directory without `--all-namespaces`, a relative, empty or over-long one,
+    /// none given, `--all-namespaces` with `--namespace` (and on watch with
+    /// `--connectivity`), and a value given to the flag.
+    static let allNamespaces: [BadCommand] =
+        ["status", "watch", "interfaces"].flatMap { command in
+            [
+                BadCommand(
+                    "\(command) --namespace-dir without --all-namespaces", [command, "--namespace-dir", "/run/netns"],
+                    says: "--namespace-dir needs --all-namespaces"),
+                BadCommand(
+                    "\(command) --all-namespaces --namespace-dir (relative)",
+                    [command, "--all-namespaces", "--namespace-dir", "run/netns"],
+                    says: "is not an absolute path"),
+                BadCommand(
+                    "\(command) --all-namespaces --namespace-dir \"\"", [command, "--all-namespaces", "--namespace-dir", ""],
+                    says: "is not an absolute path"),
+                BadCommand(
+                    "\(command) --all-namespaces --namespace-dir (100 kB)",
+                    [command, "--all-namespaces", "--namespace-dir", "/" + huge], says: "is not an absolute path"),
+                BadCommand(
+                    "\(command) --all-namespaces --namespace-dir (no value)", [command, "--all-namespaces", "--namespace-dir"],
+                    says: "namespace-dir"),
+                BadCommand(
+                    "\(command) --all-namespaces --namespace", [command, "--all-namespaces", "--namespace", "/proc/self/ns/net"],
+                    says: "--all-namespaces and --namespace exclude each other"),
+                BadCommand(
+                    "\(command) --all-namespaces=yes", [command, "--all-namespaces=yes"], says: "all-namespaces"),
+            ]
+        } + [
+            BadCommand(
+                "watch --all-namespaces --connectivity", ["watch", "--all-namespaces", "--connectivity"],
+                says: "--connectivity and --all-namespaces exclude each other"),
+            BadCommand(
+                "status --all-namespaces: two targets", ["status", "--all-namespaces", "127.0.0.1", "127.0.0.2"]),
+            BadCommand(
+                "status --all-namespaces: a bad target", ["status", "--all-namespaces", "999.1.1.1"], says: "999.1.1.1"),
+            BadCommand("watch --all-namespaces: a bad target", ["watch", "--all-namespaces", ""], says: "empty"),
+        ]
+
+    static let all = status + watch + wait + check + interfaces + exporter + namespaces + allNamespaces
 
     @Test("Exit 2, a message on stderr, nothing on stdout, no signal", arguments: all)
     func refused(_ command: BadCommand) async throws {
