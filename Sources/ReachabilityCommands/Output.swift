@@ -213,8 +213,10 @@ package enum TargetArgument {
         argument == internet ? nil : argument
     }
 
+    /// `note`: say on stderr when `argument` is `internet`, a hostname (once per
+    /// command: `--all-namespaces` makes one instance per namespace).
     package static func make(
-        _ argument: String?, queue: DispatchQueue? = nil, environment: NetworkEnvironment = .default
+        _ argument: String?, queue: DispatchQueue? = nil, environment: NetworkEnvironment = .default, note: Bool = true
     )
         throws -> (name: String, reachability: Reachability)
     {
@@ -231,7 +233,7 @@ package enum TargetArgument {
             } else {
                 (internet, try Reachability(environment: environment, notificationQueue: queue))
             }
-        if let argument, argument.lowercased() == "internet" {
+        if note, let argument, argument.lowercased() == "internet" {
             // Once the Internet's own spelling; say what it is now.
             CLIProcess.writeError(
                 "reachability: note: \(quotedForMessage(argument)) is a hostname here; the Internet is \(internet) (or no TARGET)\n"

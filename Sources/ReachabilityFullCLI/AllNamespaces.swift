@@ -94,7 +94,7 @@ enum NamespaceLabel {
         do throws(ReachabilityError) {
             return try NetworkNamespaceMonitor.list(directories: option.directories)
         } catch {
-            CLIProcess.writeError("reachability: \(error)\n")
+            CLIProcess.writeError(Output.terminalSafe("reachability: \(error)\n"))
             CLIProcess.finish(2)
         }
     }
@@ -107,8 +107,10 @@ extension Status {
     /// row is reachable. A namespace gone between the listing and the look has no
     /// row; one that can't be looked at has an `error` row (exit 1).
     func runAllNamespaces() async throws {
-        let namespaces = NamespaceLabel.list(all)
         let target = TargetArgument.normalized(target)
+        // A bad TARGET is bad input (exit 2), not an error row per namespace.
+        _ = try TargetArgument.make(target)
+        let namespaces = NamespaceLabel.list(all)
         let timeout = Seconds.duration(timeout)
         var outcomes = [Outcome?](repeating: nil, count: namespaces.count)
         // A few at a time: each look starts a monitor (a thread and two sockets) in its namespace.
@@ -126,13 +128,21 @@ extension Status {
                 addNext()
             }
         }
+        // Those the others' descriptors or threads crowded out: again, one at a time.
+        for (index, outcome) in outcomes.enumerated() {
+            guard case .failed(let error) = outcome, error.code == .systemCall,
+                [EMFILE, ENFILE, ENOMEM, ENOBUFS, EAGAIN].contains(error.errno)
+            else { continue }
+            outcomes[index] = await Self.look(at: target, in: namespaces[index], timeout: timeout)
+        }
         var rows: [(NetworkNamespaceInfo, String, Result<ReachabilityState, ReachabilityError>)] = []
         for (namespace, outcome) in zip(namespaces, outcomes) {
             switch outcome {
             case .state(let name, let state): rows.append((namespace, name, .success(state)))
             case .failed(let error):
                 CLIProcess.writeError(
-                    "reachability: network namespace \(NamespaceLabel.described(namespace)): \(error)\n")
+                    Output.terminalSafe(
+                        "reachability: network namespace \(NamespaceLabel.described(namespace)): \(error)\n"))
                 rows.append((namespace, target ?? TargetArgument.internet, .failure(error)))
             case .gone, nil: continue
             }
@@ -187,7 +197,7 @@ extension Status {
     /// The target's first state in `namespace`, as `status --namespace` finds it.
     static func look(at target: String?, in namespace: NetworkNamespaceInfo, timeout: Duration) async -> Outcome {
         do {
-            let (name, reachability) = try TargetArgument.make(target, environment: namespace.environment)
+            let (name, reachability) = try TargetArgument.make(target, environment: namespace.environment, note: false)
             let first = try await TargetArgument.firstState(of: reachability, timeout: timeout)
             if first == nil, let error = reachability.lastError {
                 return error.code == .namespace ? .gone : .failed(error)
@@ -217,7 +227,8 @@ extension Interfaces {
             } catch {
                 failed = true
                 CLIProcess.writeError(
-                    "reachability: network namespace \(NamespaceLabel.described(namespace)): \(error)\n")
+                    Output.terminalSafe(
+                        "reachability: network namespace \(NamespaceLabel.described(namespace)): \(error)\n"))
             }
         }
         if json {
@@ -305,8 +316,9 @@ final class NamespaceFollower<Entry: Sendable>: @unchecked Sendable {
             if !retry {
                 let again = exhausted ? " (tried again when a namespace goes)" : ""
                 CLIProcess.writeError(
-                    "reachability: network namespace \(NamespaceLabel.described(namespace)) is not watched\(again): \(error)\n"
-                )
+                    Output.terminalSafe(
+                        "reachability: network namespace \(NamespaceLabel.described(namespace)) is not watched\(again): \(error)\n"
+                    ))
             }
         }
     }
@@ -343,6 +355,8 @@ enum AllNamespacesWatch {
     static func run(targets: [String], json: Bool, path: Bool, option: AllNamespacesOption) throws -> Never {
         CLIProcess.signalsExitZero()
         let names: [String?] = targets.isEmpty ? (path ? [] : [nil]) : targets.map(Optional.some)
+        // A bad TARGET is bad input (exit 2), not a namespace that can't be watched.
+        for name in names { _ = try TargetArgument.make(name) }
         let width = max(names.map { ($0 ?? TargetArgument.internet).count }.max() ?? 0, path ? 4 : 0)
         let follower = NamespaceFollower<Running>(
             start: { try start($0, targets: names, json: json, path: path, width: width) }, stop: stopAll,
@@ -379,11 +393,12 @@ enum AllNamespacesWatch {
         var running = Running()
         do {
             for target in targets {
-                let (name, reachability) = try TargetArgument.make(target, environment: environment)
+                let (name, reachability) = try TargetArgument.make(target, environment: environment, note: false)
                 reachability.whenError = { _, error in
                     // Its namespace gone: the namespace monitor reports that.
                     if error.code != .namespace {
-                        CLIProcess.writeError("reachability: network namespace \(label): \(error)\n")
+                        CLIProcess.writeError(
+                            Output.terminalSafe("reachability: network namespace \(label): \(error)\n"))
                     }
                 }
                 reachability.deliverSynchronously { state in

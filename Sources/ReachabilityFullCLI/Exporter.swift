@@ -186,6 +186,8 @@ struct Exporter: ParsableCommand {
     private func runAllNamespaces() throws -> Never {
         CLIProcess.signalsExitZero()
         let address = try ListenAddress(parsing: listen)
+        // A bad TARGET is bad input (exit 2), not a namespace that can't be exported.
+        for target in targets { _ = try TargetArgument.make(target) }
         let registry = PrometheusCollectorRegistry()
         let factory = PrometheusMetricsFactory(registry: registry)
         let exported = ExportedNamespaces(targets: targets, factory: factory)
@@ -238,7 +240,8 @@ final class ExportedNamespaces: Sendable {
                 let (name, reachability) = try TargetArgument.make(target, environment: environment)
                 reachability.whenError = { _, error in
                     if error.code != .namespace {
-                        CLIProcess.writeError("reachability: network namespace \(label): \(error)\n")
+                        CLIProcess.writeError(
+                            Output.terminalSafe("reachability: network namespace \(label): \(error)\n"))
                     }
                 }
                 reachability.deliverSynchronously { state in

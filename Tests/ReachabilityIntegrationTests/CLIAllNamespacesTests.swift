@@ -524,8 +524,9 @@ struct CLIAllNamespacesTests {
 
         let both = try world.cli(["status", "--all-namespaces", "--namespace-dir", "/run/dnetns/"])
         let rows = try Self.rows(both.stdout)
-        #expect(Set(rows.keys) == ["@host", "a", "x"], "\(both.stdout)")
-        #expect(rows["x"]?[1] == "-" && rows["x"]?[4] == "notReachable", "\(both.stdout)")
+        // Named only in a --namespace-dir: its path names it (the same NAME may be in two).
+        #expect(Set(rows.keys) == ["@host", "a", "/run/dnetns/x"], "\(both.stdout)")
+        #expect(rows["/run/dnetns/x"]?[1] == "-" && rows["/run/dnetns/x"]?[4] == "notReachable", "\(both.stdout)")
 
         let json = try world.cli([
             "status", "--all-namespaces", "--namespace-dir", "/run/dnetns", "--namespace-dir", "/run/none", "--json",
@@ -537,19 +538,19 @@ struct CLIAllNamespacesTests {
             a["paths"] as? [String] == ["/run/netns/a", "/run/dnetns/0first", "/run/dnetns/a2"],
             "/run/netns first (it names the row), then each --namespace-dir's: \(a)")
         #expect((a["holders"] as? [[String: Any]])?.first?["pid"] as? Int == Int(holder))
-        let x = try #require(array.compactMap(namespaceObject).first { $0["name"] as? String == "x" })
+        let x = try #require(array.compactMap(namespaceObject).first { $0["name"] as? String == "/run/dnetns/x" })
         #expect(x["paths"] as? [String] == ["/run/dnetns/x"])
 
         let interfaces = try world.cli(["interfaces", "--all-namespaces", "--namespace-dir", "/run/dnetns", "--json"])
         let listed = try #require(
             try JSONSerialization.jsonObject(with: Data(interfaces.stdout.utf8)) as? [[String: Any]])
-        #expect(Set(listed.compactMap(namespaceName)) == ["@host", "a", "x"], "\(interfaces.stdout)")
+        #expect(Set(listed.compactMap(namespaceName)) == ["@host", "a", "/run/dnetns/x"], "\(interfaces.stdout)")
 
         // watch: a namespace named in the extra directory later appears at once.
         let watch = WatchLines(try world.spawnCLI(["watch", "--all-namespaces", "--namespace-dir", "/run/dnetns", "--json"]))
-        _ = try watch.nextObject("x's target line") { isTargetLine($0, "x") }
+        _ = try watch.nextObject("x's target line") { isTargetLine($0, "/run/dnetns/x") }
         try world.check("touch /run/dnetns/y && unshare -n mount --bind /proc/self/ns/net /run/dnetns/y")
-        let y = try watch.nextObject("y appeared", timeout: 10) { isEvent($0, "appeared", "y") }
+        let y = try watch.nextObject("y appeared", timeout: 10) { isEvent($0, "appeared", "/run/dnetns/y") }
         #expect(namespaceObject(y)?["paths"] as? [String] == ["/run/dnetns/y"])
     }
 

@@ -516,10 +516,11 @@ struct CLIBadInputTests {
 
     /// `--all-namespaces` and `--namespace-dir` on the subcommands that have them:
     /// a directory without `--all-namespaces`, a relative, empty or over-long one,
-    /// none given, `--all-namespaces` with `--namespace` (and on watch with
-    /// `--connectivity`), and a value given to the flag.
+    /// none given, `--all-namespaces` with `--namespace` (and on watch and exporter
+    /// with `--connectivity`), a value given to the flag, and a bad TARGET (refused
+    /// once, not per namespace).
     static let allNamespaces: [BadCommand] =
-        ["status", "watch", "interfaces"].flatMap { command in
+        ["status", "watch", "interfaces", "exporter"].flatMap { command in
             [
                 BadCommand(
                     "\(command) --namespace-dir without --all-namespaces", [command, "--namespace-dir", "/run/netns"],
@@ -552,6 +553,12 @@ struct CLIBadInputTests {
             BadCommand(
                 "status --all-namespaces: a bad target", ["status", "--all-namespaces", "999.1.1.1"], says: "999.1.1.1"),
             BadCommand("watch --all-namespaces: a bad target", ["watch", "--all-namespaces", ""], says: "empty"),
+            BadCommand(
+                "exporter --all-namespaces --connectivity", ["exporter", "--all-namespaces", "--connectivity"],
+                says: "--connectivity and --all-namespaces exclude each other"),
+            BadCommand(
+                "exporter --all-namespaces: a bad target", ["exporter", "--all-namespaces", "a..b"],
+                says: "empty label"),
         ]
 
     static let all = status + watch + wait + check + interfaces + exporter + namespaces + allNamespaces

@@ -257,7 +257,8 @@ final class NetlinkMonitor: Sendable {
             $0 = Registration(thread: thread, token: reader.token, descriptors: reader.descriptors.map(\.fd))
         }
         if let files = thread.files {
-            Watch.add(to: files, owner: reader.token, namespace: namespace, leases: sysfs.leases, systemCalls: systemCalls)
+            Watch.add(
+                to: files, owner: reader.token, namespace: namespace, leases: sysfs.leases, systemCalls: systemCalls)
         }
         do throws(ReachabilityError) {
             if let loss = namespaceLoss(processExited: false) { throw loss }
@@ -305,7 +306,8 @@ final class NetlinkMonitor: Sendable {
                 let directory = String(namespace.path[..<slash])
                 let name = String(namespace.path[namespace.path.index(after: slash)...])
                 files.add(
-                    directory: directory.isEmpty ? "/" : directory, names: [name], subject: .namespaceFile, owner: owner)
+                    directory: directory.isEmpty ? "/" : directory, names: [name], subject: .namespaceFile, owner: owner
+                )
             }
         }
 

@@ -54,7 +54,7 @@ struct NamespaceScan {
                 // A directory that doesn't exist (yet) is empty; no descriptor is a blind spot.
                 if SystemError.resourceErrors.contains(failure.errno) {
                     outcome.complete = false
-                    outcome.problems.append("cannot list \(directory): \(failure)")
+                    outcome.problems.append("cannot list \(directory): \(failure.reachabilityError)")
                 }
                 continue
             }
@@ -65,7 +65,7 @@ struct NamespaceScan {
                 case .notANamespace(let why): outcome.problems.append("\(path) is not a network namespace: \(why)")
                 case .unknown(let failure):
                     outcome.complete = false
-                    outcome.problems.append("cannot look at \(path): \(failure)")
+                    outcome.problems.append("cannot look at \(path): \(failure.reachabilityError)")
                 }
             }
         }
@@ -87,7 +87,7 @@ struct NamespaceScan {
                 }
             case .failure(let failure):
                 outcome.complete = false
-                outcome.problems.append("cannot list \(procRoot): \(failure)")
+                outcome.problems.append("cannot list \(procRoot): \(failure.reachabilityError)")
             }
         }
         let ownID = (try? own.get()).map { NetworkNamespaceInfo.ID($0.identity) }
@@ -123,7 +123,7 @@ struct NamespaceScan {
         switch systemCalls.stat(path) {
         case .success(let found): status = found
         case .failure(let failure) where SystemError.resourceErrors.contains(failure.errno): return .unknown(failure)
-        case .failure(let failure): return .notANamespace("\(failure)")
+        case .failure(let failure): return .notANamespace("\(failure.reachabilityError)")
         }
         let id = NetworkNamespaceInfo.ID(status.identity)
         // `ip netns add` makes an empty file, then binds the namespace over it: a
@@ -137,7 +137,7 @@ struct NamespaceScan {
         case .failure(let failure) where SystemError.resourceErrors.contains(failure.errno):
             return .unknown(failure)
         case .failure(let failure):
-            return .notANamespace("\(failure)")
+            return .notANamespace("\(failure.reachabilityError)")
         }
     }
 
@@ -205,6 +205,6 @@ struct NamespaceScan {
                 came.append(.changed(now))
             }
         }
-        return gone + came
+        return gone.sorted { $0.namespace.id < $1.namespace.id } + came
     }
 }

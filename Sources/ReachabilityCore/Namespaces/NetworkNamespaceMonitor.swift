@@ -66,6 +66,8 @@ public final class NetworkNamespaceMonitor: Sendable {
         var wake: Int32 = -1
         var stopRequested = false
         var lastProblem: String?
+        /// What the thread's watches lack since ``start()``, if anything.
+        var watchProblem: String?
         var scans = 0
     }
 
@@ -161,11 +163,14 @@ public final class NetworkNamespaceMonitor: Sendable {
             return
         }
         let watch = Watch(directories: directories, systemCalls: systemCalls)
-        look()
+        // The thread first, held until the first scan is done here: a start that can't
+        // make it has looked at nothing, and a later one reports every namespace.
+        let firstScan = DispatchSemaphore(value: 0)
         do throws(ReachabilityError) {
             let reference = WeakMonitor(self)
             let (directories, systemCalls, interval) = (directories, systemCalls, rescanInterval)
             let thread = try JoinableThread(name: "reachability-netns", systemCalls: systemCalls) {
+                firstScan.wait()
                 Self.run(
                     weak: reference, watch: watch, wake: wake, directories: directories,
                     systemCalls: systemCalls, interval: interval)
@@ -177,6 +182,9 @@ public final class NetworkNamespaceMonitor: Sendable {
             systemCalls.close(wake)
             throw error
         }
+        state.withLock { $0.watchProblem = watch.problem }
+        look()
+        firstScan.signal()
     }
 
     /// Stops following; every ``events`` sequence finishes. It can be started again.
@@ -199,8 +207,8 @@ public final class NetworkNamespaceMonitor: Sendable {
         for stream in streams { stream.finish() }
     }
 
-    /// What the last scan could not see, or that it found no namespace at a named
-    /// path, if anything: each problem is also logged once by the caller's means.
+    /// What the last scan could not see or found no namespace at (a named path), or
+    /// what the watches lack (new namespaces are then seen at rescans only), if anything.
     public var lastProblem: String? { state.withLock { $0.lastProblem } }
 
     /// Scans since ``start()`` (tests and benchmarks count them).
@@ -216,11 +224,28 @@ public final class NetworkNamespaceMonitor: Sendable {
         let systemCalls: SystemCalls
         /// The directories watched, by watch descriptor (re-added when they come back).
         var watched: [Int32: String] = [:]
+        /// What could not be set up: then new names are seen at rescans only.
+        let problem: String?
 
         init(directories: [String], systemCalls: SystemCalls) {
             self.systemCalls = systemCalls
-            inotify = (try? systemCalls.inotify().get()) ?? -1
-            mounts = (try? systemCalls.open("/proc/self/mountinfo", flags: O_RDONLY | O_CLOEXEC).get()) ?? -1
+            var problems: [String] = []
+            switch systemCalls.inotify() {
+            case .success(let fd): inotify = fd
+            case .failure(let failure):
+                inotify = -1
+                problems.append("\(failure.reachabilityError)")
+            }
+            switch systemCalls.open("/proc/self/mountinfo", flags: O_RDONLY | O_CLOEXEC) {
+            case .success(let fd): mounts = fd
+            case .failure(let failure):
+                mounts = -1
+                problems.append("\(failure.reachabilityError)")
+            }
+            problem =
+                problems.isEmpty
+                ? nil
+                : "namespaces are seen at rescans only: " + problems.joined(separator: "; ")
             addMissing(directories)
         }
 
@@ -311,7 +336,7 @@ public final class NetworkNamespaceMonitor: Sendable {
             state.namespaces = outcome.namespaces
             state.holders = outcome.holders
             state.scans += 1
-            state.lastProblem = outcome.problems.last
+            state.lastProblem = outcome.problems.last ?? state.watchProblem
             for event in events { state.streams.yield(event) }
             return state.handler
         }
