@@ -33,11 +33,13 @@ final class IsolatedWorld: @unchecked Sendable {
     }
 
     init() throws {
-        let script = "set -e\nmkdir -p /run/netns\nmount -t tmpfs none /run/netns\n" + Self.routed()
+        let script =
+            "set -e\nmkdir -p /run/netns\nmount -t tmpfs none /run/netns\n" + Self.routed()
             + "echo ready\nexec cat\n"
         root = try Child(
             [
-                "unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc", "--propagation", "private", "sh", "-c",
+                "unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc", "--propagation", "private", "sh",
+                "-c",
                 script,
             ], captureOutput: true)
         guard root.readLine().hasPrefix("ready") else {
@@ -66,7 +68,9 @@ final class IsolatedWorld: @unchecked Sendable {
     @discardableResult
     func check(_ script: String) throws -> String {
         let output = try run(script)
-        guard output.status == 0 else { throw CommandFailed(command: script, status: output.status, stderr: output.stderr) }
+        guard output.status == 0 else {
+            throw CommandFailed(command: script, status: output.status, stderr: output.stderr)
+        }
         return output.stdout
     }
 
@@ -143,7 +147,8 @@ final class WatchLines: @unchecked Sendable {
             let left = deadline.timeIntervalSinceNow
             guard left > 0, let line = child.nextLine(timeout: left) else {
                 throw CommandFailed(
-                    command: "watch", status: -1, stderr: "no line for \(what) in \(timeout) s; lines so far:\n"
+                    command: "watch", status: -1,
+                    stderr: "no line for \(what) in \(timeout) s; lines so far:\n"
                         + seen.joined(separator: "\n"))
             }
             seen.append(line)
@@ -209,7 +214,8 @@ struct CLIAllNamespacesTests {
         return rows
     }
 
-    @Test("status --all-namespaces: a row per namespace (@host, named, held by a process); exit 0 only if all reachable")
+    @Test(
+        "status --all-namespaces: a row per namespace (@host, named, held by a process); exit 0 only if all reachable")
     func status() throws {
         let world = try IsolatedWorld()
         try world.check(
@@ -324,12 +330,15 @@ struct CLIAllNamespacesTests {
         }
     }
 
-    @Test("watch --all-namespaces --json: namespaces appear and disappear as they come and go, each with its target line")
+    @Test(
+        "watch --all-namespaces --json: namespaces appear and disappear as they come and go, each with its target line")
     func watch() throws {
         let world = try IsolatedWorld()
         try world.check("ip netns add a\nip netns add b\nip -n b link set lo up\n" + IsolatedWorld.routed("a"))
         let watch = WatchLines(try world.spawnCLI(["watch", "--all-namespaces", "--json"]))
-        var pending: Set<String> = ["appeared @host", "appeared a", "appeared b", "target @host", "target a", "target b"]
+        var pending: Set<String> = [
+            "appeared @host", "appeared a", "appeared b", "target @host", "target a", "target b",
+        ]
         while !pending.isEmpty {
             let object = try watch.nextObject("the first lines (\(pending.sorted()))") { _ in true }
             let name = namespaceName(object) ?? "?"
@@ -421,7 +430,8 @@ struct CLIAllNamespacesTests {
         let world = try IsolatedWorld()
         try world.check(
             "ip netns add a\n" + IsolatedWorld.routed("a")
-                + "echo junk > /run/netns/regular\ntouch /run/netns/empty\nmkfifo /run/netns/fifo\nmkdir /run/netns/dir")
+                + "echo junk > /run/netns/regular\ntouch /run/netns/empty\nmkfifo /run/netns/fifo\nmkdir /run/netns/dir"
+        )
         let status = try world.cli(["status", "--all-namespaces", "--json"])
         #expect(status.status == 0, "\(status)")
         let array = try #require(
@@ -547,7 +557,8 @@ struct CLIAllNamespacesTests {
         #expect(Set(listed.compactMap(namespaceName)) == ["@host", "a", "/run/dnetns/x"], "\(interfaces.stdout)")
 
         // watch: a namespace named in the extra directory later appears at once.
-        let watch = WatchLines(try world.spawnCLI(["watch", "--all-namespaces", "--namespace-dir", "/run/dnetns", "--json"]))
+        let watch = WatchLines(
+            try world.spawnCLI(["watch", "--all-namespaces", "--namespace-dir", "/run/dnetns", "--json"]))
         _ = try watch.nextObject("x's target line") { isTargetLine($0, "/run/dnetns/x") }
         try world.check("touch /run/dnetns/y && unshare -n mount --bind /proc/self/ns/net /run/dnetns/y")
         let y = try watch.nextObject("y appeared", timeout: 10) { isEvent($0, "appeared", "/run/dnetns/y") }

@@ -530,16 +530,19 @@ struct CLIBadInputTests {
                     [command, "--all-namespaces", "--namespace-dir", "run/netns"],
                     says: "is not an absolute path"),
                 BadCommand(
-                    "\(command) --all-namespaces --namespace-dir \"\"", [command, "--all-namespaces", "--namespace-dir", ""],
+                    "\(command) --all-namespaces --namespace-dir \"\"",
+                    [command, "--all-namespaces", "--namespace-dir", ""],
                     says: "is not an absolute path"),
                 BadCommand(
                     "\(command) --all-namespaces --namespace-dir (100 kB)",
                     [command, "--all-namespaces", "--namespace-dir", "/" + huge], says: "is not an absolute path"),
                 BadCommand(
-                    "\(command) --all-namespaces --namespace-dir (no value)", [command, "--all-namespaces", "--namespace-dir"],
+                    "\(command) --all-namespaces --namespace-dir (no value)",
+                    [command, "--all-namespaces", "--namespace-dir"],
                     says: "namespace-dir"),
                 BadCommand(
-                    "\(command) --all-namespaces --namespace", [command, "--all-namespaces", "--namespace", "/proc/self/ns/net"],
+                    "\(command) --all-namespaces --namespace",
+                    [command, "--all-namespaces", "--namespace", "/proc/self/ns/net"],
                     says: "--all-namespaces and --namespace exclude each other"),
                 BadCommand(
                     "\(command) --all-namespaces=yes", [command, "--all-namespaces=yes"], says: "all-namespaces"),

@@ -94,7 +94,8 @@ final class NamespaceEventLog: Sendable {
 
     /// Waits until the log satisfies `condition`; fails after `timeout`.
     func wait(
-        _ what: String, timeout: Duration = .seconds(10), until condition: @escaping @Sendable ([NetworkNamespaceEvent]) -> Bool
+        _ what: String, timeout: Duration = .seconds(10),
+        until condition: @escaping @Sendable ([NetworkNamespaceEvent]) -> Bool
     ) async throws {
         do {
             try await eventually(what, timeout: timeout) { [log] in condition(log.withLock { $0 }) }
@@ -148,7 +149,8 @@ struct NamespaceDiscoveryTests {
     /// A monitor of `directory` only (no process is looked at), looking again only
     /// once a minute unless something changes: only its events explain a quick
     /// appearance.
-    static func namedOnly(_ directory: NamespaceDirectory, systemCalls: SystemCalls = .live) -> NetworkNamespaceMonitor {
+    static func namedOnly(_ directory: NamespaceDirectory, systemCalls: SystemCalls = .live) -> NetworkNamespaceMonitor
+    {
         NetworkNamespaceMonitor(
             directories: [directory.path], includeProcesses: false, rescanInterval: .seconds(60),
             systemCalls: systemCalls, procRoot: "/proc")
@@ -205,9 +207,11 @@ struct NamespaceDiscoveryTests {
         try "not a namespace\n".write(toFile: directory.entry("regular"), atomically: false, encoding: .utf8)
         #expect(FileManager.default.createFile(atPath: directory.entry("empty"), contents: nil))
         #expect(mkfifo(directory.entry("fifo"), 0o600) == 0)
-        try FileManager.default.createDirectory(atPath: directory.entry("directory"), withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(
+            atPath: directory.entry("directory"), withIntermediateDirectories: false)
         // An nsfs file of another kind: passes the file-system check, not the type check.
-        try FileManager.default.createSymbolicLink(atPath: directory.entry("mnt"), withDestinationPath: "/proc/self/ns/mnt")
+        try FileManager.default.createSymbolicLink(
+            atPath: directory.entry("mnt"), withDestinationPath: "/proc/self/ns/mnt")
         let junk = ["directory", "empty", "fifo", "mnt", "regular"].map(directory.entry)
 
         let listed = try NetworkNamespaceMonitor.list(directories: [directory.path], includeProcesses: false)
@@ -239,7 +243,8 @@ struct NamespaceDiscoveryTests {
 
     @Test("An anonymous namespace appears with its holder (pid, cat) within a rescan, and disappears when it exits")
     func unnamed() async throws {
-        let monitor = NetworkNamespaceMonitor(directories: [], includeProcesses: true, rescanInterval: .milliseconds(200))
+        let monitor = NetworkNamespaceMonitor(
+            directories: [], includeProcesses: true, rescanInterval: .milliseconds(200))
         let log = NamespaceEventLog(monitor)
         try monitor.start()
         defer { monitor.stop() }
@@ -292,7 +297,8 @@ struct NamespaceDiscoveryTests {
         #expect(Set(info.holders.map(\.command)) == ["cat", "sleep"])
         #expect(Set(listed.map(\.id)).count == listed.count, "each namespace once")
 
-        let monitor = NetworkNamespaceMonitor(directories: [], includeProcesses: true, rescanInterval: .milliseconds(200))
+        let monitor = NetworkNamespaceMonitor(
+            directories: [], includeProcesses: true, rescanInterval: .milliseconds(200))
         let log = NamespaceEventLog(monitor)
         try monitor.start()
         defer { monitor.stop() }
@@ -366,7 +372,9 @@ struct NamespaceDiscoveryTests {
         let wanted = "ino:" + String(UInt64(status.st_ino), radix: 16) + " "
         let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
         return fds.filter { fd in
-            guard (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")) == "anon_inode:inotify"
+            guard
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)"))
+                    == "anon_inode:inotify"
             else { return false }
             let info = (try? String(contentsOfFile: "/proc/self/fdinfo/\(fd)", encoding: .utf8)) ?? ""
             return info.split(separator: "\n").contains { $0.hasPrefix("inotify ") && $0.contains(wanted) }
@@ -398,16 +406,18 @@ struct NamespaceDiscoveryTests {
             let before = log.all.count
             try directory.add(names)
             try await log.wait("round \(round): all 100 appear", timeout: .seconds(30)) { events in
-                Set(events.dropFirst(before).compactMap { event in
-                    if case .appeared(let info) = event { info.names.first } else { nil }
-                }) == paths
+                Set(
+                    events.dropFirst(before).compactMap { event in
+                        if case .appeared(let info) = event { info.names.first } else { nil }
+                    }) == paths
             }
             #expect(monitor.namespaces.count == 100)
             try directory.remove(names)
             try await log.wait("round \(round): all 100 disappear", timeout: .seconds(30)) { events in
-                Set(events.dropFirst(before).compactMap { event in
-                    if case .disappeared(let info) = event { info.names.first } else { nil }
-                }) == paths
+                Set(
+                    events.dropFirst(before).compactMap { event in
+                        if case .disappeared(let info) = event { info.names.first } else { nil }
+                    }) == paths
             }
             let events = log.all.dropFirst(before)
             #expect(events.count == 200, "one appearance and one disappearance each: \(events.count) events")
@@ -509,7 +519,9 @@ struct NamespaceDiscoveryTests {
     func watchesUnavailable() async throws {
         let directory = try NamespaceDirectory()
         try directory.add("x")
-        for (call, subject) in [(SystemCall.inotifyInit1, nil), (.open, SystemCallSubject.path("/proc/self/mountinfo"))] {
+        for (call, subject) in [
+            (SystemCall.inotifyInit1, nil), (.open, SystemCallSubject.path("/proc/self/mountinfo")),
+        ] {
             let faults = SystemCallFaults()
             faults.inject(call, errno: EMFILE, count: .once, matching: subject)
             let monitor = Self.namedOnly(directory, systemCalls: SystemCalls(faults: faults))
@@ -560,7 +572,8 @@ struct NamespaceDiscoveryTests {
         #expect(mine.holderCount == 1)
         let theirs = try #require(outcome.namespaces[other.id])
         #expect(!theirs.isCurrent)
-        #expect(theirs.holders == [NetworkNamespaceHolder(pid: 101, command: "", containerID: nil)], "no comm, no cgroup")
+        #expect(
+            theirs.holders == [NetworkNamespaceHolder(pid: 101, command: "", containerID: nil)], "no comm, no cgroup")
         #expect(outcome.holders[own] == [100] && outcome.holders[other.id] == [101])
 
         // A later scan reuses what it read of a holder it knew.

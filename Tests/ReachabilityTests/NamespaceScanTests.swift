@@ -31,7 +31,8 @@ import Testing
                 + "kubepods-besteffort-pod0a1b2c3d_4e5f_6a7b_8c9d_0e1f2a3b4c5d.slice/cri-containerd-\(id).scope\n",
             expected: id),
         CgroupCase(
-            name: "CRI-O", text: "0::/kubepods.slice/kubepods-burstable.slice/"
+            name: "CRI-O",
+            text: "0::/kubepods.slice/kubepods-burstable.slice/"
                 + "kubepods-burstable-pod11112222_3333_4444_5555_666677778888.slice/crio-\(id).scope\n",
             expected: id),
         CgroupCase(
