@@ -226,6 +226,28 @@ func eventually(
     }
 }
 
+/// Runs `body`, cancelling it and failing with ``WaitTimedOut`` when it has run
+/// `limit`: a bound on a loop that might never end, counted from when the test runs.
+/// (`.timeLimit` counts from when it was queued, and under `.ownThreads` a test may
+/// wait a minute for its turn.)
+func runningAtMost(_ limit: Duration, _ what: String, _ body: @escaping @Sendable () async throws -> Void)
+    async throws
+{
+    try await withThrowingTaskGroup(of: Bool.self) { group in
+        group.addTask {
+            try await body()
+            return true
+        }
+        group.addTask {
+            try await Task.sleep(for: limit)
+            return false
+        }
+        let finished = try await group.next() ?? false
+        group.cancelAll()
+        if !finished { throw WaitTimedOut(what: what, seen: []) }
+    }
+}
+
 /// What one delivery showed: the state read inside the callback.
 struct Delivery: Sendable, Equatable, CustomStringConvertible {
     var status: NetworkStatus
