@@ -41,12 +41,23 @@ struct NamespaceScan {
 
     /// Looks once. `previous`: the last outcome's namespaces, whose holders' names,
     /// container ids and checked named entries are reused instead of read again.
-    func scan(previous: [NetworkNamespaceInfo.ID: NetworkNamespaceInfo]) -> Outcome {
+    /// `unchanged`: directories whose entries are the previous outcome's (inotify
+    /// and the mount table said nothing of them), not listed again.
+    func scan(previous: [NetworkNamespaceInfo.ID: NetworkNamespaceInfo], unchanged: Set<String> = [])
+        -> Outcome
+    {
         var outcome = Outcome(namespaces: [:], holders: [:], complete: true, problems: [])
         let own = systemCalls.stat("\(procRoot)/self/ns/net")
         let nsfs = (try? own.get())?.identity.device
         var names: [NetworkNamespaceInfo.ID: [String]] = [:]
-        for directory in directories {
+        if !unchanged.isEmpty {
+            for (id, info) in previous {
+                for name in info.names where unchanged.contains(Self.directory(of: name)) {
+                    names[id, default: []].append(name)
+                }
+            }
+        }
+        for directory in directories where !unchanged.contains(directory) {
             let entries: [String]
             switch systemCalls.directoryEntries(directory, limit: Self.directoryEntryLimit + 2) {
             case .success(let found): entries = found
@@ -106,6 +117,12 @@ struct NamespaceScan {
             outcome.holders[id] = pids
         }
         return outcome
+    }
+
+    /// The directory part of `path` (`/` for `/NAME`).
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
+        return String(path[..<slash])
     }
 
     private enum Identified {
@@ -196,6 +213,7 @@ struct NamespaceScan {
                 came.append(.appeared(now))
                 continue
             }
+            if before.names == now.names && before.holders == now.holders { continue }
             let sameName = !Set(before.names).isDisjoint(with: now.names)
             let sameHolder = !Set(oldHolders[id] ?? []).isDisjoint(with: newHolders[id] ?? [])
             if !sameName && !sameHolder {

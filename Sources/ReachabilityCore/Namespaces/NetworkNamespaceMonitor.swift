@@ -308,7 +308,11 @@ public final class NetworkNamespaceMonitor: Sendable {
             guard let monitor = reference.monitor, !monitor.state.withLock({ $0.stopRequested }) else { return }
             if ready & 1 << 1 != 0 { watch.drain() }
             watch.addMissing(directories)
-            monitor.look()
+            // A rescan that nothing asked for lists only the processes: the watched
+            // directories said nothing (a new name is an inotify event, a bind a
+            // mount-table change).
+            let quiet = ready & (1 << 1 | 1 << 2) == 0
+            monitor.look(unchanged: quiet ? Set(watch.watched.values) : [])
         }
     }
 
@@ -318,11 +322,11 @@ public final class NetworkNamespaceMonitor: Sendable {
     }
 
     /// One scan, and its events to the handler and the sequences.
-    private func look() {
+    private func look(unchanged: Set<String> = []) {
         let previous = state.withLock { ($0.namespaces, $0.holders) }
         let scan = NamespaceScan(
             directories: directories, processes: includesProcesses, systemCalls: systemCalls, procRoot: procRoot)
-        var outcome = scan.scan(previous: previous.0)
+        var outcome = scan.scan(previous: previous.0, unchanged: unchanged)
         if !outcome.complete {
             // What it could not see is not gone: keep what it knew beside what it found.
             for (id, info) in previous.0 where outcome.namespaces[id] == nil {
