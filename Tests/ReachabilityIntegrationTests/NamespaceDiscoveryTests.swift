@@ -156,6 +156,24 @@ struct NamespaceDiscoveryTests {
             systemCalls: systemCalls, procRoot: "/proc")
     }
 
+    @Test("Named only, every directory watched: no rescan while nothing happens, one scan per change")
+    func idleNamedOnly() async throws {
+        let directory = try NamespaceDirectory()
+        let monitor = NetworkNamespaceMonitor(
+            directories: [directory.path], includeProcesses: false, rescanInterval: .milliseconds(20),
+            systemCalls: .live, procRoot: "/proc")
+        let log = NamespaceEventLog(monitor)
+        try monitor.start()
+        defer { monitor.stop() }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(monitor.scanCount == 1, "the start's scan only, not one per 20 ms: \(monitor.scanCount)")
+        let x = try directory.add("x")[0]
+        try await log.wait("x appears", timeout: .seconds(5)) { events in
+            events.contains { $0 == .appeared($0.namespace) && $0.namespace.names == [x] }
+        }
+        #expect(monitor.scanCount < 10, "scans at the changes only: \(monitor.scanCount)")
+    }
+
     @Test("A named namespace appears at once (mount table and inotify, no rescan) and disappears when unnamed")
     func named() async throws {
         let directory = try NamespaceDirectory()

@@ -31,7 +31,8 @@ import Glibc
 ///   systems): a new named namespace is seen at once;
 /// - ``rescanInterval`` passes (2 s): a namespace held only by a process that made
 ///   no mount (`unshare -n`), and the exit of the last process holding one, are
-///   seen within it.
+///   seen within it. Without `includeProcesses`, and with every directory watched,
+///   there is no rescan: an idle monitor makes no wake-up.
 ///
 /// A namespace disappears when a scan finds no watched name and no process for it
 /// (a descriptor that still holds it, this library's monitors' included, is not
@@ -168,11 +169,13 @@ public final class NetworkNamespaceMonitor: Sendable {
         let firstScan = DispatchSemaphore(value: 0)
         do throws(ReachabilityError) {
             let reference = WeakMonitor(self)
-            let (directories, systemCalls, interval) = (directories, systemCalls, rescanInterval)
+            let (directories, processes, systemCalls, interval) = (
+                directories, includesProcesses, systemCalls, rescanInterval
+            )
             let thread = try JoinableThread(name: "reachability-netns", systemCalls: systemCalls) {
                 firstScan.wait()
                 Self.run(
-                    weak: reference, watch: watch, wake: wake, directories: directories,
+                    weak: reference, watch: watch, wake: wake, directories: directories, processes: processes,
                     systemCalls: systemCalls, interval: interval)
             }
             state.withLock { $0.thread = thread }
@@ -288,16 +291,19 @@ public final class NetworkNamespaceMonitor: Sendable {
     /// monitor released while running stops (its deinit wakes the poll).
     private static func run(
         weak reference: WeakMonitor, watch: Watch, wake: Int32,
-        directories: [String], systemCalls: SystemCalls, interval: Duration
+        directories: [String], processes: Bool, systemCalls: SystemCalls, interval: Duration
     ) {
         var watch = watch
         defer { watch.close() }
         let parts = interval.components
         let milliseconds = Int32(clamping: parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000)
         while true {
+            // Without processes to look at, and with every directory and the mount table
+            // watched, only an event can bring news: no rescan, no wake-up.
+            let blind = processes || watch.mounts < 0 || watch.watched.count < directories.count
             let ready: UInt64
             switch systemCalls.poll(
-                [wake, watch.inotify, watch.mounts], timeoutMilliseconds: milliseconds, subject: .monitor,
+                [wake, watch.inotify, watch.mounts], timeoutMilliseconds: blind ? milliseconds : -1, subject: .monitor,
                 priority: 1 << 2)
             {
             case .success(let bits): ready = bits
