@@ -156,6 +156,33 @@ struct NamespaceDiscoveryTests {
             systemCalls: systemCalls, procRoot: "/proc")
     }
 
+    @Test("Monitors started together in 8 namespaces: one thread enters them all in turn, and each works")
+    func startsShareOneEntryThread() async throws {
+        let namespaces = try (0..<8).map { _ in try TestNamespace() }
+        for ns in namespaces { try ns.ipv4WithDefaultRoute() }
+        let faults = SystemCallFaults()
+        let system = SystemCalls(faults: faults)
+        // The first entry is held: the other starts are asked for while it waits.
+        let held = faults.delay(.setns, by: .milliseconds(300), count: .once)
+        let entryThreads = faults.delay(.pthreadCreate, by: .zero, matching: .thread("reachability-ns"))
+        let started = try await withThrowingTaskGroup(of: Reachability.self) { group in
+            for ns in namespaces {
+                var environment = ns.environment
+                environment.systemCalls = system
+                group.addTask {
+                    let reachability = try Reachability(environment: environment)
+                    try reachability.startNotifier()
+                    return reachability
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(faults.fired(held) == 1)
+        #expect(faults.fired(entryThreads) < namespaces.count, "\(faults.fired(entryThreads)) threads for 8 starts")
+        #expect(started.allSatisfy { $0.currentReachabilityStatus == .reachableViaWiFi })
+        for reachability in started { reachability.stopNotifier() }
+    }
+
     @Test("Named only, every directory watched: no rescan while nothing happens, one scan per change")
     func idleNamedOnly() async throws {
         let directory = try NamespaceDirectory()

@@ -211,11 +211,12 @@ final class NetlinkMonitor: Sendable {
     private func startReader() throws(ReachabilityError) {
         let sysfs = SysfsReader(environment)
         // The sockets are made inside the watched namespace by a short-lived thread
-        // (a socket stays bound to the namespace it was created in); no long-lived
-        // thread changes namespace, because the Dispatch work it enqueues may start
-        // threads that inherit its namespace.
+        // (a socket stays bound to the namespace it was created in), shared by the
+        // starts that come together (``NamespaceEntry``); no long-lived thread changes
+        // namespace, because the Dispatch work it enqueues may start threads that
+        // inherit its namespace.
         let environment = environment
-        let opened = try JoinableThread.inNamespace(namespace) { () throws(ReachabilityError) in
+        let opened = try NamespaceEntry.run(in: namespace) { () throws(ReachabilityError) in
             // Subscribe first, then dump: events that race with the dump queue up
             // on the event socket and are applied after it.
             let events = try NetlinkSocket(
