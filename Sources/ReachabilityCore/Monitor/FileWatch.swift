@@ -26,13 +26,34 @@ final class FileWatch: @unchecked Sendable {
 
     let fd: Int32
     private let system: SystemCalls
-    private let watches = LockedValue<[Int32: [Entry]]>([:])
+    private let watches = LockedValue(Watches())
 
-    /// One owner's interest in a name (every name when empty) of a watched directory.
-    private struct Entry: Equatable {
-        var owner: UInt64
-        var name: String
-        var subject: Subject
+    /// Who watches what, indexed both ways, so that an event, an add and an owner's
+    /// removal cost what they concern and not the number of owners (one per
+    /// namespace: thousands share `/etc` and `/run/netns`).
+    private struct Watches {
+        /// By watch descriptor, then file name ("": every name): each owner's subjects.
+        var byDirectory: [Int32: [String: [UInt64: Set<Subject>]]] = [:]
+        /// Each owner's (watch descriptor, name) pairs, for its removal.
+        var byOwner: [UInt64: Set<Key>] = [:]
+
+        struct Key: Hashable {
+            var wd: Int32
+            var name: String
+        }
+
+        /// Every subject of every owner in `owners` (nil: every owner).
+        func everything(of owners: Set<UInt64>?) -> [UInt64: Set<Subject>] {
+            var touched: [UInt64: Set<Subject>] = [:]
+            for names in byDirectory.values {
+                for interests in names.values {
+                    for (owner, subjects) in interests where owners?.contains(owner) ?? true {
+                        touched[owner, default: []].formUnion(subjects)
+                    }
+                }
+            }
+            return touched
+        }
     }
 
     /// A new inotify instance, made (and later read and closed) through `systemCalls`.
@@ -58,8 +79,8 @@ final class FileWatch: @unchecked Sendable {
         }
         watches.withLock { watches in
             for name in names.isEmpty ? [""] : names {
-                let entry = Entry(owner: owner, name: name, subject: subject)
-                if !(watches[wd] ?? []).contains(entry) { watches[wd, default: []].append(entry) }
+                watches.byDirectory[wd, default: [:]][name, default: [:]][owner, default: []].insert(subject)
+                watches.byOwner[owner, default: []].insert(Watches.Key(wd: wd, name: name))
             }
         }
         return true
@@ -69,10 +90,15 @@ final class FileWatch: @unchecked Sendable {
     func remove(owner: UInt64) {
         let unwatched = watches.withLock { watches -> [Int32] in
             var unwatched: [Int32] = []
-            for (wd, entries) in watches {
-                let kept = entries.filter { $0.owner != owner }
-                watches[wd] = kept.isEmpty ? nil : kept
-                if kept.isEmpty { unwatched.append(wd) }
+            for key in watches.byOwner.removeValue(forKey: owner) ?? [] {
+                watches.byDirectory[key.wd]?[key.name]?[owner] = nil
+                if watches.byDirectory[key.wd]?[key.name]?.isEmpty == true {
+                    watches.byDirectory[key.wd]?[key.name] = nil
+                }
+                if watches.byDirectory[key.wd]?.isEmpty == true {
+                    watches.byDirectory[key.wd] = nil
+                    unwatched.append(key.wd)
+                }
             }
             return unwatched
         }
@@ -80,7 +106,7 @@ final class FileWatch: @unchecked Sendable {
     }
 
     /// Whether anything is watched at all.
-    var isEmpty: Bool { watches.withLock { $0.isEmpty } }
+    var isEmpty: Bool { watches.withLock { $0.byDirectory.isEmpty } }
 
     /// Reads every pending event; returns, by owner, the subjects whose files
     /// changed (every owner's, all of them, when the kernel dropped events or a
@@ -109,22 +135,25 @@ final class FileWatch: @unchecked Sendable {
                 offset = end
                 if mask & cnl_inotify_overflow() != 0 {
                     // Lost events: everything may have changed.
-                    for entry in watches.values.joined() { touched[entry.owner, default: []].insert(entry.subject) }
-                    continue
-                }
-                if name.isEmpty, let entries = watches[wd] {
-                    // The directory itself moved or went away: its owners look at everything.
-                    let owners = Set(entries.map(\.owner))
-                    for entry in watches.values.joined() where owners.contains(entry.owner) {
-                        touched[entry.owner, default: []].insert(entry.subject)
+                    for (owner, subjects) in watches.everything(of: nil) {
+                        touched[owner, default: []].formUnion(subjects)
                     }
                     continue
                 }
-                for entry in watches[wd] ?? []
-                where entry.name == name
-                    || (entry.name.isEmpty && (entry.subject != .leases || LeaseFiles.isLeaseFileName(name)))
-                {
-                    touched[entry.owner, default: []].insert(entry.subject)
+                guard let names = watches.byDirectory[wd] else { continue }
+                if name.isEmpty {
+                    // The directory itself moved or went away: its owners look at everything.
+                    let owners = Set(names.values.flatMap(\.keys))
+                    for (owner, subjects) in watches.everything(of: owners) {
+                        touched[owner, default: []].formUnion(subjects)
+                    }
+                    continue
+                }
+                for (owner, subjects) in names[name] ?? [:] { touched[owner, default: []].formUnion(subjects) }
+                for (owner, subjects) in names[""] ?? [:] {
+                    // A lease directory's other files are no lease.
+                    let relevant = LeaseFiles.isLeaseFileName(name) ? subjects : subjects.subtracting([.leases])
+                    if !relevant.isEmpty { touched[owner, default: []].formUnion(relevant) }
                 }
             }
         }
