@@ -168,8 +168,10 @@ extension SystemCalls {
 
     /// Binds a netlink socket to a port of the kernel's choosing, no groups
     /// (mnl_socket_bind: bind(2) and getsockname(2)).
-    package func netlinkBind(_ handle: OpaquePointer, subject: SystemCallSubject) -> Result<Void, SystemError> {
-        let (rc, error) = perform(.bind, subject, retryingInterrupts: false) { mnl_socket_bind(handle, 0, 0) }
+    package func netlinkBind(_ handle: OpaquePointer, groups: UInt32 = 0, subject: SystemCallSubject) -> Result<
+        Void, SystemError
+    > {
+        let (rc, error) = perform(.bind, subject, retryingInterrupts: false) { mnl_socket_bind(handle, groups, 0) }
         return rc == 0 ? .success(()) : .failure(SystemError("bind", subject: subject, errno: error))
     }
 

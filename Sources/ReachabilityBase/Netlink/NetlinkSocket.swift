@@ -86,7 +86,14 @@ package final class NetlinkSocket {
         self.receipts = .allocate(capacity: self.datagramsPerRead)
         // A window of lookups, and the barrier ahead of the first (``lookup(_:)``).
         self.requestBuffer = .allocate(byteCount: (Self.lookupWindow + 1) * Self.requestSlot, alignment: 8)
-        if case .failure(let failure) = systemCalls.netlinkBind(handle, subject: subject) {
+        // Groups 1–32 joined by the bind's mask, in one call: each join takes the kernel's
+        // netlink table lock and walks every subscribed socket of the protocol, in every
+        // namespace, so a thousand monitors joining eleven groups each one at a time took
+        // most of a `watch --all-namespaces`' start. The kernel drops a group it doesn't
+        // have from the mask (an optional one, as a failed join was).
+        let maskable = (groups + optionalGroups).filter { (1...32).contains($0) }
+        let mask = maskable.reduce(UInt32(0)) { $0 | 1 << ($1 - 1) }
+        if case .failure(let failure) = systemCalls.netlinkBind(handle, groups: mask, subject: subject) {
             systemCalls.netlinkClose(handle)
             buffer.deallocate()
             receipts.deallocate()
@@ -101,7 +108,7 @@ package final class NetlinkSocket {
         }
         // Errors need not echo our request back.
         _ = systemCalls.setOption(fd, level: SockOpt.solNetlink, name: SockOpt.capAck, value: 1, subject: subject)
-        for group in groups {
+        for group in groups where !maskable.contains(group) {
             if case .failure(let failure) = systemCalls.setOption(
                 fd, level: SockOpt.solNetlink, name: SockOpt.addMembership, value: Int32(group), subject: subject)
             {
@@ -112,7 +119,7 @@ package final class NetlinkSocket {
                 throw ReachabilityError(.systemCall, "joining rtnetlink group \(group) failed", errno: failure.errno)
             }
         }
-        for group in optionalGroups {
+        for group in optionalGroups where !maskable.contains(group) {
             _ = systemCalls.setOption(
                 fd, level: SockOpt.solNetlink, name: SockOpt.addMembership, value: Int32(group), subject: subject)
         }
