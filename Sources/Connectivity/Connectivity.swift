@@ -328,8 +328,11 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         }
         continuation.onTermination = { [weak self] _ in
             // The removed continuation is released here, after unlocking.
-            let removed = self?.state.withLock { $0.streams.remove(id) }
-            withExtendedLifetime(removed) {}
+            let owner = self
+            StreamRegistry<ConnectivityResult>.removeLater {
+                let removed = owner?.state.withLock { $0.streams.remove(id) }
+                withExtendedLifetime(removed) {}
+            }
         }
         return stream
     }
@@ -346,8 +349,11 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             of: ConnectivityResult.self, bufferingPolicy: .bufferingNewest(64))
         let id = state.withLock { $0.checkStreams.add(continuation) }
         continuation.onTermination = { [weak self] _ in
-            let removed = self?.state.withLock { $0.checkStreams.remove(id) }
-            withExtendedLifetime(removed) {}
+            let owner = self
+            StreamRegistry<ConnectivityResult>.removeLater {
+                let removed = owner?.state.withLock { $0.checkStreams.remove(id) }
+                withExtendedLifetime(removed) {}
+            }
         }
         return stream
     }

@@ -193,7 +193,9 @@ struct NamespaceDiscoveryTests {
         try monitor.start()
         defer { monitor.stop() }
         try await Task.sleep(for: .milliseconds(500))
-        #expect(monitor.scanCount == 1, "the start's scan only, not one per 20 ms: \(monitor.scanCount)")
+        // A timer would make 25 scans; the start's is the one left, and one per mount
+        // other tests make meanwhile (the mount table is the whole host's).
+        #expect(monitor.scanCount < 13, "no scan per 20 ms: \(monitor.scanCount)")
         let x = try directory.add("x")[0]
         try await log.wait("x appears", timeout: .seconds(5)) { events in
             events.contains { $0 == .appeared($0.namespace) && $0.namespace.names == [x] }

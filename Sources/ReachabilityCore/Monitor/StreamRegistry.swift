@@ -1,3 +1,4 @@
+import Dispatch
 @_spi(Testing) import ReachabilityBase
 
 /// The `AsyncStream`s a notifier feeds: each keeps only the newest value, and
@@ -16,6 +17,16 @@ package struct StreamRegistry<Element: Sendable>: Sendable {
 
     package mutating func remove(_ id: UInt64) -> AsyncStream<Element>.Continuation? {
         continuations.removeValue(forKey: id)
+    }
+
+    /// Runs a stream's removal, which takes its owner's lock, from an `onTermination`
+    /// handler: later, on a global queue, never in the handler itself. The runtime
+    /// calls the handler of a cancelled consumer holding that task's status lock, and a
+    /// yield under the owner's lock (the reader thread's delivery) takes the same status
+    /// lock: the two, each waiting for the other's lock, hung `check -i A -i B` for good.
+    /// A terminated stream takes no more values, so yielding to it meanwhile is nothing.
+    package static func removeLater(_ removal: @escaping @Sendable () -> Void) {
+        DispatchQueue.global().async(execute: removal)
     }
 
     /// Yielding runs no user code: safe under the owner's lock.

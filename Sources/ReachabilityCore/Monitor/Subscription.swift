@@ -210,8 +210,11 @@ extension Subscription {
             return storage.streams.add(continuation)
         }
         continuation.onTermination = { [weak self] _ in
-            let removed = self?.storage.withLock { $0.streams.remove(id) }
-            withExtendedLifetime(removed) {}
+            let owner = self
+            StreamRegistry<State>.removeLater {
+                let removed = owner?.storage.withLock { $0.streams.remove(id) }
+                withExtendedLifetime(removed) {}
+            }
         }
         return stream
     }

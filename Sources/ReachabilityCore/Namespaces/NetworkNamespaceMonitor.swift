@@ -127,7 +127,13 @@ public final class NetworkNamespaceMonitor: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(
             of: NetworkNamespaceEvent.self, bufferingPolicy: .bufferingOldest(Self.eventBufferLimit))
         let id = state.withLock { $0.streams.add(continuation) }
-        continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.streams.remove(id) } }
+        continuation.onTermination = { [weak self] _ in
+            let owner = self
+            StreamRegistry<NetworkNamespaceEvent>.removeLater {
+                let removed = owner?.state.withLock { $0.streams.remove(id) }
+                withExtendedLifetime(removed) {}
+            }
+        }
         return stream
     }
 
