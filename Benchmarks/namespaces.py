@@ -231,7 +231,7 @@ def inside(arguments):
         result.update(peers(binary, names))
     # One namespace only visible: the same watch, for the RSS per namespace beyond it.
     sh("umount -R /run/netns && mkdir -p /run/netns && mount -t tmpfs none /run/netns && touch /run/netns/b1 "
-       "&& mount --bind /proc/self/ns/net /run/netns/b1")
+       "&& unshare -n mount --bind /proc/self/ns/net /run/netns/b1")
     one = watch_table(binary, 1, 1)
     result["watch_one"] = one
     extra = result["watch_all"]["namespaces"] - one["namespaces"]
