@@ -134,18 +134,11 @@ extension JoinableThread {
         let outcome = ResultBox<T>()
         let system = namespace.systemCalls
         let thread = try JoinableThread(name: "reachability-ns", systemCalls: system) {
-            switch system.enterNetworkNamespace(fd: namespace.fd, path: namespace.path) {
-            case .failure(let failure):
-                outcome.set(
-                    .failure(
-                        ReachabilityError(
-                            .namespace, "cannot enter network namespace \(namespace.path)", errno: failure.errno)))
-            case .success:
-                if overlayEtc, let name = namespace.name { overlayNetnsEtc(name, systemCalls: system) }
-                do throws(ReachabilityError) { outcome.set(.success(try body())) } catch {
-                    outcome.set(.failure(error))
-                }
-            }
+            outcome.set(
+                namespace.runEntered { () throws(ReachabilityError) -> T in
+                    if overlayEtc, let name = namespace.name { overlayNetnsEtc(name, systemCalls: system) }
+                    return try body()
+                })
         }
         thread.join()
         return try outcome.get()
@@ -161,6 +154,18 @@ extension JoinableThread {
         for file in files {
             _ = systemCalls.bindMount("\(etc)/\(file)", over: "/etc/\(file)")
         }
+    }
+}
+
+extension NetworkNamespace {
+    /// Moves the calling thread into this namespace and runs `body` there: for a
+    /// thread made to enter namespaces, which calls no user code and enqueues no work.
+    package func runEntered<T: Sendable>(_ body: () throws(ReachabilityError) -> T) -> Result<T, ReachabilityError> {
+        if case .failure(let failure) = systemCalls.enterNetworkNamespace(fd: fd, path: path) {
+            return .failure(
+                ReachabilityError(.namespace, "cannot enter network namespace \(path)", errno: failure.errno))
+        }
+        do throws(ReachabilityError) { return .success(try body()) } catch { return .failure(error) }
     }
 }
 

@@ -105,9 +105,6 @@ final class FileWatch: @unchecked Sendable {
         for wd in unwatched { system.unwatch(fd, wd) }
     }
 
-    /// Whether anything is watched at all.
-    var isEmpty: Bool { watches.withLock { $0.byDirectory.isEmpty } }
-
     /// Reads every pending event; returns, by owner, the subjects whose files
     /// changed (every owner's, all of them, when the kernel dropped events or a
     /// watched directory went away).

@@ -35,17 +35,7 @@ enum NamespaceEntry {
         let job = Job(
             namespace: namespace,
             run: {
-                switch system.enterNetworkNamespace(fd: namespace.fd, path: namespace.path) {
-                case .failure(let failure):
-                    outcome.set(
-                        .failure(
-                            ReachabilityError(
-                                .namespace, "cannot enter network namespace \(namespace.path)", errno: failure.errno)))
-                case .success:
-                    do throws(ReachabilityError) { outcome.set(.success(try body())) } catch {
-                        outcome.set(.failure(error))
-                    }
-                }
+                outcome.set(namespace.runEntered(body))
                 done.signal()
             },
             fail: { error in

@@ -688,8 +688,6 @@ extension NetlinkMonitor {
 
         deinit { watch.close() }
 
-        var systemCalls: SystemCalls { monitor.systemCalls }
-
         /// The thread it is registered with.
         var thread: ReaderThread? { monitor.registration.withLock { $0?.thread } }
 

@@ -187,9 +187,6 @@ final class ReaderThread: @unchecked Sendable {
         }
     }
 
-    /// Whether the calling thread is this reader thread.
-    var isCurrent: Bool { thread?.isCurrent == true }
-
     private func startThread() throws(ReachabilityError) {
         thread = try JoinableThread(name: "reachability-nl", systemCalls: systemCalls) { [self] in run() }
     }
