@@ -335,6 +335,44 @@ struct Running: @unchecked Sendable {
     var objects: [AnyObject] = []
 }
 
+extension Running {
+    /// Starts `targets` in `namespace`, each state handed to `state` on the reader
+    /// thread, and with `path` a path monitor; throws with what it started stopped.
+    static func start(
+        in namespace: NetworkNamespaceInfo, targets: [String?], path: (@Sendable (NetworkPath) -> Void)?,
+        state: @escaping @Sendable (_ target: String, ReachabilityState) -> Void
+    ) throws -> Running {
+        let environment = namespace.environment
+        let label = NamespaceLabel.name(namespace)
+        var running = Running()
+        do {
+            for target in targets {
+                let (name, reachability) = try TargetArgument.make(target, environment: environment, note: false)
+                reachability.whenError = { _, error in
+                    // Its namespace gone: the namespace monitor reports that.
+                    if error.code != .namespace {
+                        CLIProcess.writeError(
+                            Output.terminalSafe("reachability: network namespace \(label): \(error)\n"))
+                    }
+                }
+                reachability.deliverSynchronously { state(name, $0) }
+                running.objects.append(reachability)
+                try reachability.start()
+            }
+            if let path {
+                let monitor = try PathMonitor(environment: environment)
+                monitor.pathUpdateHandler = path
+                running.objects.append(monitor)
+                try monitor.start()
+            }
+        } catch {
+            stopAll(running)
+            throw error
+        }
+        return running
+    }
+}
+
 /// Stops what a namespace's entry runs.
 func stopAll(_ running: Running) {
     for object in running.objects {
@@ -386,47 +424,24 @@ enum AllNamespacesWatch {
     private static func start(
         _ namespace: NetworkNamespaceInfo, targets: [String?], json: Bool, path: Bool, width: Int
     ) throws -> Running {
-        let environment = namespace.environment
-        let label = NamespaceLabel.name(namespace)
-        let prefix = Output.pad(label, to: 16) + "  "
+        let prefix = Output.pad(NamespaceLabel.name(namespace), to: 16) + "  "
         let namespaceJSON = ", \"namespace\": \(NamespaceLabel.json(namespace))"
-        var running = Running()
-        do {
-            for target in targets {
-                let (name, reachability) = try TargetArgument.make(target, environment: environment, note: false)
-                reachability.whenError = { _, error in
-                    // Its namespace gone: the namespace monitor reports that.
-                    if error.code != .namespace {
-                        CLIProcess.writeError(
-                            Output.terminalSafe("reachability: network namespace \(label): \(error)\n"))
-                    }
-                }
-                reachability.deliverSynchronously { state in
-                    if json {
-                        Output.emit(Output.json(target: name, state: state, extra: namespaceJSON))
-                    } else {
-                        Output.emit(Output.line(target: prefix + Output.pad(name, to: width), state: state, width: 0))
-                    }
-                }
-                running.objects.append(reachability)
-                try reachability.start()
+        var pathLine: (@Sendable (NetworkPath) -> Void)?
+        if path {
+            pathLine = { path in
+                let time = Output.timestamp()
+                Output.emit(
+                    json
+                        ? "{\"time\": \(Output.quote(time)), \"path\": \(Output.pathJSON(path))\(namespaceJSON)}"
+                        : "\(time)  \(prefix)\(Output.pad("path", to: width))  \(path)")
             }
-            if path {
-                let monitor = try PathMonitor(environment: environment)
-                monitor.pathUpdateHandler = { path in
-                    let time = Output.timestamp()
-                    Output.emit(
-                        json
-                            ? "{\"time\": \(Output.quote(time)), \"path\": \(Output.pathJSON(path))\(namespaceJSON)}"
-                            : "\(time)  \(prefix)\(Output.pad("path", to: width))  \(path)")
-                }
-                running.objects.append(monitor)
-                try monitor.start()
-            }
-        } catch {
-            stopAll(running)
-            throw error
         }
-        return running
+        return try Running.start(in: namespace, targets: targets, path: pathLine) { name, state in
+            if json {
+                Output.emit(Output.json(target: name, state: state, extra: namespaceJSON))
+            } else {
+                Output.emit(Output.line(target: prefix + Output.pad(name, to: width), state: state, width: 0))
+            }
+        }
     }
 }

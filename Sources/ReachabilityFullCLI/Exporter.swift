@@ -229,41 +229,27 @@ final class ExportedNamespaces: Sendable {
     private static func start(
         _ namespace: NetworkNamespaceInfo, targets: [String?], factory: PrometheusMetricsFactory
     ) throws -> Exported {
-        let environment = namespace.environment
-        let label = NamespaceLabel.name(namespace)
-        let labels = [("namespace", label)] + (namespace.containerID.map { [("container_id", $0)] } ?? [])
+        let labels =
+            [("namespace", NamespaceLabel.name(namespace))]
+            + (namespace.containerID.map { [("container_id", $0)] } ?? [])
         let metrics = ReachabilityMetrics(factory: factory, labels: labels)
         let board = StatusBoard(namespace: NamespaceLabel.json(namespace))
-        var running = Running()
         do {
-            for target in targets {
-                let (name, reachability) = try TargetArgument.make(target, environment: environment)
-                reachability.whenError = { _, error in
-                    if error.code != .namespace {
-                        CLIProcess.writeError(
-                            Output.terminalSafe("reachability: network namespace \(label): \(error)\n"))
-                    }
+            let running = try Running.start(
+                in: namespace, targets: targets,
+                path: { path in
+                    metrics.record(path)
+                    board.setPath(Output.pathJSON(path))
                 }
-                reachability.deliverSynchronously { state in
-                    metrics.record(state, target: name)
-                    board.set(target: name, Output.json(target: name, state: state))
-                }
-                running.objects.append(reachability)
-                try reachability.start()
+            ) { name, state in
+                metrics.record(state, target: name)
+                board.set(target: name, Output.json(target: name, state: state))
             }
-            let pathMonitor = try PathMonitor(environment: environment)
-            pathMonitor.pathUpdateHandler = { path in
-                metrics.record(path)
-                board.setPath(Output.pathJSON(path))
-            }
-            running.objects.append(pathMonitor)
-            try pathMonitor.start()
+            return Exported(environment: namespace.environment, metrics: metrics, board: board, running: running)
         } catch {
-            stopAll(running)
             metrics.forgetAll()
             throw error
         }
-        return Exported(environment: environment, metrics: metrics, board: board, running: running)
     }
 
     /// Copies each namespace's monitor counters (at a scrape).
