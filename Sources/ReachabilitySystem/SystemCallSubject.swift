@@ -127,4 +127,6 @@
     case oneOff = "NETLINK_ROUTE one-off"
     /// The nl80211 reader's generic netlink socket.
     case nl80211 = "NETLINK_GENERIC nl80211"
+    /// The namespace monitor's subscription to the kernel's process events.
+    case processEvents = "NETLINK_CONNECTOR process events"
 }

@@ -1,4 +1,6 @@
 #include <asm/unistd.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
 #include <linux/genetlink.h>
 #include <linux/if.h>
 #include <linux/if_addr.h>
@@ -12,11 +14,16 @@
 #include <linux/rtnetlink.h>
 #include <linux/sched.h>
 #include <sys/inotify.h>
+#include <stddef.h>
 #include <sys/socket.h>
 
 #include "KernelHeaders.h"
 
 #define KERNEL_HEADER_DEFINE(name) const long long kh_##name = (long long)(name);
 KERNEL_HEADER_CONSTANTS(KERNEL_HEADER_DEFINE)
+
+const long long kh_sizeof_nlmsghdr = sizeof(struct nlmsghdr);
+const long long kh_sizeof_cn_msg = sizeof(struct cn_msg);
+const long long kh_offsetof_proc_event_event_data = offsetof(struct proc_event, event_data);
 
 const char *const kh_NL80211_GENL_NAME = NL80211_GENL_NAME;

@@ -295,6 +295,7 @@ struct NamespaceDiscoveryTests {
         let log = NamespaceEventLog(monitor)
         try monitor.start()
         defer { monitor.stop() }
+        #expect(monitor.followsProcessEvents, "root on the host: /proc is looked at on the kernel's process events")
         let own = try NamespaceHolder.identity("/proc/self/ns/net")
         let current = monitor.namespaces.filter(\.isCurrent)
         #expect(current.map(\.id) == [own], "this process's namespace, once, marked current")
@@ -325,6 +326,33 @@ struct NamespaceDiscoveryTests {
         #expect(about.dropFirst(2).allSatisfy { !$0.namespace.holders.contains { $0.pid == holder.pid } }, "\(about)")
         #expect(!monitor.namespaces.contains { $0.id == id && $0.holders.contains { $0.pid == holder.pid } })
         holder.child.wait()
+    }
+
+    @Test(
+        "A fork storm (3,000 processes) makes at most one rescan per interval, and a namespace made after it is found")
+    func processStorm() async throws {
+        let interval = Duration.milliseconds(250)
+        let monitor = NetworkNamespaceMonitor(directories: [], includeProcesses: true, rescanInterval: interval)
+        let log = NamespaceEventLog(monitor)
+        try monitor.start()
+        defer { monitor.stop() }
+        #expect(monitor.followsProcessEvents)
+        let before = monitor.scanCount
+        let took = try ContinuousClock().measure {
+            try Command.check(["sh", "-c", "i=0; while [ $i -lt 3000 ]; do /bin/true; i=$((i+1)); done"])
+        }
+        let scans = monitor.scanCount - before
+        // The rescan bound: one scan per interval, and one that may have begun as the storm ended.
+        #expect(scans >= 1 && scans <= Int(took / interval) + 2, "\(scans) scans in \(took)")
+
+        let holder = try NamespaceHolder()
+        defer {
+            holder.kill()
+            holder.child.wait()
+        }
+        try await log.wait("the holder's namespace appears", timeout: .seconds(5)) { events in
+            events.contains { $0 == .appeared($0.namespace) && $0.namespace.id == holder.id }
+        }
     }
 
     @Test("A namespace held by two processes is one namespace, with both holders")
@@ -724,12 +752,15 @@ struct NamespaceDiscoveryTests {
     func procUnlistable() async throws {
         let holder = try NamespaceHolder()
         let faults = SystemCallFaults()
+        // No descriptor for the process events either: /proc is looked at on a timer.
+        _ = faults.inject(.socket, errno: EMFILE, count: .always, matching: .netlink(.processEvents))
         let monitor = NetworkNamespaceMonitor(
             directories: [], includeProcesses: true, rescanInterval: .milliseconds(100),
             systemCalls: SystemCalls(faults: faults), procRoot: "/proc")
         let log = NamespaceEventLog(monitor)
         try monitor.start()
         defer { monitor.stop() }
+        #expect(!monitor.followsProcessEvents)
         let found = try #require(log.appeared.first { $0.id == holder.id })
 
         let exhausted = faults.inject(.opendir, errno: EMFILE, count: .always, matching: .path("/proc"))

@@ -5,7 +5,7 @@ import Testing
 
 @testable import ReachabilityBase
 
-/// The kernel numbers the package types by hand (Constants.swift, GenericNetlink.swift,
+/// The kernel numbers the package types by hand (Constants.swift, GenericNetlink.swift, ProcessConnector.swift,
 /// the CNetlink shim's `CNL_*`), each against the value the C compiler reads from the
 /// real headers (`Tests/KernelHeaders`), and the errno values against Glibc's.
 ///
@@ -197,6 +197,23 @@ import Testing
         Pair("IN_MODIFY", IN_MODIFY, kh_IN_MODIFY),
     ]
 
+    static let processConnector: [Pair] = [
+        Pair("NETLINK_CONNECTOR", ProcessConnector.bus, kh_NETLINK_CONNECTOR),
+        Pair("CN_IDX_PROC", ProcessConnector.index, kh_CN_IDX_PROC),
+        Pair("CN_VAL_PROC", ProcessConnector.value, kh_CN_VAL_PROC),
+        Pair("PROC_CN_MCAST_LISTEN", ProcessConnector.listen, kh_PROC_CN_MCAST_LISTEN),
+        Pair("PROC_CN_MCAST_IGNORE", ProcessConnector.ignore, kh_PROC_CN_MCAST_IGNORE),
+        Pair("PROC_EVENT_NONE", ProcessConnector.eventNone, kh_PROC_EVENT_NONE),
+        Pair("PROC_EVENT_FORK", ProcessConnector.eventFork, kh_PROC_EVENT_FORK),
+        Pair("PROC_EVENT_EXEC", ProcessConnector.eventExec, kh_PROC_EVENT_EXEC),
+        Pair("PROC_EVENT_EXIT", ProcessConnector.eventExit, kh_PROC_EVENT_EXIT),
+        Pair("sizeof(struct nlmsghdr)", ProcessConnector.headerSize, kh_sizeof_nlmsghdr),
+        Pair("sizeof(struct cn_msg)", ProcessConnector.messageSize, kh_sizeof_cn_msg),
+        Pair(
+            "offsetof(struct proc_event, event_data)", ProcessConnector.eventDataOffset,
+            kh_offsetof_proc_event_event_data),
+    ]
+
     /// The errno values, which Glibc imports.
     static let errnos: [Pair] = [
         Pair("EINTR", Errno.intr, EINTR),
@@ -212,7 +229,7 @@ import Testing
 
     /// The tables above, by name (a test case each).
     enum Table: String, CaseIterable {
-        case netlink, sockets, links, routes, genericNetlink, shim, errnos
+        case netlink, sockets, links, routes, genericNetlink, shim, processConnector, errnos
 
         var pairs: [Pair] {
             switch self {
@@ -222,6 +239,7 @@ import Testing
             case .routes: KernelConstantTests.routes
             case .genericNetlink: KernelConstantTests.genericNetlink
             case .shim: KernelConstantTests.shim
+            case .processConnector: KernelConstantTests.processConnector
             case .errnos: KernelConstantTests.errnos
             }
         }

@@ -29,10 +29,13 @@ import Glibc
 /// - a watched directory changes (inotify), or the mount table does (a namespace
 ///   is named by a bind mount, and container runtimes mount their root file
 ///   systems): a new named namespace is seen at once;
-/// - ``rescanInterval`` passes (2 s): a namespace held only by a process that made
-///   no mount (`unshare -n`), and the exit of the last process holding one, are
-///   seen within it. Without `includeProcesses`, and with every directory watched,
-///   there is no rescan: an idle monitor makes no wake-up.
+/// - a process starts, changes program or ends (the kernel's process events, which
+///   it sends to root on the host): a namespace held only by a process that made no
+///   mount (`unshare -n`), and the end of the last process holding one, are seen
+///   within ``rescanInterval`` (2 s). The rescan bound: at most one such scan per
+///   interval, however many processes start. Where the kernel sends no process
+///   events (not root, or in a container's user or PID namespace), it looks every
+///   interval instead. An idle host means no scan and no wake-up.
 ///
 /// A namespace disappears when a scan finds no watched name and no process for it
 /// (a descriptor that still holds it, this library's monitors' included, is not
@@ -51,7 +54,8 @@ public final class NetworkNamespaceMonitor: Sendable {
     public let directories: [String]
     /// Whether namespaces held by processes are looked for (`/proc/PID/ns/net`).
     public let includesProcesses: Bool
-    /// How often it looks again without a sign of change.
+    /// The least time between two scans that no name's change asked for; where the
+    /// kernel sends no process events, how often it looks.
     public let rescanInterval: Duration
 
     private let systemCalls: SystemCalls
@@ -69,12 +73,13 @@ public final class NetworkNamespaceMonitor: Sendable {
         var lastProblem: String?
         /// What the thread's watches lack since ``start()``, if anything.
         var watchProblem: String?
+        var followsProcessEvents = false
         var scans = 0
     }
 
     /// A monitor of the namespaces named in `directories` (each a directory whose
     /// entries are namespace files) and, with `includeProcesses`, of those held by
-    /// processes; it looks again every `rescanInterval` without a sign of change.
+    /// processes, looking at `/proc` at most once per `rescanInterval` for them.
     /// It watches nothing until ``start()``.
     public convenience init(
         directories: [String] = defaultDirectories, includeProcesses: Bool = true,
@@ -169,7 +174,9 @@ public final class NetworkNamespaceMonitor: Sendable {
             systemCalls.close(wake)
             return
         }
-        let watch = Watch(directories: directories, systemCalls: systemCalls)
+        // The kernel's process events are its processes': a fake /proc has none.
+        let watch = Watch(
+            directories: directories, processes: includesProcesses && procRoot == "/proc", systemCalls: systemCalls)
         // The thread first, held until the first scan is done here: a start that can't
         // make it has looked at nothing, and a later one reports every namespace.
         let firstScan = DispatchSemaphore(value: 0)
@@ -191,7 +198,10 @@ public final class NetworkNamespaceMonitor: Sendable {
             systemCalls.close(wake)
             throw error
         }
-        state.withLock { $0.watchProblem = watch.problem }
+        state.withLock { state in
+            state.watchProblem = watch.problem
+            state.followsProcessEvents = watch.processes != nil
+        }
         look()
         firstScan.signal()
     }
@@ -223,6 +233,9 @@ public final class NetworkNamespaceMonitor: Sendable {
     /// Scans since ``start()`` (tests and benchmarks count them).
     var scanCount: Int { state.withLock { $0.scans } }
 
+    /// Whether `/proc` is looked at on the kernel's process events, not on a timer.
+    var followsProcessEvents: Bool { state.withLock { $0.followsProcessEvents } }
+
     // MARK: The thread
 
     /// What tells the thread to look again: inotify on the directories, the mount table.
@@ -230,14 +243,18 @@ public final class NetworkNamespaceMonitor: Sendable {
         // @unchecked: the descriptors are read on the monitor's thread only.
         let inotify: Int32
         let mounts: Int32
+        /// The kernel's process events, when it sends them to this process (root on
+        /// the host) and processes are looked for: else `/proc` is looked at on a timer.
+        let processes: ProcessConnector?
         let systemCalls: SystemCalls
         /// The directories watched, by watch descriptor (re-added when they come back).
         var watched: [Int32: String] = [:]
         /// What could not be set up: then new names are seen at rescans only.
         let problem: String?
 
-        init(directories: [String], systemCalls: SystemCalls) {
+        init(directories: [String], processes: Bool, systemCalls: SystemCalls) {
             self.systemCalls = systemCalls
+            self.processes = processes ? ProcessConnector(systemCalls: systemCalls) : nil
             var problems: [String] = []
             switch systemCalls.inotify() {
             case .success(let fd): inotify = fd
@@ -290,6 +307,7 @@ public final class NetworkNamespaceMonitor: Sendable {
         func close() {
             if inotify >= 0 { systemCalls.close(inotify) }
             if mounts >= 0 { systemCalls.close(mounts) }
+            processes?.close()
         }
     }
 
@@ -301,15 +319,25 @@ public final class NetworkNamespaceMonitor: Sendable {
     ) {
         var watch = watch
         defer { watch.close() }
-        let parts = interval.components
-        let milliseconds = Int32(clamping: parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000)
+        // A name comes with a bind mount, and the mount table says so: only a blind
+        // spot (processes and no process events, or no mount table) needs a timer.
+        var schedule = RescanSchedule(
+            interval: interval, periodic: watch.mounts < 0 || (processes && watch.processes == nil),
+            lastScan: .now)
         while true {
-            // Without processes to look at, and with every directory and the mount table
-            // watched, only an event can bring news: no rescan, no wake-up.
-            let blind = processes || watch.mounts < 0 || watch.watched.count < directories.count
+            let timeout = schedule.deadline.map { deadline -> Int32 in
+                // Rounded up: a poll that returned early would scan late, after another wait.
+                let left = (deadline - .now).components
+                let milliseconds =
+                    left.seconds * 1000 + (left.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+                return Int32(clamping: max(0, milliseconds))
+            }
+            // While a scan is due anyway, process events are left queued: a fork storm
+            // wakes the thread once per interval, not once per fork.
+            let listening = schedule.due == nil ? watch.processes?.fd ?? -1 : -1
             let ready: UInt64
             switch systemCalls.poll(
-                [wake, watch.inotify, watch.mounts], timeoutMilliseconds: blind ? milliseconds : -1, subject: .monitor,
+                [wake, watch.inotify, watch.mounts, listening], timeoutMilliseconds: timeout ?? -1, subject: .monitor,
                 priority: 1 << 2)
             {
             case .success(let bits): ready = bits
@@ -319,12 +347,16 @@ public final class NetworkNamespaceMonitor: Sendable {
             }
             guard let monitor = reference.monitor, !monitor.state.withLock({ $0.stopRequested }) else { return }
             if ready & 1 << 1 != 0 { watch.drain() }
+            if ready & 1 << 3 != 0, watch.processes?.drain() == true { schedule.processesChanged(at: .now) }
+            let named = ready & (1 << 1 | 1 << 2) != 0
+            guard named || schedule.isDue(at: .now) else { continue }
+            // What is queued came before this scan, which sees it.
+            _ = watch.processes?.drain()
             watch.addMissing(directories)
-            // A rescan that nothing asked for lists only the processes: the watched
-            // directories said nothing (a new name is an inotify event, a bind a
-            // mount-table change).
-            let quiet = ready & (1 << 1 | 1 << 2) == 0
-            monitor.look(unchanged: quiet ? Set(watch.watched.values) : [])
+            // A rescan for processes lists only them: the watched directories said
+            // nothing (a new name is an inotify event, a bind a mount-table change).
+            monitor.look(unchanged: named ? [] : Set(watch.watched.values))
+            schedule.scanned(at: .now)
         }
     }
 
@@ -367,4 +399,41 @@ public final class NetworkNamespaceMonitor: Sendable {
             return seen.insert(path).inserted ? path : nil
         }
     }
+}
+
+/// When the monitor looks at `/proc` again without a name's change. The rescan
+/// bound (a correctness rule: a host's fork storm must not become a scan storm):
+/// at most one such scan per `interval`. With process events, the first event
+/// after a quiet interval is looked at at once, and those within an interval of
+/// the last scan wait for its end, together; without them (`periodic`), it looks
+/// every `interval`.
+struct RescanSchedule {
+    let interval: Duration
+    /// No process events: a namespace held by a process is found by looking.
+    let periodic: Bool
+    private(set) var lastScan: ContinuousClock.Instant
+    /// When the scan the process events asked for is due (nil: none asked).
+    private(set) var due: ContinuousClock.Instant?
+
+    init(interval: Duration, periodic: Bool, lastScan: ContinuousClock.Instant) {
+        self.interval = interval
+        self.periodic = periodic
+        self.lastScan = lastScan
+    }
+
+    /// A process started or ended at `now`.
+    mutating func processesChanged(at now: ContinuousClock.Instant) {
+        if due == nil { due = max(now, lastScan + interval) }
+    }
+
+    /// A scan (of anything: every scan lists `/proc`) ended at `now`.
+    mutating func scanned(at now: ContinuousClock.Instant) {
+        lastScan = now
+        due = nil
+    }
+
+    /// When the next scan is due, if one is.
+    var deadline: ContinuousClock.Instant? { periodic ? lastScan + interval : due }
+
+    func isDue(at now: ContinuousClock.Instant) -> Bool { deadline.map { now >= $0 } ?? false }
 }

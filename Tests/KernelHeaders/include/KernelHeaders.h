@@ -46,11 +46,17 @@
     X(NL80211_ATTR_STA_INFO) X(NL80211_ATTR_SSID) X(NL80211_STA_INFO_SIGNAL)                         \
     X(NL80211_STA_INFO_SIGNAL_AVG) X(NL80211_STA_INFO_STA_FLAGS) X(NL80211_STA_FLAG_TDLS_PEER)       \
     X(NL80211_IFTYPE_STATION) X(NL80211_IFTYPE_P2P_CLIENT) X(ETH_ALEN)                               \
-    X(CLONE_NEWNET) X(CLONE_NEWNS) X(CLONE_FS) X(NS_GET_NSTYPE) X(__NR_pidfd_open) X(IN_MODIFY)
+    X(CLONE_NEWNET) X(CLONE_NEWNS) X(CLONE_FS) X(NS_GET_NSTYPE) X(__NR_pidfd_open) X(IN_MODIFY)      \
+    X(NETLINK_CONNECTOR) X(CN_IDX_PROC) X(CN_VAL_PROC) X(PROC_CN_MCAST_LISTEN) X(PROC_CN_MCAST_IGNORE) \
+    X(PROC_EVENT_NONE) X(PROC_EVENT_FORK) X(PROC_EVENT_EXEC) X(PROC_EVENT_EXIT)
 
 #define KERNEL_HEADER_DECLARE(name) extern const long long kh_##name;
 KERNEL_HEADER_CONSTANTS(KERNEL_HEADER_DECLARE)
 #undef KERNEL_HEADER_DECLARE
+
+/// The proc connector's layout: sizeof(struct nlmsghdr), sizeof(struct cn_msg),
+/// offsetof(struct proc_event, event_data).
+extern const long long kh_sizeof_nlmsghdr, kh_sizeof_cn_msg, kh_offsetof_proc_event_event_data;
 
 /// NL80211_GENL_NAME, the nl80211 family's name.
 extern const char *const kh_NL80211_GENL_NAME;

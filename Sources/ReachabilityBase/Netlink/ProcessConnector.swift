@@ -1,0 +1,182 @@
+import Glibc
+@_spi(Testing) package import ReachabilitySystem
+
+/// The kernel's process events (the proc connector, <linux/cn_proc.h>): a message
+/// for every fork, exec and exit on the host. The namespace monitor looks at
+/// `/proc` again when a process starts or ends, which is when a namespace held
+/// only by processes can come or go, instead of on a timer.
+///
+/// The kernel sends them only to a listener with CAP_NET_ADMIN in the host's user,
+/// PID and network namespaces (root on the host; the DaemonSet), and ignores or
+/// refuses any other: ``init(systemCalls:)`` is nil then, and the monitor falls back
+/// to its timer. Only the kernel's messages reach the socket; one that can't be
+/// read as an event still counts as one (the scan it asks for is the resync).
+package struct ProcessConnector {
+    /// NETLINK_CONNECTOR, the connector bus (<linux/netlink.h>).
+    package static let bus: Int32 = 11
+    /// CN_IDX_PROC and CN_VAL_PROC (<linux/connector.h>): the process events'
+    /// multicast group and the callback's id.
+    package static let index: UInt32 = 1
+    package static let value: UInt32 = 1
+    /// PROC_CN_MCAST_LISTEN and PROC_CN_MCAST_IGNORE.
+    package static let listen: UInt32 = 1
+    package static let ignore: UInt32 = 2
+    /// `enum what` of a struct proc_event: PROC_EVENT_NONE (the answer to a listen),
+    /// _FORK, _EXEC and _EXIT; the others (uid, gid, sid, ptrace, comm, coredump) don't
+    /// start or end a process.
+    package static let eventNone: UInt32 = 0
+    package static let eventFork: UInt32 = 1
+    package static let eventExec: UInt32 = 2
+    package static let eventExit: UInt32 = 0x8000_0000
+    /// sizeof(struct nlmsghdr), sizeof(struct cn_msg), and where a struct proc_event's
+    /// event_data starts.
+    package static let headerSize = 16
+    package static let messageSize = 20
+    package static let eventDataOffset = 16
+
+    /// What one datagram from the socket is.
+    package enum Message: Equatable {
+        /// The kernel's answer to a listen request: the request's `token` plus
+        /// one (the kernel numbers the message itself), and 0 or an errno.
+        case answer(acknowledging: UInt32, error: UInt32)
+        /// A process started, changed its program, or ended; or a message that
+        /// can't be read (it counts: a scan is the resync).
+        case process
+        /// A thread's start or end, or an event that starts or ends nothing.
+        case other
+    }
+
+    /// The listen (or ignore) request `token`, as the kernel takes it: a netlink
+    /// header, a connector header, the operation.
+    package static func request(_ operation: UInt32, token: UInt32) -> [UInt8] {
+        var bytes: [UInt8] = []
+        func append(_ value: some FixedWidthInteger) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
+        append(UInt32(headerSize + messageSize + 4))  // nlmsg_len
+        append(UInt16(NLMsgType.done))  // nlmsg_type: the connector's
+        append(UInt16(0))  // nlmsg_flags
+        append(token)  // nlmsg_seq
+        append(UInt32(0))  // nlmsg_pid: the kernel fills it
+        append(index)
+        append(value)
+        append(token)  // cn_msg.seq
+        append(token)  // cn_msg.ack: the answer's is this plus one
+        append(UInt16(4))  // cn_msg.len: the operation's
+        append(UInt16(0))  // cn_msg.flags
+        append(operation)
+        return bytes
+    }
+
+    /// What `datagram` says (one message: the kernel sends each event alone).
+    package static func message(_ datagram: UnsafeRawBufferPointer) -> Message {
+        let event = headerSize + messageSize
+        guard datagram.count >= event + eventDataOffset + 8,
+            datagram.loadUnaligned(fromByteOffset: headerSize, as: UInt32.self) == index,
+            datagram.loadUnaligned(fromByteOffset: headerSize + 4, as: UInt32.self) == value
+        else { return .process }
+        let data = event + eventDataOffset
+        let first = datagram.loadUnaligned(fromByteOffset: data, as: UInt32.self)
+        let second = datagram.loadUnaligned(fromByteOffset: data + 4, as: UInt32.self)
+        switch datagram.loadUnaligned(fromByteOffset: event, as: UInt32.self) {
+        case eventNone:
+            return .answer(
+                acknowledging: datagram.loadUnaligned(fromByteOffset: headerSize + 12, as: UInt32.self), error: first)
+        case eventExec:
+            return .process
+        case eventFork:
+            // parent pid, parent tgid, child pid, child tgid: a new thread has a child
+            // pid that isn't its tgid.
+            guard datagram.count >= data + 16 else { return .process }
+            let child = datagram.loadUnaligned(fromByteOffset: data + 8, as: UInt32.self)
+            let group = datagram.loadUnaligned(fromByteOffset: data + 12, as: UInt32.self)
+            return child == group ? .process : .other
+        case eventExit:
+            return first == second ? .process : .other
+        default:
+            return .other
+        }
+    }
+
+    private let handle: OpaquePointer
+    /// The descriptor, for poll(2).
+    package let fd: Int32
+    private let systemCalls: SystemCalls
+    private let token: UInt32
+    private static let subject = SystemCallSubject.netlink(.processEvents)
+
+    /// Subscribes to the process events; nil when the kernel won't send them (no
+    /// CAP_NET_ADMIN, or not in the host's namespaces) or a call failed (out of
+    /// descriptors).
+    package init?(systemCalls: SystemCalls) {
+        let subject = Self.subject
+        guard
+            case .success(let handle) = systemCalls.netlinkOpen(
+                bus: Self.bus, flags: SockFlag.nonBlock | SockFlag.closeOnExec, subject: subject)
+        else { return nil }
+        self.handle = handle
+        self.fd = systemCalls.netlinkDescriptor(handle)
+        self.systemCalls = systemCalls
+        // Not 0 or all ones: an event's cn_msg.ack is 0, and the answer's is this plus one.
+        let token =
+            1 + (UInt32(truncatingIfNeeded: getpid()) &* 2_654_435_761 &+ UInt32(truncatingIfNeeded: fd)) % 0xFFFF_FFFD
+        self.token = token
+        let request = Self.request(Self.listen, token: token)
+        guard case .success = systemCalls.netlinkBind(handle, groups: Self.index, subject: subject),
+            case .success = request.withUnsafeBytes({ systemCalls.netlinkSend(handle, $0, subject: subject) })
+        else {
+            systemCalls.netlinkClose(handle)
+            return nil
+        }
+        // The kernel answers within the send, on the group: the answer is queued now
+        // (after any events from before it), or never comes (a listener outside the
+        // host's user or PID namespace is ignored, and one in another network
+        // namespace hears nothing).
+        var answered = false
+        _ = drain { message in
+            if case .answer(let acknowledged, let error) = message, acknowledged == token &+ 1 { answered = error == 0 }
+        }
+        guard answered else {
+            systemCalls.netlinkClose(handle)
+            return nil
+        }
+    }
+
+    /// Reads every queued message: whether one was a process's start, exec or end,
+    /// or messages were lost (the queue overflowed: ENOBUFS).
+    package func drain() -> Bool {
+        var started = false
+        let lost = drain { message in if message == .process { started = true } }
+        return started || lost
+    }
+
+    /// Reads the queued messages into `each`, up to ``drainLimit``; true when some
+    /// were lost or left (a flood: what they say is only that a scan is due).
+    private func drain(_ each: (Message) -> Void) -> Bool {
+        // An event is under 100 bytes; a longer datagram is read in part, and its
+        // start says what it is.
+        withUnsafeTemporaryAllocation(byteCount: 256, alignment: 8) { raw in
+            var lost = false
+            for _ in 0..<Self.drainLimit {
+                switch systemCalls.read(fd, into: raw, subject: Self.subject) {
+                case .success(let count) where count > 0:
+                    each(Self.message(UnsafeRawBufferPointer(rebasing: raw[..<count])))
+                case .failure(let failure) where failure.errno == Errno.noBufs:
+                    lost = true
+                default:
+                    return lost
+                }
+            }
+            return true
+        }
+    }
+
+    /// The messages one drain reads at most: a fork storm is not read to its end.
+    package static let drainLimit = 1024
+
+    /// Says the listener is gone (the kernel counts listeners, and makes events
+    /// while there is one), and closes the socket.
+    package func close() {
+        let request = Self.request(Self.ignore, token: token)
+        _ = request.withUnsafeBytes { systemCalls.netlinkSend(handle, $0, subject: Self.subject) }
+        systemCalls.netlinkClose(handle)
+    }
+}
