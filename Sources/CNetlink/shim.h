@@ -6,6 +6,7 @@
 #define CNETLINK_SHIM_H
 
 #include <libmnl/libmnl.h>
+#include <linux/filter.h>
 #include <linux/rtnetlink.h>
 #include <sys/eventfd.h>
 #include <sys/epoll.h>
@@ -113,6 +114,13 @@ static inline uint32_t cnl_inotify_directory_mask(void) {
 
 /// IN_Q_OVERFLOW: the kernel dropped inotify events.
 static inline uint32_t cnl_inotify_overflow(void) { return IN_Q_OVERFLOW; }
+
+/// Attaches `count` instructions of classic BPF to socket `fd` (SO_ATTACH_FILTER): the
+/// kernel runs them on each datagram, and queues only what they keep.
+static inline int cnl_attach_filter(int fd, const struct sock_filter *program, unsigned short count) {
+    struct sock_fprog fprog = { .len = count, .filter = (struct sock_filter *)program };
+    return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fprog, sizeof fprog);
+}
 
 /// Names the calling thread (prctl PR_SET_NAME; at most 15 bytes are kept).
 static inline int cnl_set_thread_name(const char *name) { return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL); }

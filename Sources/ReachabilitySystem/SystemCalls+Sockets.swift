@@ -140,6 +140,20 @@ extension SystemCalls {
             : .failure(SystemError(call: "setsockopt(\(subject.description), \(level), \(name))", errno: error))
     }
 
+    /// setsockopt(2) SO_ATTACH_FILTER: `program` (classic BPF: struct sock_filter's code,
+    /// jt, jf, k) decides, in the kernel, which datagrams the socket queues.
+    package func attachFilter(
+        _ fd: Int32, _ program: [(code: UInt16, jt: UInt8, jf: UInt8, k: UInt32)], subject: SystemCallSubject
+    ) -> Result<Void, SystemError> {
+        let instructions = program.map { sock_filter(code: $0.code, jt: $0.jt, jf: $0.jf, k: $0.k) }
+        let (rc, error) = perform(.setsockopt, subject, retryingInterrupts: false) {
+            instructions.withUnsafeBufferPointer { cnl_attach_filter(fd, $0.baseAddress, UInt16(clamping: $0.count)) }
+        }
+        return rc == 0
+            ? .success(())
+            : .failure(SystemError(call: "setsockopt(\(subject.description), SO_ATTACH_FILTER)", errno: error))
+    }
+
     /// getsockopt(2) for an Int32 value; nil when it fails.
     package func option(_ fd: Int32, level: Int32, name: Int32, subject: SystemCallSubject) -> Int32? {
         var value: Int32 = 0

@@ -207,6 +207,11 @@ import Testing
         Pair("PROC_EVENT_FORK", ProcessConnector.eventFork, kh_PROC_EVENT_FORK),
         Pair("PROC_EVENT_EXEC", ProcessConnector.eventExec, kh_PROC_EVENT_EXEC),
         Pair("PROC_EVENT_EXIT", ProcessConnector.eventExit, kh_PROC_EVENT_EXIT),
+        Pair("BPF_LD | BPF_W | BPF_ABS", ProcessConnector.loadWord, kh_bpf_load_word),
+        Pair("BPF_JMP | BPF_JEQ | BPF_K", ProcessConnector.jumpIfConstant, kh_bpf_jump_if_constant),
+        Pair("BPF_JMP | BPF_JEQ | BPF_X", ProcessConnector.jumpIfX, kh_bpf_jump_if_x),
+        Pair("BPF_MISC | BPF_TAX", ProcessConnector.intoX, kh_bpf_into_x),
+        Pair("BPF_RET | BPF_K", ProcessConnector.returnConstant, kh_bpf_return_constant),
         Pair("sizeof(struct nlmsghdr)", ProcessConnector.headerSize, kh_sizeof_nlmsghdr),
         Pair("sizeof(struct cn_msg)", ProcessConnector.messageSize, kh_sizeof_cn_msg),
         Pair(

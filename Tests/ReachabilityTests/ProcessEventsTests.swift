@@ -13,7 +13,7 @@ import Testing
         -> [UInt8]
     {
         var bytes: [UInt8] = []
-        func append(_ value: some FixedWidthInteger) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
+        func append(_ value: some FixedWidthInteger) { withUnsafeBytes(of: value) { bytes += $0 } }
         let length = 16 + 20 + 16 + 4 * data.count
         append(UInt32(length))
         append(UInt16(3))

@@ -50,7 +50,8 @@ package struct ProcessConnector {
     /// header, a connector header, the operation.
     package static func request(_ operation: UInt32, token: UInt32) -> [UInt8] {
         var bytes: [UInt8] = []
-        func append(_ value: some FixedWidthInteger) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
+        // Netlink speaks the host's byte order.
+        func append(_ value: some FixedWidthInteger) { withUnsafeBytes(of: value) { bytes += $0 } }
         append(UInt32(headerSize + messageSize + 4))  // nlmsg_len
         append(UInt16(NLMsgType.done))  // nlmsg_type: the connector's
         append(UInt16(0))  // nlmsg_flags
@@ -96,6 +97,41 @@ package struct ProcessConnector {
         }
     }
 
+    /// classic BPF opcodes (<linux/bpf_common.h>, <linux/filter.h>): a word loaded
+    /// from an offset, a jump if equal to the constant or to X, A into X, a return.
+    package static let loadWord: UInt16 = 0x20  // BPF_LD | BPF_W | BPF_ABS
+    package static let jumpIfConstant: UInt16 = 0x15  // BPF_JMP | BPF_JEQ | BPF_K
+    package static let jumpIfX: UInt16 = 0x1d  // BPF_JMP | BPF_JEQ | BPF_X
+    package static let intoX: UInt16 = 0x07  // BPF_MISC | BPF_TAX
+    package static let returnConstant: UInt16 = 0x06  // BPF_RET | BPF_K
+
+    /// The socket's filter, run by the kernel on each message: it keeps the answer to a
+    /// listen and a process's fork, exec and exit, and drops a thread's and the other
+    /// events, so that a host's thread churn never wakes the monitor. (A load reads in
+    /// network byte order: the constants are compared as `bigEndian`.)
+    package static let filter: [(code: UInt16, jt: UInt8, jf: UInt8, k: UInt32)] = {
+        let what = UInt32(headerSize + messageSize)
+        let data = what + UInt32(eventDataOffset)
+        // Instruction 13 keeps the message, 14 drops it; a jump goes 1 + jt (or jf) on.
+        return [
+            (loadWord, 0, 0, what),  // 0
+            (jumpIfConstant, 11, 0, eventNone.bigEndian),  // 1: the answer
+            (jumpIfConstant, 10, 0, eventExec.bigEndian),  // 2
+            (jumpIfConstant, 1, 0, eventFork.bigEndian),  // 3: to 5
+            (jumpIfConstant, 4, 9, eventExit.bigEndian),  // 4: to 9, else drop
+            (loadWord, 0, 0, data + 8),  // 5: the child's pid
+            (intoX, 0, 0, 0),  // 6
+            (loadWord, 0, 0, data + 12),  // 7: the child's tgid
+            (jumpIfX, 4, 5, 0),  // 8: a process (pid == tgid), else a thread
+            (loadWord, 0, 0, data),  // 9: the pid that ended
+            (intoX, 0, 0, 0),  // 10
+            (loadWord, 0, 0, data + 4),  // 11: its tgid
+            (jumpIfX, 0, 1, 0),  // 12
+            (returnConstant, 0, 0, 0xFFFF_FFFF),  // 13: keep
+            (returnConstant, 0, 0, 0),  // 14: drop
+        ]
+    }()
+
     private let handle: OpaquePointer
     /// The descriptor, for poll(2).
     package let fd: Int32
@@ -120,6 +156,9 @@ package struct ProcessConnector {
             1 + (UInt32(truncatingIfNeeded: getpid()) &* 2_654_435_761 &+ UInt32(truncatingIfNeeded: fd)) % 0xFFFF_FFFD
         self.token = token
         let request = Self.request(Self.listen, token: token)
+        // Without the filter (it can fail only for memory), thread events are read and
+        // dropped here instead.
+        _ = systemCalls.attachFilter(fd, Self.filter, subject: subject)
         guard case .success = systemCalls.netlinkBind(handle, groups: Self.index, subject: subject),
             case .success = request.withUnsafeBytes({ systemCalls.netlinkSend(handle, $0, subject: subject) })
         else {
@@ -128,14 +167,16 @@ package struct ProcessConnector {
         }
         // The kernel answers within the send, on the group: the answer is queued now
         // (after any events from before it), or never comes (a listener outside the
-        // host's user or PID namespace is ignored, and one in another network
-        // namespace hears nothing).
+        // host's user or PID namespace is ignored; in another network namespace the
+        // send fails, the connector being the host namespace's only).
         var answered = false
         _ = drain { message in
             if case .answer(let acknowledged, let error) = message, acknowledged == token &+ 1 { answered = error == 0 }
         }
         guard answered else {
-            systemCalls.netlinkClose(handle)
+            // An answer lost (the queue overflowed) may hide a listen the kernel counted:
+            // take it back (ignored, as the listen was, where the kernel ignores this one).
+            close()
             return nil
         }
     }
@@ -150,7 +191,7 @@ package struct ProcessConnector {
 
     /// Reads the queued messages into `each`, up to ``drainLimit``; true when some
     /// were lost or left (a flood: what they say is only that a scan is due).
-    private func drain(_ each: (Message) -> Void) -> Bool {
+    func drain(_ each: (Message) -> Void) -> Bool {
         // An event is under 100 bytes; a longer datagram is read in part, and its
         // start says what it is.
         withUnsafeTemporaryAllocation(byteCount: 256, alignment: 8) { raw in

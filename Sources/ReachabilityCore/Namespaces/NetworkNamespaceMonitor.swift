@@ -55,7 +55,7 @@ public final class NetworkNamespaceMonitor: Sendable {
     /// Whether namespaces held by processes are looked for (`/proc/PID/ns/net`).
     public let includesProcesses: Bool
     /// The least time between two scans that no name's change asked for; where the
-    /// kernel sends no process events, how often it looks.
+    /// kernel sends no process events, how often it looks (10 ms to a year).
     public let rescanInterval: Duration
 
     private let systemCalls: SystemCalls
@@ -75,6 +75,7 @@ public final class NetworkNamespaceMonitor: Sendable {
         var watchProblem: String?
         var followsProcessEvents = false
         var scans = 0
+        var rescans = 0
     }
 
     /// A monitor of the namespaces named in `directories` (each a directory whose
@@ -97,7 +98,7 @@ public final class NetworkNamespaceMonitor: Sendable {
     ) {
         self.directories = Self.normalized(directories)
         self.includesProcesses = includeProcesses
-        self.rescanInterval = max(rescanInterval, .milliseconds(10))
+        self.rescanInterval = min(max(rescanInterval, .milliseconds(10)), .seconds(31_536_000))
         self.systemCalls = systemCalls
         self.procRoot = procRoot
     }
@@ -227,18 +228,22 @@ public final class NetworkNamespaceMonitor: Sendable {
     }
 
     /// What the last scan could not see or found no namespace at (a named path), or
-    /// what the watches lack (new namespaces are then seen at rescans only), if anything.
+    /// what the watches lack (new names are then seen later), if anything.
     public var lastProblem: String? { state.withLock { $0.lastProblem } }
 
     /// Scans since ``start()`` (tests and benchmarks count them).
     var scanCount: Int { state.withLock { $0.scans } }
+
+    /// Those of them no name's change asked for: for processes, or on the timer.
+    var rescanCount: Int { state.withLock { $0.rescans } }
 
     /// Whether `/proc` is looked at on the kernel's process events, not on a timer.
     var followsProcessEvents: Bool { state.withLock { $0.followsProcessEvents } }
 
     // MARK: The thread
 
-    /// What tells the thread to look again: inotify on the directories, the mount table.
+    /// What tells the thread to look again: inotify on the directories, the mount table,
+    /// the kernel's process events.
     private struct Watch: @unchecked Sendable {
         // @unchecked: the descriptors are read on the monitor's thread only.
         let inotify: Int32
@@ -249,7 +254,8 @@ public final class NetworkNamespaceMonitor: Sendable {
         let systemCalls: SystemCalls
         /// The directories watched, by watch descriptor (re-added when they come back).
         var watched: [Int32: String] = [:]
-        /// What could not be set up: then new names are seen at rescans only.
+        /// What could not be set up: then new names are seen at mount-table changes
+        /// only (no inotify), or at rescans (no mount table).
         let problem: String?
 
         init(directories: [String], processes: Bool, systemCalls: SystemCalls) {
@@ -268,10 +274,9 @@ public final class NetworkNamespaceMonitor: Sendable {
                 mounts = -1
                 problems.append("\(failure.reachabilityError)")
             }
-            problem =
-                problems.isEmpty
-                ? nil
-                : "namespaces are seen at rescans only: " + problems.joined(separator: "; ")
+            let seen =
+                mounts < 0 ? "new names are seen at rescans only" : "new names are seen at mount-table changes only"
+            problem = problems.isEmpty ? nil : seen + ": " + problems.joined(separator: "; ")
             addMissing(directories)
         }
 
@@ -356,6 +361,7 @@ public final class NetworkNamespaceMonitor: Sendable {
             // A rescan for processes lists only them: the watched directories said
             // nothing (a new name is an inotify event, a bind a mount-table change).
             monitor.look(unchanged: named ? [] : Set(watch.watched.values))
+            if !named { monitor.state.withLock { $0.rescans += 1 } }
             schedule.scanned(at: .now)
         }
     }

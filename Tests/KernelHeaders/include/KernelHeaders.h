@@ -57,6 +57,10 @@ KERNEL_HEADER_CONSTANTS(KERNEL_HEADER_DECLARE)
 /// The proc connector's layout: sizeof(struct nlmsghdr), sizeof(struct cn_msg),
 /// offsetof(struct proc_event, event_data).
 extern const long long kh_sizeof_nlmsghdr, kh_sizeof_cn_msg, kh_offsetof_proc_event_event_data;
+/// The classic BPF instructions of its filter: BPF_LD | BPF_W | BPF_ABS, BPF_JMP | BPF_JEQ
+/// | BPF_K and | BPF_X, BPF_MISC | BPF_TAX, BPF_RET | BPF_K.
+extern const long long kh_bpf_load_word, kh_bpf_jump_if_constant, kh_bpf_jump_if_x, kh_bpf_into_x,
+    kh_bpf_return_constant;
 
 /// NL80211_GENL_NAME, the nl80211 family's name.
 extern const char *const kh_NL80211_GENL_NAME;
