@@ -327,12 +327,8 @@ public final class Connectivity: Sendable, CustomStringConvertible {
             return state.streams.add(continuation)
         }
         continuation.onTermination = { [weak self] _ in
-            // The removed continuation is released here, after unlocking.
             let owner = self
-            StreamRegistry<ConnectivityResult>.removeLater {
-                let removed = owner?.state.withLock { $0.streams.remove(id) }
-                withExtendedLifetime(removed) {}
-            }
+            StreamRegistry<ConnectivityResult>.removeLater { owner?.state.withLock { $0.streams.remove(id) } }
         }
         return stream
     }
@@ -350,10 +346,7 @@ public final class Connectivity: Sendable, CustomStringConvertible {
         let id = state.withLock { $0.checkStreams.add(continuation) }
         continuation.onTermination = { [weak self] _ in
             let owner = self
-            StreamRegistry<ConnectivityResult>.removeLater {
-                let removed = owner?.state.withLock { $0.checkStreams.remove(id) }
-                withExtendedLifetime(removed) {}
-            }
+            StreamRegistry<ConnectivityResult>.removeLater { owner?.state.withLock { $0.checkStreams.remove(id) } }
         }
         return stream
     }

@@ -180,8 +180,8 @@ extension SystemCalls {
         return .success(handle)
     }
 
-    /// Binds a netlink socket to a port of the kernel's choosing, no groups
-    /// (mnl_socket_bind: bind(2) and getsockname(2)).
+    /// Binds a netlink socket to a port of the kernel's choosing, joining `groups` (a
+    /// mask of groups 1–32; mnl_socket_bind: bind(2) and getsockname(2)).
     package func netlinkBind(_ handle: OpaquePointer, groups: UInt32 = 0, subject: SystemCallSubject) -> Result<
         Void, SystemError
     > {

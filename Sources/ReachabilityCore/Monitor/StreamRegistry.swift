@@ -25,8 +25,9 @@ package struct StreamRegistry<Element: Sendable>: Sendable {
     /// yield under the owner's lock (the reader thread's delivery) takes the same status
     /// lock: the two, each waiting for the other's lock, hung `check -i A -i B` for good.
     /// A terminated stream takes no more values, so yielding to it meanwhile is nothing.
-    package static func removeLater(_ removal: @escaping @Sendable () -> Void) {
-        DispatchQueue.global().async(execute: removal)
+    /// `removal` returns the continuation it removed: released here, after the lock.
+    package static func removeLater(_ removal: @escaping @Sendable () -> AsyncStream<Element>.Continuation?) {
+        DispatchQueue.global().async { withExtendedLifetime(removal()) {} }
     }
 
     /// Yielding runs no user code: safe under the owner's lock.

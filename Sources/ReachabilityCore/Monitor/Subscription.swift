@@ -211,10 +211,7 @@ extension Subscription {
         }
         continuation.onTermination = { [weak self] _ in
             let owner = self
-            StreamRegistry<State>.removeLater {
-                let removed = owner?.storage.withLock { $0.streams.remove(id) }
-                withExtendedLifetime(removed) {}
-            }
+            StreamRegistry<State>.removeLater { owner?.storage.withLock { $0.streams.remove(id) } }
         }
         return stream
     }

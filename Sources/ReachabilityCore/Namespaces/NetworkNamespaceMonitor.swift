@@ -135,10 +135,7 @@ public final class NetworkNamespaceMonitor: Sendable {
         let id = state.withLock { $0.streams.add(continuation) }
         continuation.onTermination = { [weak self] _ in
             let owner = self
-            StreamRegistry<NetworkNamespaceEvent>.removeLater {
-                let removed = owner?.state.withLock { $0.streams.remove(id) }
-                withExtendedLifetime(removed) {}
-            }
+            StreamRegistry<NetworkNamespaceEvent>.removeLater { owner?.state.withLock { $0.streams.remove(id) } }
         }
         return stream
     }
