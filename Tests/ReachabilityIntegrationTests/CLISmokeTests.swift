@@ -455,14 +455,20 @@ struct CLISmokeTests {
     @Test("The full command gets the small one's arguments byte for byte, bytes that are not UTF-8 too")
     func handOverByteForByte() throws {
         // The small command beside a stand-in full command that prints each argument's bytes.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("handover-\(UUID().uuidString)").path
+        // Neither file is ever open for writing in this process: a child another test
+        // forks meanwhile would hold that descriptor until its exec, and running the
+        // file then fails with ETXTBSY. So the small command is a hard link (beside the
+        // build's executables, on their file system) and a child writes the stand-in.
+        let original = URL(fileURLWithPath: CLI.path).resolvingSymlinksInPath()
+        let folder = original.deletingLastPathComponent().appendingPathComponent("handover-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        try FileManager.default.copyItem(atPath: CLI.path, toPath: folder + "/reachability")
+        try #require(link(original.path, folder + "/reachability") == 0, "link: \(String(cString: strerror(errno)))")
         let standIn =
             "#!/bin/sh\nfor argument in \"$0\" \"$@\"; do printf '%s' \"$argument\" | od -An -tx1 | tr -d ' \\n'; echo; done\n"
-        _ = FileManager.default.createFile(
-            atPath: folder + "/reachability-full", contents: Data(standIn.utf8), attributes: [.posixPermissions: 0o755])
+        _ = try Command.check([
+            "sh", "-c", #"printf '%s' "$1" > "$2" && chmod 755 "$2""#, "sh", standIn, folder + "/reachability-full",
+        ])
         let output = try Command.run([
             "sh", "-c", #"exec "$0" check "$(printf '\377\376')" --url "$(printf 'http://a/\303')""#,
             folder + "/reachability",
