@@ -149,7 +149,7 @@ package enum ResolverCheck {
             outcome: .noServers(resolvConf: path), resolvConf: path, asked: servers.map(\.text), notAsked: notAsked)
         guard !servers.isEmpty else { return report }
         let deadline = max(started + Int64(budget), milliseconds() + 1)
-        report.outcome = try JoinableThread.inNamespace(environment.networkNamespacePath, systemCalls: system) {
+        report.outcome = try JoinableThread.inNamespace(environment) {
             () throws(ReachabilityError) -> Outcome in
             try ask(servers, until: deadline, budget: budget, systemCalls: system)
         }

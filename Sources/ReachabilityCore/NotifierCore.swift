@@ -221,9 +221,9 @@ final class NotifierCore: Subscription {
     func requestResolution() {
         guard let name = lookupName else { return }
         var namespace = storage.withLock { $0.monitor }?.namespace
-        if namespace == nil, let path = environment.networkNamespacePath {
+        if namespace == nil {
             do throws(ReachabilityError) {
-                namespace = try NetworkNamespace.open(path, systemCalls: environment.systemCalls)
+                namespace = try environment.openNamespace()
             } catch {
                 resolverFailed(error.resolving(spec.description))
                 return

@@ -190,7 +190,8 @@ extension Status {
     enum Outcome: Sendable {
         case state(name: String, ReachabilityState)
         case failed(ReachabilityError)
-        /// It went away before it could be entered (its last holder exited).
+        /// It went away before it could be entered, or its path leads elsewhere now
+        /// (its holder exited or moved to another namespace).
         case gone
     }
 
@@ -204,7 +205,7 @@ extension Status {
             }
             return .state(name: name, first ?? reachability.state)
         } catch let error as ReachabilityError {
-            return error.code == .namespace && error.errno == ENOENT ? .gone : .failed(error)
+            return error.code == .namespace && !namespace.isAtPath ? .gone : .failed(error)
         } catch {
             return .failed(ReachabilityError(.systemCall, "\(error)"))
         }
@@ -222,8 +223,8 @@ extension Interfaces {
         for namespace in NamespaceLabel.list(all) {
             do throws(ReachabilityError) {
                 listed.append((namespace, try NetworkInterfaces.list(environment: namespace.environment)))
-            } catch  where error.code == .namespace && error.errno == ENOENT {
-                continue  // Gone since the listing.
+            } catch  where error.code == .namespace && !namespace.isAtPath {
+                continue  // Gone since the listing, or its holder moved on.
             } catch {
                 failed = true
                 CLIProcess.writeError(
@@ -253,8 +254,9 @@ extension Interfaces {
 /// What `watch` and `exporter` keep per namespace under `--all-namespaces`: what
 /// `start` made for it, from its appearance to its disappearance (then `stop`).
 /// One that can't be entered is reported once and left out; one that failed for
-/// want of descriptors, memory or threads is tried again at the next namespace
-/// event (a disappearance frees what it held). Events come one at a time, on the
+/// want of descriptors, memory or threads, or whose path no longer leads to it, is
+/// tried again at the next namespace event (a disappearance frees what it held; a
+/// change gives it another path). Events come one at a time, on the
 /// namespace monitor's thread; the entries can be read from any thread.
 final class NamespaceFollower<Entry: Sendable>: @unchecked Sendable {
     // @unchecked: `waiting` and `start`/`stop` are used on the monitor's thread only;
@@ -263,11 +265,22 @@ final class NamespaceFollower<Entry: Sendable>: @unchecked Sendable {
     private var waiting: [NetworkNamespaceInfo.ID: NetworkNamespaceInfo] = [:]
     private let start: (NetworkNamespaceInfo) throws -> Entry
     private let stop: (Entry) -> Void
-    private let announce: (NetworkNamespaceInfo, _ appeared: Bool) -> Void
+    private let announce: ((NetworkNamespaceInfo, Announcement) -> Void)?
+    /// What each namespace was announced as (``NamespaceLabel/name(_:)``), with an `announce` only.
+    private var labels: [NetworkNamespaceInfo.ID: String] = [:]
+
+    /// What `watch` prints a line for.
+    enum Announcement {
+        case appeared
+        /// Its name changed (``NamespaceLabel/name(_:)``): named after its process until
+        /// `ip netns add` or `ip netns attach` named it, or the other way round.
+        case renamed(from: String)
+        case disappeared
+    }
 
     init(
         start: @escaping (NetworkNamespaceInfo) throws -> Entry, stop: @escaping (Entry) -> Void,
-        announce: @escaping (NetworkNamespaceInfo, _ appeared: Bool) -> Void = { _, _ in }
+        announce: ((NetworkNamespaceInfo, Announcement) -> Void)? = nil
     ) {
         self.start = start
         self.stop = stop
@@ -282,9 +295,16 @@ final class NamespaceFollower<Entry: Sendable>: @unchecked Sendable {
     func handle(_ event: NetworkNamespaceEvent) {
         switch event {
         case .appeared(let namespace):
-            announce(namespace, true)
+            if let announce {
+                labels[namespace.id] = NamespaceLabel.name(namespace)
+                announce(namespace, .appeared)
+            }
             begin(namespace, retry: false)
         case .changed(let namespace):
+            if let announce, let label = labels[namespace.id], label != NamespaceLabel.name(namespace) {
+                labels[namespace.id] = NamespaceLabel.name(namespace)
+                announce(namespace, .renamed(from: label))
+            }
             // Held by another process now (the first one exited): follow it through that one.
             if waiting[namespace.id] != nil { waiting[namespace.id] = namespace }
             guard let known = entries.withLock({ $0[namespace.id] }), known.path != namespace.path else { break }
@@ -293,7 +313,10 @@ final class NamespaceFollower<Entry: Sendable>: @unchecked Sendable {
         case .disappeared(let namespace):
             waiting[namespace.id] = nil
             end(namespace.id)
-            announce(namespace, false)
+            if let announce {
+                labels[namespace.id] = nil
+                announce(namespace, .disappeared)
+            }
         }
         for namespace in waiting.values.sorted(by: { $0.id < $1.id }) {
             waiting[namespace.id] = nil
@@ -302,11 +325,19 @@ final class NamespaceFollower<Entry: Sendable>: @unchecked Sendable {
     }
 
     private func begin(_ namespace: NetworkNamespaceInfo, retry: Bool) {
+        // Its path leads elsewhere now: its holder exited or moved to another namespace
+        // (`ip netns add` is in the new one until it has named it), or its name went.
+        // Its change (a name, another holder) or its disappearance follows; until then
+        // it waits, and nothing is said.
+        guard namespace.isAtPath else {
+            waiting[namespace.id] = namespace
+            return
+        }
         do {
             let entry = try start(namespace)
             entries.withLock { $0[namespace.id] = (namespace.path, entry) }
-        } catch let error as ReachabilityError where error.code == .namespace && error.errno == ENOENT {
-            // Gone before it could be entered: its disappearance follows.
+        } catch let error as ReachabilityError where error.code == .namespace && !namespace.isAtPath {
+            waiting[namespace.id] = namespace
         } catch {
             let exhausted =
                 (error as? ReachabilityError).map {
@@ -398,7 +429,7 @@ enum AllNamespacesWatch {
         let width = max(names.map { ($0 ?? TargetArgument.internet).count }.max() ?? 0, path ? 4 : 0)
         let follower = NamespaceFollower<Running>(
             start: { try start($0, targets: names, json: json, path: path, width: width) }, stop: stopAll,
-            announce: { announce($0, $1 ? "appeared" : "disappeared", json: json) })
+            announce: { announce($0, $1, json: json) })
         let monitor = NetworkNamespaceMonitor(directories: option.directories)
         monitor.eventHandler = { follower.handle($0) }
         try monitor.start()
@@ -406,14 +437,23 @@ enum AllNamespacesWatch {
         CLIProcess.parkForever()
     }
 
-    private static func announce(_ namespace: NetworkNamespaceInfo, _ what: String, json: Bool) {
+    private static func announce(
+        _ namespace: NetworkNamespaceInfo, _ what: NamespaceFollower<Running>.Announcement, json: Bool
+    ) {
         let time = Output.timestamp()
+        let (event, from): (String, String?) =
+            switch what {
+            case .appeared: ("appeared", nil)
+            case .renamed(let from): ("renamed", from)
+            case .disappeared: ("disappeared", nil)
+            }
         if json {
             Output.emit(
-                "{\"time\": \(Output.quote(time)), \"namespace\": \(NamespaceLabel.json(namespace)), \"event\": \"\(what)\"}"
-            )
+                "{\"time\": \(Output.quote(time)), \"namespace\": \(NamespaceLabel.json(namespace)), \"event\": \"\(event)\""
+                    + (from.map { ", \"from\": \(Output.quote($0))" } ?? "") + "}")
         } else {
-            var line = "\(time)  \(Output.pad(NamespaceLabel.name(namespace), to: 16))  \(what)"
+            var line = "\(time)  \(Output.pad(NamespaceLabel.name(namespace), to: 16))  \(event)"
+            if let from { line += "  from \(from)" }
             if let holder = namespace.holders.first { line += "  pid \(holder.pid) \(holder.command)" }
             if let container = namespace.containerID { line += "  container \(container.prefix(12))" }
             Output.emit(line)

@@ -31,17 +31,6 @@ extension SystemCalls {
         fstat(fd, subject: nil).map(\.identity)
     }
 
-    /// Enters the network namespace behind `path` on the calling thread.
-    package func enterNetworkNamespace(_ path: String) -> Result<Void, SystemError> {
-        let fd: Int32
-        switch openNetworkNamespace(path) {
-        case .success(let opened): fd = opened
-        case .failure(let failure): return .failure(failure)
-        }
-        defer { close(fd) }
-        return enterNetworkNamespace(fd: fd, path: path)
-    }
-
     /// Enters the network namespace held open by `fd` on the calling thread (setns(2)).
     package func enterNetworkNamespace(fd: Int32, path: String) -> Result<Void, SystemError> {
         let (rc, error) = perform(.setns, .path(path), retryingInterrupts: false) { cnl_setns_net(fd) }

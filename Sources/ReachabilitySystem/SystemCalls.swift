@@ -111,6 +111,12 @@ package struct SystemError: Error, Sendable, Equatable {
 package struct FileIdentity: Hashable, Sendable {
     package var device: UInt64
     package var inode: UInt64
+
+    /// Makes an identity from its parts.
+    package init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
 }
 
 /// What stat(2) said about a file, as far as the library asks.

@@ -187,6 +187,13 @@ func isEvent(_ object: [String: Any], _ event: String, _ name: String) -> Bool {
     object["event"] as? String == event && namespaceName(object) == name
 }
 
+/// Whether a watch JSON line says namespace `name` came into view: it appeared, or
+/// was renamed to it (a scan found the process of `ip netns add` or `unshare -n mount`
+/// in it before the mount named it).
+func isArrival(_ object: [String: Any], _ name: String) -> Bool {
+    ["appeared", "renamed"].contains(object["event"] as? String) && namespaceName(object) == name
+}
+
 /// Whether a watch JSON line is a target line of namespace `name`.
 func isTargetLine(_ object: [String: Any], _ name: String) -> Bool {
     object["target"] is String && object["event"] == nil && namespaceName(object) == name
@@ -362,7 +369,7 @@ struct CLIAllNamespacesTests {
         // A named namespace made: at once (the mount table), with its target line.
         try world.check("ip netns add c\nip -n c link set lo up")
         let start = Date()
-        let c = try watch.nextObject("c appeared", timeout: 10) { isEvent($0, "appeared", "c") }
+        let c = try watch.nextObject("c appeared", timeout: 10) { isArrival($0, "c") }
         #expect(Date().timeIntervalSince(start) < 3, "named: seen at once")
         #expect((namespaceObject(c)?["paths"] as? [String]) == ["/run/netns/c"])
         let cTarget = try watch.nextObject("c's target line", timeout: 10) { isTargetLine($0, "c") }
@@ -450,8 +457,10 @@ struct CLIAllNamespacesTests {
             targets.insert(namespaceName(object) ?? "?")
         }
         try world.check("ip netns add d")
-        _ = try watch.nextObject("d appeared", timeout: 10) { isEvent($0, "appeared", "d") }
-        let appeared = Set(watch.objects.filter { $0["event"] as? String == "appeared" }.compactMap(namespaceName))
+        _ = try watch.nextObject("d appeared", timeout: 10) { isArrival($0, "d") }
+        let appeared = Set(
+            watch.objects.filter { $0["event"] as? String == "appeared" || $0["event"] as? String == "renamed" }
+                .compactMap(namespaceName).filter { !$0.hasPrefix("net:[") })
         #expect(appeared == ["@host", "a", "d"], "\(watch.seen)")
         #expect(watch.errors.isEmpty, "\(watch.errors)")
     }
@@ -561,7 +570,7 @@ struct CLIAllNamespacesTests {
             try world.spawnCLI(["watch", "--all-namespaces", "--namespace-dir", "/run/dnetns", "--json"]))
         _ = try watch.nextObject("x's target line") { isTargetLine($0, "/run/dnetns/x") }
         try world.check("touch /run/dnetns/y && unshare -n mount --bind /proc/self/ns/net /run/dnetns/y")
-        let y = try watch.nextObject("y appeared", timeout: 10) { isEvent($0, "appeared", "/run/dnetns/y") }
+        let y = try watch.nextObject("y appeared", timeout: 10) { isArrival($0, "/run/dnetns/y") }
         #expect(namespaceObject(y)?["paths"] as? [String] == ["/run/dnetns/y"])
     }
 
@@ -590,6 +599,38 @@ struct CLIAllNamespacesTests {
         let up = try watch.nextObject("\(label) reachable", timeout: 10) { isTargetLine($0, label) }
         #expect(up["reachable"] as? Bool == true, "\(up)")
         #expect(!watch.objects.contains { isEvent($0, "disappeared", label) }, "\(watch.seen)")
+        #expect(watch.errors.isEmpty, "\(watch.errors)")
+    }
+
+    @Test(
+        "watch: a process's namespace named (ip netns attach), then unnamed (ip netns del): a renamed line each, watched on"
+    )
+    func renamed() throws {
+        let world = try IsolatedWorld()
+        let holder = try world.startHolder()
+        let label = try world.namespaceLabel("/proc/\(holder)/ns/net")
+        let watch = WatchLines(try world.spawnCLI(["watch", "--all-namespaces", "--json"]))
+        _ = try watch.nextObject("\(label) appeared") { isEvent($0, "appeared", label) }
+        _ = try watch.nextObject("\(label)'s target line") { isTargetLine($0, label) }
+
+        try world.check("ip netns attach blue \(holder)")
+        let named = try watch.nextObject("renamed blue", timeout: 10) { isEvent($0, "renamed", "blue") }
+        #expect(named["from"] as? String == label, "\(named)")
+        _ = try watch.nextObject("blue's target line", timeout: 10) { isTargetLine($0, "blue") }
+        // The path changed, not the namespace: a change there is seen under its new name.
+        try world.check(IsolatedWorld.routed("blue"))
+        let up = try watch.nextObject("blue reachable", timeout: 10) { isTargetLine($0, "blue") }
+        #expect(up["reachable"] as? Bool == true, "\(up)")
+
+        try world.check("ip netns del blue")
+        let unnamed = try watch.nextObject("renamed \(label)", timeout: 10) { isEvent($0, "renamed", label) }
+        #expect(unnamed["from"] as? String == "blue", "\(unnamed)")
+        let again = try watch.nextObject("\(label)'s target line", timeout: 10) { isTargetLine($0, label) }
+        #expect(again["reachable"] as? Bool == true, "\(again)")
+        let lifecycle = watch.objects.filter { ["appeared", "disappeared"].contains($0["event"] as? String) }
+        #expect(
+            lifecycle.map { "\($0["event"] as? String ?? "?") \(namespaceName($0) ?? "?")" }.sorted()
+                == ["appeared @host", "appeared \(label)"], "\(watch.seen)")
         #expect(watch.errors.isEmpty, "\(watch.errors)")
     }
 

@@ -458,6 +458,46 @@ struct NamespaceDiscoveryTests {
         }
     }
 
+    @Test(
+        "The holder moves to another namespace between the listing and the entry: refused (.namespace), that other one never watched in its place"
+    )
+    func holderMovesBeforeEntry() throws {
+        // As `ip netns add` does: in the new namespace for a moment, then back (setns).
+        let mover = """
+            import ctypes, os, sys
+            print("ready", flush=True)
+            fd = os.open(sys.stdin.readline().strip(), os.O_RDONLY)
+            print("moved" if ctypes.CDLL(None).setns(fd, 0x40000000) == 0 else "failed", flush=True)
+            sys.stdin.read()
+            """
+        let child = try Child(["unshare", "-n", "python3", "-c", mover], captureOutput: true)
+        defer {
+            child.signal(SIGKILL)
+            child.wait()
+        }
+        try #require(child.readLine().hasPrefix("ready"))
+        let id = try NamespaceHolder.identity("/proc/\(child.pid)/ns/net")
+        let listed = try NetworkNamespaceMonitor.list(directories: [], includeProcesses: true)
+        let info = try #require(listed.first { $0.id == id })
+        #expect(info.path == "/proc/\(child.pid)/ns/net" && info.isAtPath)
+        child.write("/proc/\(getpid())/ns/net\n")
+        try #require(child.readLine().hasPrefix("moved"))
+        #expect(
+            try NamespaceHolder.identity("/proc/\(child.pid)/ns/net") == NamespaceHolder.identity("/proc/self/ns/net"))
+        #expect(!info.isAtPath)
+
+        func refused(_ body: () throws -> Void) {
+            #expect { try body() } throws: { ($0 as? ReachabilityError)?.code == .namespace }
+        }
+        refused { try Reachability(environment: info.environment).start() }
+        refused { _ = try NetworkInterfaces.list(environment: info.environment) }
+        refused { try PathMonitor(environment: info.environment).start() }
+        // The path alone names this process's own namespace now, and is watched as such.
+        let own = try PathMonitor(environment: NetworkEnvironment(networkNamespacePath: info.path))
+        try own.start()
+        own.stop()
+    }
+
     /// The monitor's threads in this process (`reachability-netns`, 15 bytes kept).
     static var monitorThreads: Int {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []

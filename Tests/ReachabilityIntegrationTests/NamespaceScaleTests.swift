@@ -79,6 +79,9 @@ struct NamespaceScaleTests {
         throw CommandFailed(command: "the CLI under nsenter", status: -1, stderr: "never ran")
     }
 
+    /// A churned name's events, seen whole (`renamed`: found unnamed first).
+    static let seenWhole: [[String]?] = [["appeared", "disappeared"], ["renamed", "disappeared"]]
+
     /// The watch JSON lines' events: name → the events seen for it, in order.
     static func events(_ lines: [String]) -> [String: [String]] {
         var events: [String: [String]] = [:]
@@ -164,7 +167,7 @@ struct NamespaceScaleTests {
         try world.check(
             "for i in $(seq 0 19); do ip netns add warm$i; done; for i in $(seq 0 19); do ip netns del warm$i; done")
         #expect(
-            Self.within(15) { Self.events(watch.lines)["warm19"] == ["appeared", "disappeared"] } != nil,
+            Self.within(15) { Self.seenWhole.contains(Self.events(watch.lines)["warm19"]) } != nil,
             "the warm-up seen: \(watch.lines.suffix(5))")
         _ = try scrape()
         sleep(3)
@@ -192,16 +195,18 @@ struct NamespaceScaleTests {
         #expect(driver.status == 0 && driver.stdout.hasPrefix("ip=0 "), "the driver: \(driver)")
         #expect(driver.stdout.contains("left=0"), "every churned namespace deleted: \(driver.stdout)")
 
-        // Every name: appeared, then disappeared, once each.
+        // Every name: appeared, then disappeared, once each. A scan that found the
+        // driver's `ip` in a namespace before it named it saw it unnamed first: that
+        // name came as a rename (`net:[INODE]`, then the name) instead.
         let names = (0..<count).map { "churn\($0)" }
         var events: [String: [String]] = [:]
         let seen = Self.within(30) {
             events = Self.events(watch.lines)
-            return names.allSatisfy { events[$0] == ["appeared", "disappeared"] }
+            return names.allSatisfy { Self.seenWhole.contains(events[$0]) }
         }
-        let missed = names.filter { !(events[$0]?.contains("appeared") ?? false) }
+        let missed = names.filter { !["appeared", "renamed"].contains(events[$0]?.first ?? "") }
         let stuck = names.filter { events[$0]?.last != "disappeared" }
-        let odd = names.filter { events[$0] != nil && events[$0] != ["appeared", "disappeared"] }
+        let odd = names.filter { events[$0] != nil && !Self.seenWhole.contains(events[$0]) }
         print(
             "churn: \(names.count - missed.count) of \(count) appeared, \(count - stuck.count) disappeared; "
                 + "all seen \(seen.map { String(format: "%.1f s", $0) } ?? "never") after the driver")
@@ -210,16 +215,11 @@ struct NamespaceScaleTests {
         #expect(odd.isEmpty, "\(odd.count) with other events: \(odd.prefix(5).map { "\($0): \(events[$0]!)" })")
         // The driver's `ip` enters each namespace it makes (`netns add` unshares, then
         // goes back): now and then a scan of /proc finds it in one before its name is
-        // mounted, and it is elsewhere when watch enters it: said on stderr, as for any
-        // holder that moves or exits between discovery and entry. Nothing else may be said.
+        // mounted, and it is elsewhere when watch enters it. That namespace waits for
+        // its name, quietly (NamespaceFollower): nothing is said on stderr.
         let errors = watch.lines.filter { $0.hasPrefix("reachability:") }
-        let moved = errors.filter {
-            $0.contains(" ip) is not watched: ") && $0.hasSuffix("now names another namespace")
-        }
-        print(
-            "churn: watch said \(errors.count) things on stderr, \(moved.count) of them about the driver's ip moving on"
-        )
-        #expect(errors.count == moved.count, "watch said: \(errors.filter { !moved.contains($0) }.prefix(5))")
+        print("churn: watch said \(errors.count) things on stderr")
+        #expect(errors.isEmpty, "watch said: \(errors.prefix(5))")
 
         // Descriptors back to the baseline exactly, threads to it or fewer (the warm-up
         // made what is kept; a dispatch worker that served the warm-up's scrape may have

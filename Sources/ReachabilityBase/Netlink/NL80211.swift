@@ -104,9 +104,8 @@ package enum WirelessInfo {
         guard interfaceIndex > 0 else { return .failure(.notWireless(errno: GenlErrno.noDevice)) }
         do throws(ReachabilityError) {
             try environment.validate()
-            return try JoinableThread.inNamespace(
-                environment.networkNamespacePath, systemCalls: environment.systemCalls
-            ) { () throws(ReachabilityError) -> Result<WirelessStatus, Unavailable> in
+            return try JoinableThread.inNamespace(environment) {
+                () throws(ReachabilityError) -> Result<WirelessStatus, Unavailable> in
                 let socket = try NetlinkSocket(
                     receiveBuffer: 256 << 10, role: .nl80211, systemCalls: environment.systemCalls
                 )

@@ -101,10 +101,10 @@ package final class NetworkNamespace: Sendable {
 }
 
 extension JoinableThread {
-    /// Runs `body` on a short-lived thread inside the network namespace at `path`
-    /// (or directly when `path` is nil), and returns its result after joining it.
-    /// The namespace is opened, the thread made and the namespace entered through
-    /// `systemCalls`.
+    /// Runs `body` on a short-lived thread inside `environment`'s network namespace
+    /// (or directly for the process's own), and returns its result after joining it.
+    /// The namespace is opened (``NetworkEnvironment/openNamespace()``), the thread
+    /// made and the namespace entered through the environment's system calls.
     ///
     /// The caller's thread never changes namespace, and neither does any thread
     /// that may later create others: a thread that called setns(2) or unshare(2)
@@ -112,15 +112,15 @@ extension JoinableThread {
     /// thread from it, and that worker would inherit the namespace. So `body` must
     /// not call user code or enqueue work; it returns a value instead.
     ///
-    /// With `overlayEtc`, and `path` of the form `/run/netns/NAME`, the thread also
+    /// With `overlayEtc`, and a namespace path of the form `/run/netns/NAME`, the thread also
     /// gets a private mount namespace with `/etc/netns/NAME/*` bind-mounted over
     /// `/etc`, as `ip netns exec NAME` arranges (the resolver reads resolv.conf there).
     package static func inNamespace<T: Sendable>(
-        _ path: String?, overlayEtc: Bool = false, systemCalls: SystemCalls,
+        _ environment: NetworkEnvironment, overlayEtc: Bool = false,
         _ body: @escaping @Sendable () throws(ReachabilityError) -> T
     ) throws(ReachabilityError) -> T {
-        guard let path else { return try body() }
-        return try inNamespace(NetworkNamespace.open(path, systemCalls: systemCalls), overlayEtc: overlayEtc, body)
+        guard let namespace = try environment.openNamespace() else { return try body() }
+        return try inNamespace(namespace, overlayEtc: overlayEtc, body)
     }
 
     /// The same, for a namespace held open by descriptor: the thread enters exactly
@@ -176,9 +176,23 @@ extension NetworkEnvironment {
     /// the library itself uses stays where it is.
     package func enterNetworkNamespaceOnCurrentThread() throws(ReachabilityError) {
         try validate()
-        guard let path = networkNamespacePath else { return }
-        if case .failure(let failure) = systemCalls.enterNetworkNamespace(path) {
-            throw ReachabilityError(.namespace, "cannot enter network namespace \(path)", errno: failure.errno)
+        guard let namespace = try openNamespace() else { return }
+        if case .failure(let failure) = systemCalls.enterNetworkNamespace(fd: namespace.fd, path: namespace.path) {
+            throw ReachabilityError(
+                .namespace, "cannot enter network namespace \(namespace.path)", errno: failure.errno)
         }
+    }
+
+    /// Opens the namespace ``networkNamespacePath`` names now (nil for the process's
+    /// own): every client of the environment watches, enters and resolves in the
+    /// namespace this returns. One that is not ``expectedNamespace`` is refused
+    /// (``ReachabilityError/Code/namespace``).
+    package func openNamespace() throws(ReachabilityError) -> NetworkNamespace? {
+        guard let path = networkNamespacePath else { return nil }
+        let namespace = try NetworkNamespace.open(path, systemCalls: systemCalls)
+        if let expectedNamespace, namespace.identity != expectedNamespace {
+            throw ReachabilityError(.namespace, "network namespace \(path) now names another namespace")
+        }
+        return namespace
     }
 }

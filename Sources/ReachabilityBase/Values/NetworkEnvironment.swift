@@ -58,6 +58,11 @@ public struct NetworkEnvironment: Sendable, Hashable {
     /// A simulated network standing in for the kernel (ReachabilityTestKit's
     /// `SimulatedNetwork.environment`); nil: the kernel. Part of equality by identity.
     package var simulation: (any NetworkSimulation)?
+    /// The namespace ``networkNamespacePath`` named when the environment was made
+    /// for it (`NetworkNamespaceInfo.environment`: a holder's `/proc/PID/ns/net`):
+    /// opened later, a path that names another one (the holder moved to another
+    /// namespace) is refused, never watched in its place. Part of equality.
+    package var expectedNamespace: FileIdentity?
 
     /// Watches the namespace in `networkNamespacePath` (nil: the process's own),
     /// reading sysfs from `sysfsRoot`, which defaults to `/sys` for the process's
@@ -77,6 +82,7 @@ public struct NetworkEnvironment: Sendable, Hashable {
         lhs.networkNamespacePath == rhs.networkNamespacePath && lhs.sysfsRoot == rhs.sysfsRoot
             && lhs.eventReceiveBuffer == rhs.eventReceiveBuffer && lhs.leaseRoot == rhs.leaseRoot
             && lhs.systemCalls == rhs.systemCalls && lhs.simulation === rhs.simulation
+            && lhs.expectedNamespace == rhs.expectedNamespace
     }
 
     /// Hashes what ``==(_:_:)`` compares.
@@ -87,6 +93,7 @@ public struct NetworkEnvironment: Sendable, Hashable {
         hasher.combine(leaseRoot)
         hasher.combine(systemCalls)
         if let simulation { hasher.combine(ObjectIdentifier(simulation)) }
+        hasher.combine(expectedNamespace)
     }
 
     /// The process's own namespace and `/sys`.

@@ -17,9 +17,7 @@ package enum MonitorRegistry {
 
         /// The key of `environment` as its namespace path names it now.
         init(_ environment: NetworkEnvironment) throws(ReachabilityError) {
-            let namespace = try environment.networkNamespacePath.map { path throws(ReachabilityError) in
-                try NetworkNamespace.open(path, systemCalls: environment.systemCalls)
-            }
+            let namespace = try environment.openNamespace()
             self.init(environment, namespace: namespace)
         }
 
@@ -43,9 +41,7 @@ package enum MonitorRegistry {
     {
         // Opened once: the key, the monitor's sockets and its resolutions all use
         // this very namespace, whatever its path names later.
-        let namespace = try environment.networkNamespacePath.map { path throws(ReachabilityError) in
-            try NetworkNamespace.open(path, systemCalls: environment.systemCalls)
-        }
+        let namespace = try environment.openNamespace()
         let key = Key(environment, namespace: namespace)
         let found: Result<(NetlinkMonitor, Bool), ReachabilityError> = monitors.withLock { monitors in
             do throws(ReachabilityError) {
@@ -153,9 +149,7 @@ enum OneShotEvaluator {
             }
         }
         let sysfs = SysfsReader(environment)
-        let namespace = try environment.networkNamespacePath.map { path throws(ReachabilityError) in
-            try NetworkNamespace.open(path, systemCalls: environment.systemCalls)
-        }
+        let namespace = try environment.openNamespace()
         return try JoinableThread.inNamespace(namespace) { () throws(ReachabilityError) in
             let socket = try NetlinkSocket(
                 receiveBuffer: 1 << 20, role: .oneOff, systemCalls: environment.systemCalls)

@@ -1,3 +1,4 @@
+import Glibc
 @_spi(Testing) import ReachabilitySystem
 
 /// A network namespace found by ``NetworkNamespaceMonitor``: its identity, the
@@ -75,8 +76,28 @@ public struct NetworkNamespaceInfo: Sendable, Hashable {
     /// and `Connectivity` at it (through ``path``). A namespace held only by a
     /// process goes away for them when that process exits, even if others still
     /// hold it: the monitor then reports a ``NetworkNamespaceEvent/changed(_:)``
-    /// with a new ``path``, or its disappearance.
-    public var environment: NetworkEnvironment { NetworkEnvironment(networkNamespacePath: path) }
+    /// with a new ``path``, or its disappearance. Only this namespace: when ``path``
+    /// names another one by the time they open it (its holder moved to another
+    /// namespace), they throw ``ReachabilityError/Code/namespace``.
+    public var environment: NetworkEnvironment {
+        var environment = NetworkEnvironment(networkNamespacePath: path)
+        if path != nil { environment.expectedNamespace = identity }
+        return environment
+    }
+
+    /// Whether ``path`` leads to this namespace now: not after its holder exited or
+    /// moved to another namespace, or its name was deleted, since the scan that found it.
+    /// Only a missing path or another namespace says no: a path it may not look at
+    /// (EACCES) or no descriptor left is no sign that it moved.
+    package var isAtPath: Bool {
+        guard let path else { return true }
+        switch SystemCalls.live.stat(path) {
+        case .success(let status): return status.identity == identity
+        case .failure(let failure): return failure.errno != ENOENT
+        }
+    }
+
+    private var identity: FileIdentity { FileIdentity(device: id.device, inode: id.inode) }
 }
 
 /// A process that holds a network namespace (its `/proc/PID/ns/net`).

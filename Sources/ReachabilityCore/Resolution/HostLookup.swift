@@ -18,7 +18,7 @@ package enum HostLookup {
         let outcome: Result<Resolution, ReachabilityError>
         do throws(ReachabilityError) {
             outcome = try JoinableThread.inNamespace(
-                environment.networkNamespacePath, overlayEtc: true, systemCalls: environment.systemCalls,
+                environment, overlayEtc: true,
                 { () throws(ReachabilityError) -> Result<Resolution, ReachabilityError> in
                     do throws(ReachabilityError) {
                         return .success(
