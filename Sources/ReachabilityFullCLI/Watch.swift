@@ -38,7 +38,8 @@ struct Watch: ParsableCommand {
 
             With --all-namespaces, every network namespace on the host is watched, as it comes \
             and goes: a line when one appears or disappears ("TIME  NAMESPACE  appeared  pid \
-            PID COMMAND  container ID"; JSON: {"time", "namespace": {...}, "event"}), and each \
+            PID COMMAND  container ID"; JSON: {"time", "namespace": {...}, "event"}) or its \
+            name changes ("TIME  NAME  renamed  from net:[INODE]"; JSON: "from"), and each \
             target line is led by the namespace's name (@host for this one, else net:[INODE]; \
             JSON: a "namespace" object after the keys above). One that can't be entered is \
             reported on stderr and the others are watched. New namespaces held only by a \
