@@ -155,23 +155,34 @@ package struct ProcessConnector {
         let token =
             1 + (UInt32(truncatingIfNeeded: getpid()) &* 2_654_435_761 &+ UInt32(truncatingIfNeeded: fd)) % 0xFFFF_FFFD
         self.token = token
-        let request = Self.request(Self.listen, token: token)
         // Without the filter (it can fail only for memory), thread events are read and
         // dropped here instead.
         _ = systemCalls.attachFilter(fd, Self.filter, subject: subject)
-        guard case .success = systemCalls.netlinkBind(handle, groups: Self.index, subject: subject),
-            case .success = request.withUnsafeBytes({ systemCalls.netlinkSend(handle, $0, subject: subject) })
-        else {
+        guard case .success = systemCalls.netlinkBind(handle, groups: Self.index, subject: subject) else {
             systemCalls.netlinkClose(handle)
             return nil
         }
-        // The kernel answers within the send, on the group: the answer is queued now
-        // (after any events from before it), or never comes (a listener outside the
-        // host's user or PID namespace is ignored; in another network namespace the
-        // send fails, the connector being the host namespace's only).
+        // The kernel answers within the send, on the group: the answer is queued now,
+        // behind the events since the bind, or never comes (a listener outside the host's
+        // user or PID namespace is ignored; in another network namespace the send fails,
+        // the connector being the host namespace's only). Events come from the bind on
+        // whenever the kernel counts a listener, and a listener that ended without IGNORE
+        // counts for ever: a busy host can overflow the queue before the answer, which is
+        // then dropped. So a listen whose drain overflowed is asked again (IGNORE first,
+        // so that the kernel counts it once), up to `listenAttempts` times.
         var answered = false
-        _ = drain { message in
-            if case .answer(let acknowledged, let error) = message, acknowledged == token &+ 1 { answered = error == 0 }
+        for _ in 0..<Self.listenAttempts where !answered {
+            guard send(Self.listen, token: token) else {
+                systemCalls.netlinkClose(handle)
+                return nil
+            }
+            let overflowed = drain { message in
+                if case .answer(let acknowledged, let error) = message, acknowledged == token &+ 1 {
+                    answered = error == 0
+                }
+            }
+            guard !answered, overflowed else { break }
+            _ = send(Self.ignore, token: token &+ 2)
         }
         guard answered else {
             // An answer lost (the queue overflowed) may hide a listen the kernel counted:
@@ -179,6 +190,17 @@ package struct ProcessConnector {
             close()
             return nil
         }
+    }
+
+    /// How many times a listen is asked whose answer an overflow may have dropped.
+    package static let listenAttempts = 4
+
+    private func send(_ operation: UInt32, token: UInt32) -> Bool {
+        let request = Self.request(operation, token: token)
+        if case .success = request.withUnsafeBytes({ systemCalls.netlinkSend(handle, $0, subject: Self.subject) }) {
+            return true
+        }
+        return false
     }
 
     /// Reads every queued message: whether one was a process's start, exec or end,
@@ -216,8 +238,7 @@ package struct ProcessConnector {
     /// Says the listener is gone (the kernel counts listeners, and makes events
     /// while there is one), and closes the socket.
     package func close() {
-        let request = Self.request(Self.ignore, token: token)
-        _ = request.withUnsafeBytes { systemCalls.netlinkSend(handle, $0, subject: Self.subject) }
+        _ = send(Self.ignore, token: token)
         systemCalls.netlinkClose(handle)
     }
 }
