@@ -79,6 +79,18 @@ package enum CLIProcess {
         startSignalThread()
     }
 
+    /// Exits 2 when /proc is not there (a chroot, a mount namespace without it).
+    /// libdispatch, which runs every command's queues and tasks, reads each of its
+    /// worker threads' /proc/TID/stat once a second while work waits, and ends the
+    /// process (SIGILL) when it can't: the command would die at random.
+    package static func requireProc() {
+        guard access("/proc/self/stat", F_OK) != 0 else { return }
+        writeError(
+            "reachability: /proc is not mounted: libdispatch, which runs this command's threads, reads it "
+                + "(mount -t proc proc /proc)\n")
+        finish(2)
+    }
+
     /// From now on a signal ends the command with status 0 (`watch`: being
     /// interrupted is how it ends).
     package static func signalsExitZero() {

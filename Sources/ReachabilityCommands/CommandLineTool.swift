@@ -10,6 +10,7 @@ package enum CommandLineTool {
     /// Runs `invocation` and ends the process.
     package static func run(_ invocation: Invocation) -> Never {
         CLIProcess.start()
+        CLIProcess.requireProc()
         do {
             switch invocation {
             case .status(let options): try runToCompletion { try await options.run() }

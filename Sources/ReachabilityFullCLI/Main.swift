@@ -90,6 +90,10 @@ struct ReachabilityCommand: ParsableCommand {
         CLIProcess.start()
         do {
             var command = try parseAsRoot(arguments)
+            // A subcommand, not help (ArgumentParser's help command, which throws its text).
+            if command is any AsyncParsableCommand || command is Watch || command is Exporter {
+                CLIProcess.requireProc()
+            }
             if let asyncCommand = command as? any AsyncParsableCommand {
                 try runToCompletion(asyncCommand)
             } else {

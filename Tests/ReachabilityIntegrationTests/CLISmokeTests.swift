@@ -433,7 +433,9 @@ struct CLISmokeTests {
 
     // MARK: The command line
 
-    @Test("Without /proc (a chroot, a mount namespace) the command line is read all the same")
+    @Test(
+        "Without /proc (a chroot, a mount namespace) the command line is read all the same; a command exits 2 naming /proc"
+    )
     func commandLineWithoutProc() throws {
         // A mount namespace of its own, /proc unmounted in it before the exec.
         func run(_ arguments: [String]) throws -> Command.Output {
@@ -443,10 +445,15 @@ struct CLISmokeTests {
         let version = try run(["--version"])
         let withProc = try Command.run([CLI.path, "--version"])
         #expect(version.status == 0 && version.stdout == withProc.stdout, "\(version)")
-        let status = try run(["status", "127.0.0.1", "--json"])
-        #expect(status.status == 0, "\(status)")
-        #expect(
-            try jsonObject(status.stdout)["target"] as? String == "127.0.0.1", "not run as `status` of the Internet")
+        let refused = try run(["status", "--timeout", "banana"])
+        #expect(refused.status == 2 && refused.stderr.contains("banana"), "\(refused)")
+        // libdispatch ends a process that can't read its workers' /proc/TID/stat (SIGILL,
+        // now and then): a command says so and exits 2, in the small command and the full.
+        for arguments in [["status", "127.0.0.1", "--json"], ["status", "--all-namespaces"]] {
+            let status = try run(arguments)
+            #expect(status.status == 2 && status.stdout.isEmpty, "\(arguments): \(status)")
+            #expect(status.stderr.contains("/proc is not mounted"), "\(arguments): \(status)")
+        }
         // The full command, run in the small one's place.
         let help = try run(["check", "--help"])
         #expect(help.status == 0 && help.stdout.contains("reachability check"), "\(help)")
