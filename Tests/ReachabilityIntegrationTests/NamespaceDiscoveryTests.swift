@@ -487,13 +487,14 @@ struct NamespaceDiscoveryTests {
             child.signal(SIGKILL)
             child.wait()
         }
-        try #require(child.readLine().hasPrefix("ready"))
+        // Whole lines: print may write "ready" and its newline apart (PYTHONUNBUFFERED).
+        try #require(child.nextLine(timeout: 10) == "ready")
         let id = try NamespaceHolder.identity("/proc/\(child.pid)/ns/net")
         let listed = try NetworkNamespaceMonitor.list(directories: [], includeProcesses: true)
         let info = try #require(listed.first { $0.id == id })
         #expect(info.path == "/proc/\(child.pid)/ns/net" && info.isAtPath)
         child.write("/proc/\(getpid())/ns/net\n")
-        try #require(child.readLine().hasPrefix("moved"))
+        try #require(child.nextLine(timeout: 10) == "moved")
         #expect(
             try NamespaceHolder.identity("/proc/\(child.pid)/ns/net") == NamespaceHolder.identity("/proc/self/ns/net"))
         #expect(!info.isAtPath)
