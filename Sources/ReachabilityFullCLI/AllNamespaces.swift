@@ -265,8 +265,8 @@ final class NamespaceFollower<Entry: Sendable>: @unchecked Sendable {
     private var waiting: [NetworkNamespaceInfo.ID: NetworkNamespaceInfo] = [:]
     private let start: (NetworkNamespaceInfo) throws -> Entry
     private let stop: (Entry) -> Void
-    private let announce: ((NetworkNamespaceInfo, Announcement) -> Void)?
-    /// What each namespace was announced as (``NamespaceLabel/name(_:)``), with an `announce` only.
+    private let announce: (NetworkNamespaceInfo, Announcement) -> Void
+    /// What each namespace was announced as (``NamespaceLabel/name(_:)``).
     private var labels: [NetworkNamespaceInfo.ID: String] = [:]
 
     /// What `watch` prints a line for.
@@ -280,7 +280,7 @@ final class NamespaceFollower<Entry: Sendable>: @unchecked Sendable {
 
     init(
         start: @escaping (NetworkNamespaceInfo) throws -> Entry, stop: @escaping (Entry) -> Void,
-        announce: ((NetworkNamespaceInfo, Announcement) -> Void)? = nil
+        announce: @escaping (NetworkNamespaceInfo, Announcement) -> Void = { _, _ in }
     ) {
         self.start = start
         self.stop = stop
@@ -295,13 +295,11 @@ final class NamespaceFollower<Entry: Sendable>: @unchecked Sendable {
     func handle(_ event: NetworkNamespaceEvent) {
         switch event {
         case .appeared(let namespace):
-            if let announce {
-                labels[namespace.id] = NamespaceLabel.name(namespace)
-                announce(namespace, .appeared)
-            }
+            labels[namespace.id] = NamespaceLabel.name(namespace)
+            announce(namespace, .appeared)
             begin(namespace, retry: false)
         case .changed(let namespace):
-            if let announce, let label = labels[namespace.id], label != NamespaceLabel.name(namespace) {
+            if let label = labels[namespace.id], label != NamespaceLabel.name(namespace) {
                 labels[namespace.id] = NamespaceLabel.name(namespace)
                 announce(namespace, .renamed(from: label))
             }
@@ -313,10 +311,8 @@ final class NamespaceFollower<Entry: Sendable>: @unchecked Sendable {
         case .disappeared(let namespace):
             waiting[namespace.id] = nil
             end(namespace.id)
-            if let announce {
-                labels[namespace.id] = nil
-                announce(namespace, .disappeared)
-            }
+            labels[namespace.id] = nil
+            announce(namespace, .disappeared)
         }
         for namespace in waiting.values.sorted(by: { $0.id < $1.id }) {
             waiting[namespace.id] = nil

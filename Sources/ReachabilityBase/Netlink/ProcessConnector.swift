@@ -171,7 +171,7 @@ package struct ProcessConnector {
         // then dropped. So a listen whose drain overflowed is asked again (IGNORE first,
         // so that the kernel counts it once), up to `listenAttempts` times.
         var answered = false
-        for _ in 0..<Self.listenAttempts where !answered {
+        for _ in 0..<Self.listenAttempts {
             guard send(Self.listen, token: token) else {
                 systemCalls.netlinkClose(handle)
                 return nil
