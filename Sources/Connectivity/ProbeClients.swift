@@ -13,7 +13,10 @@ import Reachability
 /// another namespace the entry has an event loop thread of its own that enters that
 /// namespace before anything else runs on it: every probe socket is made on that
 /// thread (``ProbeTransport``), so probes leave from inside the namespace, and no
-/// other thread moves.
+/// other thread moves. That thread resumes no task and ends no group while it is
+/// there (see `NetworkEnvironment.enterNetworkNamespaceOnCurrentThread()`): probes
+/// await its futures from one of NIO's shared loops (``ProbeClient/value(_:)``), and
+/// it goes back before its group shuts down.
 final class ProbeClients: Sendable {
     static let shared = ProbeClients()
 
@@ -46,27 +49,28 @@ final class ProbeClients: Sendable {
         let key = Self.key(environment)
         var group: MultiThreadedEventLoopGroup?
         let client: ProbeClient
+        // NIO's shared group is made on its first use anywhere in the process:
+        // until this type has used it, count on making all its loops.
+        let shared = Self.singletonUsed.withLock { $0 } ? 0 : Self.singletonLoopCount
         if environment.networkNamespacePath != nil {
-            try Self.checkDescriptors(eventLoops: 1)
-            try Self.checkThreads(eventLoops: 1)
+            try Self.checkDescriptors(eventLoops: shared + 1)
+            try Self.checkThreads(eventLoops: shared + 1)
+            let home = Self.sharedGroup().next()
             let own = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-            let ready = own.next().submit {
-                try environment.enterNetworkNamespaceOnCurrentThread()
+            let entered = own.next().submit {
+                let origin = try environment.enterNetworkNamespaceOnCurrentThread()
                 // Named so that it is known for what it is: a thread of the library
                 // that lives in another namespace on purpose, running only probes.
                 _ = cnl_set_thread_name(Self.namespaceThreadName)
+                return origin
             }
             group = own
-            client = ProbeClient(loops: own, ready: ready)
+            client = ProbeClient(loops: own, entered: entered, home: home)
         } else {
-            // NIO's shared group is made on its first use anywhere in the process:
-            // until this type has used it, count on making all its loops.
-            let loops = Self.singletonUsed.withLock { $0 } ? 0 : Self.singletonLoopCount
-            try Self.checkDescriptors(eventLoops: loops)
-            try Self.checkThreads(eventLoops: loops)
-            let shared = MultiThreadedEventLoopGroup.singleton
-            Self.singletonUsed.withLock { $0 = true }
-            client = ProbeClient(loops: shared, ready: shared.next().makeSucceededVoidFuture())
+            try Self.checkDescriptors(eventLoops: shared)
+            try Self.checkThreads(eventLoops: shared)
+            let loops = Self.sharedGroup()
+            client = ProbeClient(loops: loops, entered: loops.next().makeSucceededFuture(nil), home: nil)
         }
         // Another user may have made one meanwhile: keep theirs, drop ours.
         let (chosen, spare) = entries.withLock { entries -> (ProbeClient, Entry?) in
@@ -97,6 +101,12 @@ final class ProbeClients: Sendable {
     /// Whether this type has used `MultiThreadedEventLoopGroup.singleton` (which
     /// then exists for the rest of the process).
     private static let singletonUsed = LockedValue(false)
+
+    /// NIO's shared group, noted as used.
+    private static func sharedGroup() -> MultiThreadedEventLoopGroup {
+        singletonUsed.withLock { $0 = true }
+        return MultiThreadedEventLoopGroup.singleton
+    }
 
     /// The loops of NIO's shared group, as NIO counts them (its environment
     /// variable, else the cores) — read without asking NIO, whose getter fixes the
@@ -164,9 +174,24 @@ final class ProbeClients: Sendable {
 
     /// Stops an entry's own event loop thread (NIO's shared loops stay): probes
     /// still on it have been cancelled by their checks, whose sockets close with it.
+    /// The thread goes back to the namespace it came from first: the shutdown ends
+    /// with Dispatch work that it enqueues. One that can't (the process gave up the
+    /// right since it left) keeps running, parked: that is the lesser harm.
     private static func shutDown(_ entry: Entry) {
         guard let group = entry.group else { return }
-        Task.detached { try? await group.shutdownGracefully() }
+        let back = entry.client.entered.map { origin -> Bool in
+            do throws(ReachabilityError) {
+                try origin?.enterOnCurrentThread()
+                return true
+            } catch {
+                return false
+            }
+        }
+        Task.detached {
+            // A failed entry never left: nothing to go back from.
+            guard (try? await entry.client.value(back)) ?? true else { return }
+            try? await group.shutdownGracefully()
+        }
     }
 
     /// Clients alive now (tests check that stop released them).
@@ -177,5 +202,19 @@ final class ProbeClients: Sendable {
 /// the right namespace (at once for the process's own).
 struct ProbeClient: Sendable {
     let loops: any EventLoopGroup
-    let ready: EventLoopFuture<Void>
+    /// Completes once the loops are in the namespace, with the one they came from
+    /// (nil for the process's own).
+    let entered: EventLoopFuture<NetworkNamespace?>
+    /// A loop in the process's namespace for ``value(_:)``; nil when `loops` are there.
+    let home: (any EventLoop)?
+
+    /// Completes once the loops are in the namespace.
+    var ready: EventLoopFuture<Void> { entered.map { _ in } }
+
+    /// `future`'s value for a task, handed over on ``home`` when the loops are in
+    /// another namespace: resuming a task there could start a Dispatch worker there.
+    func value<T: Sendable>(_ future: EventLoopFuture<T>) async throws -> T {
+        guard let home else { return try await future.get() }
+        return try await future.hop(to: home).get()
+    }
 }

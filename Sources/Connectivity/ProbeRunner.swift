@@ -286,13 +286,13 @@ struct ProbeRunner: Sendable {
         let cap = maximumBodySize
         let route = proxy.route(endpoint.url)
         let transport = self.transport
-        let ready = transport.client.ready
+        let client = transport.client
         let deadline = NIODeadline.now() + TimeAmount(timeout)
         let clock = self.clock
         let reached = LockedValue(false)
         let outcome = await firstResult(within: timeout, clock: clock) { () async -> AttemptOutcome? in
             do {
-                try await ready.get()
+                try await client.value(client.ready)
             } catch {
                 return .failed(.connectionFailed("cannot enter the network namespace: \(error)"))
             }

@@ -65,7 +65,7 @@ struct ProbeTransport: Sendable {
         var index: UInt32 = 0
         if let name = scope.interface {
             // Asked on the probe loop: that thread is in the namespace.
-            index = (try? await loop.submit { if_nametoindex(name) }.get()) ?? 0
+            index = (try? await client.value(loop.submit { if_nametoindex(name) })) ?? 0
             guard index != 0 else {
                 return .failure(.networkUnreachable("no interface \(quotedForMessage(name)) in the namespace"))
             }
@@ -217,7 +217,7 @@ struct ProbeTransport: Sendable {
                 }
             }
             do {
-                return Result<ProbeResponse, any Error>.success(try await promise.futureResult.get())
+                return Result<ProbeResponse, any Error>.success(try await client.value(promise.futureResult))
             } catch {
                 return .failure(error)
             }

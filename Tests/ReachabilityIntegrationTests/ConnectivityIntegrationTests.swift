@@ -492,6 +492,35 @@ struct ConnectivityIntegrationTests {
         #expect(!connectivity.isRunning)
     }
 
+    /// A thread in another namespace that enqueues Dispatch work (resuming a task
+    /// does) may start a Dispatch worker there, which then runs anyone's work, the
+    /// user's callbacks included, in that namespace. Every job of the checks' tasks is
+    /// recorded with the namespace of the thread that enqueued it.
+    @Test("Probes in a namespace resume every task from the process's own namespace, and leave no thread there")
+    func probeLoopResumesNothing() async throws {
+        let home = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/net")
+        let (ns, server) = try await Self.setUp(["/generate_204": .respond(status: 204)])
+        let configuration = Self.configuration(
+            ns, [ConnectivityEndpoint(url: server.url("/generate_204"), expectation: .status(204))])
+        let recorder = EnqueueRecorder()
+        defer { recorder.stop() }
+        for _ in 0..<3 {
+            let result = try await withTaskExecutorPreference(recorder) { try await Self.check(configuration) }
+            #expect(result.verdict == .online)
+        }
+        #expect(recorder.enqueuedFrom == [home], "tasks resumed from \(recorder.enqueuedFrom)")
+        // The last check's release shuts its probe loop down: once that thread is gone,
+        // only the test server's is in the namespace.
+        let namespace = try FileManager.default.destinationOfSymbolicLink(atPath: ns.path)
+        try await eventually("the probe loop's thread to end") {
+            !RobustnessIntegrationTests.threadNamespaces().contains {
+                $0.name == ProbeClients.namespaceThreadName && $0.namespace == namespace
+            }
+        }
+        let there = RobustnessIntegrationTests.threadNamespaces().filter { $0.namespace == namespace }
+        #expect(there.allSatisfy { $0.name == TestHTTPServer.threadName }, "threads in the namespace: \(there)")
+    }
+
     /// In a process of its own (ReachabilityStress): this one's RSS and descriptors
     /// move with the tests running beside it.
     @Test("1,000 start/stop cycles: no growth in descriptors, threads or memory")
@@ -508,5 +537,42 @@ struct ConnectivityIntegrationTests {
         #expect(after <= before + 1, "threads \(before) → \(after)")
         #expect(result["online"] as? Int == 110)
         #expect(server.count("/generate_204") >= 110)
+    }
+}
+
+/// A task executor that runs its jobs on a thread of its own and records the
+/// network namespace of each thread that enqueued one: the thread that started or
+/// resumed the task.
+final class EnqueueRecorder: TaskExecutor, @unchecked Sendable {
+    // @unchecked: the queue and the set are behind locks; the semaphore is thread-safe.
+    private let queue = NIOLockedValueBox<[UnownedJob?]>([])
+    private let namespaces = NIOLockedValueBox<Set<String>>([])
+    private let waiting = DispatchSemaphore(value: 0)
+
+    init() {
+        Thread.detachNewThread { [self] in
+            while true {
+                waiting.wait()
+                guard let job = queue.withLockedValue({ $0.removeFirst() }) else { return }
+                job.runSynchronously(on: asUnownedTaskExecutor())
+            }
+        }
+    }
+
+    /// The namespaces of the threads that enqueued jobs so far.
+    var enqueuedFrom: Set<String> { namespaces.withLockedValue { $0 } }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let here = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self/ns/net")) ?? "?"
+        namespaces.withLockedValue { _ = $0.insert(here) }
+        let job = UnownedJob(job)
+        queue.withLockedValue { $0.append(job) }
+        waiting.signal()
+    }
+
+    /// Ends the thread once the jobs before this call have run.
+    func stop() {
+        queue.withLockedValue { $0.append(nil) }
+        waiting.signal()
     }
 }

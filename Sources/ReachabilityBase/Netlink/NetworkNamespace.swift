@@ -158,29 +158,46 @@ extension JoinableThread {
 }
 
 extension NetworkNamespace {
+    /// Moves the calling thread into this namespace (setns(2)).
+    package func enterOnCurrentThread() throws(ReachabilityError) {
+        if case .failure(let failure) = systemCalls.enterNetworkNamespace(fd: fd, path: path) {
+            throw ReachabilityError(.namespace, "cannot enter network namespace \(path)", errno: failure.errno)
+        }
+    }
+
     /// Moves the calling thread into this namespace and runs `body` there: for a
     /// thread made to enter namespaces, which calls no user code and enqueues no work.
     package func runEntered<T: Sendable>(_ body: () throws(ReachabilityError) -> T) -> Result<T, ReachabilityError> {
-        if case .failure(let failure) = systemCalls.enterNetworkNamespace(fd: fd, path: path) {
-            return .failure(
-                ReachabilityError(.namespace, "cannot enter network namespace \(path)", errno: failure.errno))
+        do throws(ReachabilityError) {
+            try enterOnCurrentThread()
+            return .success(try body())
+        } catch {
+            return .failure(error)
         }
-        do throws(ReachabilityError) { return .success(try body()) } catch { return .failure(error) }
     }
 }
 
 extension NetworkEnvironment {
-    /// Moves the calling thread into this environment's network namespace (nothing
-    /// for the process's own). For threads the caller owns outright, such as an
-    /// event loop that only ever makes sockets for this environment: every thread
-    /// the library itself uses stays where it is.
-    package func enterNetworkNamespaceOnCurrentThread() throws(ReachabilityError) {
+    /// Moves the calling thread into this environment's network namespace, and
+    /// returns the namespace it was in (nil for the process's own environment:
+    /// nothing moves). For a thread the caller owns outright, such as an event loop
+    /// that makes sockets for this environment: every thread the library itself
+    /// uses stays where it is.
+    ///
+    /// Such a thread must not enqueue Dispatch work, resume a task or end a NIO
+    /// event loop group while it is there: libdispatch may start a worker thread
+    /// from it, and the worker, which inherits the namespace, then runs anyone's
+    /// work, the user's callbacks included. So it goes back first, through the
+    /// namespace returned; the way back is tried before leaving (setns(2) asks for
+    /// the same rights to enter the namespace a thread is in already), so a thread
+    /// that could not return never leaves.
+    package func enterNetworkNamespaceOnCurrentThread() throws(ReachabilityError) -> NetworkNamespace? {
         try validate()
-        guard let namespace = try openNamespace() else { return }
-        if case .failure(let failure) = systemCalls.enterNetworkNamespace(fd: namespace.fd, path: namespace.path) {
-            throw ReachabilityError(
-                .namespace, "cannot enter network namespace \(namespace.path)", errno: failure.errno)
-        }
+        guard let namespace = try openNamespace() else { return nil }
+        let origin = try NetworkNamespace.open("/proc/thread-self/ns/net", systemCalls: systemCalls)
+        try origin.enterOnCurrentThread()
+        try namespace.enterOnCurrentThread()
+        return origin
     }
 
     /// Opens the namespace ``networkNamespacePath`` names now (nil for the process's

@@ -6,6 +6,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import Reachability
+import ReachabilityBase
 
 /// A real HTTP/1.1 server (SwiftNIO) for the Connectivity tests, listening inside
 /// a test namespace (or the process's own) on an ephemeral port. Each path has a
@@ -47,6 +48,8 @@ final class TestHTTPServer: Sendable {
     static let threadName = "test-http"
 
     private let group: MultiThreadedEventLoopGroup
+    /// The namespace the server's thread left for the test's.
+    private let origin: NetworkNamespace?
     private let channel: any Channel
     private let state: NIOLockedValueBox<State>
     let host: String
@@ -71,11 +74,17 @@ final class TestHTTPServer: Sendable {
         let state = NIOLockedValueBox(State(routes: routes))
         let loop = group.next()
         let environment = namespace?.environment ?? .default
+        let origin: NetworkNamespace?
         do {
-            try loop.submit {
-                try environment.enterNetworkNamespaceOnCurrentThread()
+            origin = try loop.submit {
                 _ = cnl_set_thread_name(Self.threadName)
+                return try environment.enterNetworkNamespaceOnCurrentThread()
             }.wait()
+        } catch {
+            try? group.syncShutdownGracefully()
+            throw error
+        }
+        do {
             channel = try loop.flatSubmit {
                 ServerBootstrap(group: group)
                     .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -91,9 +100,10 @@ final class TestHTTPServer: Sendable {
                     .bind(host: host, port: requestedPort)
             }.wait()
         } catch {
-            try? group.syncShutdownGracefully()
+            Self.shutDown(group, from: origin)
             throw error
         }
+        self.origin = origin
         self.group = group
         self.state = state
         self.host = host
@@ -118,6 +128,13 @@ final class TestHTTPServer: Sendable {
 
     deinit {
         try? channel.close().wait()
+        Self.shutDown(group, from: origin)
+    }
+
+    /// Ends the server's thread, back in `origin` first: the shutdown ends with
+    /// Dispatch work that the thread enqueues.
+    private static func shutDown(_ group: MultiThreadedEventLoopGroup, from origin: NetworkNamespace?) {
+        try? group.next().submit { try origin?.enterOnCurrentThread() }.wait()
         try? group.syncShutdownGracefully()
     }
 
