@@ -39,7 +39,7 @@ final class ProbeClients: Sendable {
 
     /// The client for `environment`, counting one more user; pair with ``release(_:)``.
     /// Never blocks: for another namespace, entering it is queued on the client's
-    /// event loop ahead of any probe, and probes wait for ``ProbeClient/ready``.
+    /// event loop ahead of any probe, and probes wait for ``ProbeClient/entered``.
     ///
     /// Throws ``ConnectivityError/Code/systemCall`` (`EMFILE`, `ENFILE`) when the
     /// descriptors a new client's event loops need can't be made: NIO would trap
@@ -207,9 +207,6 @@ struct ProbeClient: Sendable {
     let entered: EventLoopFuture<NetworkNamespace?>
     /// A loop in the process's namespace for ``value(_:)``; nil when `loops` are there.
     let home: (any EventLoop)?
-
-    /// Completes once the loops are in the namespace.
-    var ready: EventLoopFuture<Void> { entered.map { _ in } }
 
     /// `future`'s value for a task, handed over on ``home`` when the loops are in
     /// another namespace: resuming a task there could start a Dispatch worker there.

@@ -292,7 +292,7 @@ struct ProbeRunner: Sendable {
         let reached = LockedValue(false)
         let outcome = await firstResult(within: timeout, clock: clock) { () async -> AttemptOutcome? in
             do {
-                try await client.value(client.ready)
+                _ = try await client.value(client.entered)
             } catch {
                 return .failed(.connectionFailed("cannot enter the network namespace: \(error)"))
             }

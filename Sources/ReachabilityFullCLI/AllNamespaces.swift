@@ -321,18 +321,14 @@ final class NamespaceFollower<Entry: Sendable>: @unchecked Sendable {
     }
 
     private func begin(_ namespace: NetworkNamespaceInfo, retry: Bool) {
-        // Its path leads elsewhere now: its holder exited or moved to another namespace
-        // (`ip netns add` is in the new one until it has named it), or its name went.
-        // Its change (a name, another holder) or its disappearance follows; until then
-        // it waits, and nothing is said.
-        guard namespace.isAtPath else {
-            waiting[namespace.id] = namespace
-            return
-        }
         do {
             let entry = try start(namespace)
             entries.withLock { $0[namespace.id] = (namespace.path, entry) }
         } catch let error as ReachabilityError where error.code == .namespace && !namespace.isAtPath {
+            // Its path leads elsewhere now (the environment refuses another namespace):
+            // its holder exited or moved on (`ip netns add` is in the new one until it
+            // has named it), or its name went. Its change (a name, another holder) or
+            // its disappearance follows; until then it waits, and nothing is said.
             waiting[namespace.id] = namespace
         } catch {
             let exhausted =

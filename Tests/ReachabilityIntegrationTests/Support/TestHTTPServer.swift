@@ -74,17 +74,12 @@ final class TestHTTPServer: Sendable {
         let state = NIOLockedValueBox(State(routes: routes))
         let loop = group.next()
         let environment = namespace?.environment ?? .default
-        let origin: NetworkNamespace?
+        var origin: NetworkNamespace?
         do {
             origin = try loop.submit {
                 _ = cnl_set_thread_name(Self.threadName)
                 return try environment.enterNetworkNamespaceOnCurrentThread()
             }.wait()
-        } catch {
-            try? group.syncShutdownGracefully()
-            throw error
-        }
-        do {
             channel = try loop.flatSubmit {
                 ServerBootstrap(group: group)
                     .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
